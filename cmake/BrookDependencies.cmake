@@ -1,0 +1,49 @@
+# Finds the Debian 12 packages Brook builds against (see README.md for the list).
+find_package(Threads REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(yaml-cpp REQUIRED)
+
+# sentencepiece ships a pkg-config file but no CMake package.
+find_path(SENTENCEPIECE_INCLUDE_DIR sentencepiece_processor.h REQUIRED)
+find_library(SENTENCEPIECE_LIBRARY sentencepiece REQUIRED)
+find_library(SENTENCEPIECE_TRAIN_LIBRARY sentencepiece_train REQUIRED)
+add_library(brook::sentencepiece INTERFACE IMPORTED)
+target_include_directories(brook::sentencepiece INTERFACE ${SENTENCEPIECE_INCLUDE_DIR})
+target_link_libraries(brook::sentencepiece INTERFACE ${SENTENCEPIECE_LIBRARY})
+add_library(brook::sentencepiece_train INTERFACE IMPORTED)
+target_link_libraries(brook::sentencepiece_train INTERFACE ${SENTENCEPIECE_TRAIN_LIBRARY} brook::sentencepiece)
+
+# OpenBLAS: Debian puts the pthread flavour's cblas.h and library in a subfolder.
+find_path(OPENBLAS_INCLUDE_DIR cblas.h
+  PATH_SUFFIXES x86_64-linux-gnu/openblas-pthread openblas-pthread openblas aarch64-linux-gnu/openblas-pthread REQUIRED)
+find_library(OPENBLAS_LIBRARY NAMES openblas
+  PATH_SUFFIXES x86_64-linux-gnu/openblas-pthread openblas-pthread aarch64-linux-gnu/openblas-pthread REQUIRED)
+add_library(brook::openblas INTERFACE IMPORTED)
+target_include_directories(brook::openblas INTERFACE ${OPENBLAS_INCLUDE_DIR})
+target_link_libraries(brook::openblas INTERFACE ${OPENBLAS_LIBRARY})
+
+# cpp-httplib is used header-only.
+find_path(HTTPLIB_INCLUDE_DIR httplib.h REQUIRED)
+add_library(brook::httplib INTERFACE IMPORTED)
+target_include_directories(brook::httplib INTERFACE ${HTTPLIB_INCLUDE_DIR})
+target_link_libraries(brook::httplib INTERFACE Threads::Threads)
+
+if(BROOK_BUILD_TESTS OR BROOK_WITH_GUI)
+  set(_qt_components Core Test)
+  if(BROOK_WITH_GUI)
+    list(APPEND _qt_components Gui Widgets Charts Network Sql LinguistTools)
+  endif()
+  find_package(Qt6 6.4 REQUIRED COMPONENTS ${_qt_components})
+endif()
+
+if(BROOK_WITH_CUDA)
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    # Release builds cover T4, A100, RTX 30xx, Jetson Orin, RTX 40xx and H100/H200.
+    set(CMAKE_CUDA_ARCHITECTURES "75;80;86;87;89;90" CACHE STRING "CUDA architectures")
+  endif()
+  enable_language(CUDA)
+  set(CMAKE_CUDA_STANDARD 20)
+  find_package(CUDAToolkit REQUIRED)
+endif()

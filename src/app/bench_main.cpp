@@ -1,0 +1,201 @@
+// brook-bench: offline benchmarks through the engine's request API.
+//   throughput: N requests submitted at once, ignore_eos, as nano-vllm measures it
+//               (lengths uniform in [--min-len, --max-len], or fixed --input-len/--output-len).
+//   latency:    one request at a time: time to first token and decode tokens/s.
+// Model: a folder, or --random-weights tiny|ernie-0.3b (written to a temporary folder).
+#include "app/cli_logging.h"
+#include "app/launch_flags.h"
+#include "backends/engine_launcher.h"
+#include "engine/request_stream.h"
+#include "testing/test_model_writer.h"
+
+#include <CLI/CLI.hpp>
+
+#include <sys/resource.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <random>
+
+using namespace brook;
+using BenchClock = std::chrono::steady_clock;
+
+namespace {
+
+struct BenchOptions {
+    int numPrompts = 256;
+    int minLen = 100, maxLen = 1024;
+    int inputLen = 0, outputLen = 0;  // > 0: fixed lengths
+    uint64_t seed = 0;
+    int warmup = 1;
+    int repeats = 3;
+};
+
+double peakRssMiB()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return double(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+std::vector<int32_t> randomPrompt(std::mt19937_64& rng, int length, int vocabLimit)
+{
+    std::uniform_int_distribution<int32_t> token(3, vocabLimit - 1);
+    std::vector<int32_t> ids(size_t(length));
+    for (auto& id : ids) id = token(rng);
+    return ids;
+}
+
+int runThroughput(Engine& engine, const BenchOptions& o, int vocabLimit)
+{
+    std::mt19937_64 rng(o.seed);
+    std::uniform_int_distribution<int> len(o.minLen, o.maxLen);
+    std::vector<GenerationRequest> requests;
+    long long promptTokens = 0, outputTokens = 0;
+    for (int i = 0; i < o.numPrompts; ++i) {
+        const int in = o.inputLen > 0 ? o.inputLen : len(rng);
+        const int out = o.outputLen > 0 ? o.outputLen : len(rng);
+        GenerationRequest r;
+        r.prompt = randomPrompt(rng, in, vocabLimit);
+        r.params.temperature = 0.6f;
+        r.params.seed = uint64_t(i);
+        r.params.maxTokens = out;
+        r.params.ignoreEos = true;
+        r.source = "bench";
+        requests.push_back(std::move(r));
+        promptTokens += in;
+        outputTokens += out;
+    }
+    std::atomic<int> remaining{o.numPrompts};
+    std::atomic<long long> generated{0};
+    std::mutex doneMutex;
+    std::condition_variable done;
+    const auto start = BenchClock::now();
+    for (auto& r : requests) {
+        auto id = engine.submit(std::move(r), [&](const RequestOutput& out) {
+            generated += static_cast<long long>(out.newTokenIds.size());
+            if (out.finished() && --remaining == 0) {
+                std::lock_guard lock(doneMutex);
+                done.notify_all();
+            }
+        });
+        if (!id) {
+            std::cerr << "brook-bench: " << id.error() << "\n";
+            return 1;
+        }
+    }
+    {
+        std::unique_lock lock(doneMutex);
+        done.wait(lock, [&] { return remaining.load() == 0; });
+    }
+    const double seconds = std::chrono::duration<double>(BenchClock::now() - start).count();
+    const EngineStats stats = engine.stats();
+    std::cout << "requests: " << o.numPrompts << "\n"
+              << "prompt tokens: " << promptTokens << "\n"
+              << "output tokens: " << generated.load() << " (asked " << outputTokens << ")\n"
+              << "seconds: " << seconds << "\n"
+              << "output tokens/s: " << double(generated.load()) / seconds << "\n"
+              << "total tokens/s: " << double(promptTokens + generated.load()) / seconds << "\n"
+              << "preemptions: " << stats.numPreemptions << "\n"
+              << "peak host memory (MiB): " << peakRssMiB() << "\n"
+              << "weights (MiB): " << double(stats.memory.weightsBytes) / (1 << 20)
+              << ", KV cache (MiB): " << double(stats.memory.kvCacheBytes) / (1 << 20) << "\n";
+    return 0;
+}
+
+int runLatency(Engine& engine, const BenchOptions& o, int vocabLimit)
+{
+    std::mt19937_64 rng(o.seed);
+    const int in = o.inputLen > 0 ? o.inputLen : 128;
+    const int out = o.outputLen > 0 ? o.outputLen : 256;
+    double bestTtft = 1e9, bestDecode = 0;
+    for (int rep = -o.warmup; rep < o.repeats; ++rep) {
+        GenerationRequest r;
+        r.prompt = randomPrompt(rng, in, vocabLimit);
+        r.params.temperature = 0.0f;
+        r.params.maxTokens = out;
+        r.params.ignoreEos = true;
+        const auto start = BenchClock::now();
+        auto stream = RequestStream::submit(engine, std::move(r));
+        if (!stream) {
+            std::cerr << "brook-bench: " << stream.error() << "\n";
+            return 1;
+        }
+        BenchClock::time_point first{};
+        int tokens = 0;
+        while (auto o2 = (*stream)->next()) {
+            tokens += int(o2->newTokenIds.size());
+            if (tokens == 1 && first == BenchClock::time_point{}) first = BenchClock::now();
+        }
+        const auto end = BenchClock::now();
+        const double ttft = std::chrono::duration<double>(first - start).count();
+        const double decode = double(tokens - 1) / std::chrono::duration<double>(end - first).count();
+        if (rep >= 0) {
+            std::cout << "run " << rep << ": TTFT " << ttft * 1e3 << " ms, decode " << decode << " tokens/s\n";
+            bestTtft = std::min(bestTtft, ttft);
+            bestDecode = std::max(bestDecode, decode);
+        }
+    }
+    std::cout << "prompt " << in << ", output " << out << ": best TTFT " << bestTtft * 1e3
+              << " ms, best decode " << bestDecode << " tokens/s\n";
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    CLI::App app{"brook-bench: measure Brook's engine"};
+    app.require_subcommand(1);
+    LaunchOptions launch;
+    BenchOptions bench;
+    std::string randomShape, logLevel = "warn";
+    std::string dtype = "bf16";
+    for (CLI::App* sub : {app.add_subcommand("throughput", "offline throughput (nano-vllm's test)"),
+                          app.add_subcommand("latency", "single-request TTFT and decode speed")}) {
+        sub->add_option("--model,-m", launch.modelDir, "model folder");
+        sub->add_option("--random-weights", randomShape, "tiny or ernie-0.3b: random weights of that shape")
+            ->check(CLI::IsMember({"tiny", "ernie-0.3b"}));
+        sub->add_option("--num-prompts", bench.numPrompts)->capture_default_str();
+        sub->add_option("--min-len", bench.minLen)->capture_default_str();
+        sub->add_option("--max-len", bench.maxLen)->capture_default_str();
+        sub->add_option("--input-len", bench.inputLen, "fixed prompt length");
+        sub->add_option("--output-len", bench.outputLen, "fixed output length");
+        sub->add_option("--seed", bench.seed)->capture_default_str();
+        sub->add_option("--repeats", bench.repeats)->capture_default_str();
+        sub->add_option("--log-level", logLevel)->capture_default_str();
+        addLaunchFlags(*sub, launch);
+    }
+    CLI11_PARSE(app, argc, argv);
+    setUpCliLogging(logLevel);
+
+    std::filesystem::path tempDir;
+    if (!randomShape.empty()) {
+        tempDir = std::filesystem::temp_directory_path() / ("brook-bench-" + std::to_string(::getpid()));
+        testing::TestModelOptions model;
+        model.shape = randomShape == "tiny" ? testing::TestModelShape::tiny() : testing::TestModelShape::ernie03b();
+        if (auto written = testing::writeTestModel(tempDir, model); !written) {
+            std::cerr << "brook-bench: " << written.error() << "\n";
+            return 1;
+        }
+        launch.modelDir = tempDir;
+    }
+    if (launch.modelDir.empty()) {
+        std::cerr << "brook-bench: give --model DIR or --random-weights SHAPE\n";
+        return 2;
+    }
+    if (launch.maxModelLen == 0) launch.maxModelLen = 4096;
+    auto launched = launchEngine(launch);
+    if (!tempDir.empty()) std::filesystem::remove_all(tempDir);
+    if (!launched) {
+        std::cerr << "brook-bench: " << launched.error() << "\n";
+        return 1;
+    }
+    std::cout << "backend: " << launched->engine->backendName() << "\n";
+    const int vocabLimit = std::min(launched->modelConfig.vocabSize, launched->engine->tokenizer().vocabSize());
+    const bool throughput = app.got_subcommand("throughput");
+    return throughput ? runThroughput(*launched->engine, bench, vocabLimit)
+                      : runLatency(*launched->engine, bench, vocabLimit);
+}

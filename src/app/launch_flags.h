@@ -1,0 +1,26 @@
+// The engine flags every command-line tool shares, spelled as vLLM spells them.
+#pragma once
+
+#include "backends/launch_options.h"
+
+#include <CLI/CLI.hpp>
+
+namespace brook {
+
+inline void addLaunchFlags(CLI::App& app, LaunchOptions& o)
+{
+    app.add_option("--device", o.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    app.add_option("--dtype", o.dtype, "auto, bfloat16, float16 or float32")
+        ->check(CLI::IsMember({"auto", "bfloat16", "float16", "float32"}));
+    app.add_option("--max-model-len", o.maxModelLen, "prompt + output tokens per request (default: the model's)");
+    app.add_option("--max-num-seqs", o.maxNumSeqs, "requests batched together at most");
+    app.add_option("--max-num-batched-tokens", o.maxNumBatchedTokens, "tokens computed per engine step at most");
+    app.add_option("--gpu-memory-utilization", o.gpuMemoryUtilization, "fraction of GPU memory Brook may use")
+        ->check(CLI::Range(0.05, 1.0));
+    app.add_option("--quantization", o.quantization, "int8, int4 or awq (CUDA)");
+    app.add_option("--block-size", o.blockSize, "tokens per KV-cache block")->check(CLI::IsMember({8, 16, 32}));
+    app.add_option("--num-kv-blocks", o.numKvBlocks, "fix the KV cache size in blocks (testing)");
+    app.add_flag("--enforce-eager", o.enforceEager, "CUDA: run without CUDA graphs");
+}
+
+} // namespace brook

@@ -1,0 +1,181 @@
+// Checkpoint: opens the safetensors file(s) of a model folder and checks them against the
+// ERNIE-4.5 dense layout (docs: ernie-4.5.md section 2). Weights are [out, in] as torch stores
+// them. Tensors the model does not use (e.g. rotary inv_freq buffers) are accepted and ignored.
+#include "engine/checkpoint.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace brook {
+
+namespace {
+
+constexpr const char* kSingleFile = "model.safetensors";
+constexpr const char* kIndexFile = "model.safetensors.index.json";
+
+struct ExpectedTensor {
+    std::string name;
+    std::vector<int64_t> shape;
+};
+
+std::vector<ExpectedTensor> ernieLayout(const ModelConfig& c) {
+    const int64_t V = c.vocabSize, H = c.hiddenSize, I = c.intermediateSize;
+    const int64_t Q = c.qDim(), KV = c.kvDim();
+    std::vector<ExpectedTensor> layout;
+    layout.push_back({"model.embed_tokens.weight", {V, H}});
+    for (int i = 0; i < c.numLayers; ++i) {
+        const std::string p = "model.layers." + std::to_string(i) + ".";
+        layout.push_back({p + "input_layernorm.weight", {H}});
+        layout.push_back({p + "self_attn.q_proj.weight", {Q, H}});
+        layout.push_back({p + "self_attn.k_proj.weight", {KV, H}});
+        layout.push_back({p + "self_attn.v_proj.weight", {KV, H}});
+        layout.push_back({p + "self_attn.o_proj.weight", {H, Q}});
+        layout.push_back({p + "post_attention_layernorm.weight", {H}});
+        layout.push_back({p + "mlp.gate_proj.weight", {I, H}});
+        layout.push_back({p + "mlp.up_proj.weight", {I, H}});
+        layout.push_back({p + "mlp.down_proj.weight", {H, I}});
+    }
+    layout.push_back({"model.norm.weight", {H}});
+    return layout;
+}
+
+Result<void> checkTensor(const TensorView& t, const std::vector<int64_t>& shape) {
+    if (!isFloatDType(t.dtype))
+        return makeError(t.file + ": tensor '" + t.name + "' has dtype " + dtypeName(t.dtype) +
+                         ", expected F32, F16 or BF16");
+    if (t.shape != shape)
+        return makeError(t.file + ": tensor '" + t.name + "' has shape " + shapeToString(t.shape) + ", expected " +
+                         shapeToString(shape));
+    return {};
+}
+
+// Reads model.safetensors.index.json's weight_map: tensor name -> shard file name.
+Result<std::map<std::string, std::string>> readWeightMap(const std::filesystem::path& indexPath) {
+    std::ifstream in(indexPath, std::ios::binary);
+    if (!in) return makeError(indexPath.string() + ": cannot read file");
+    std::ostringstream text;
+    text << in.rdbuf();
+    const nlohmann::json root = nlohmann::json::parse(text.str(), nullptr, false);
+    if (root.is_discarded() || !root.is_object()) return makeError(indexPath.string() + ": not valid JSON");
+    auto it = root.find("weight_map");
+    if (it == root.end() || !it->is_object())
+        return makeError(indexPath.string() + ": missing key 'weight_map' (an object of tensor -> shard file)");
+    std::map<std::string, std::string> weightMap;
+    for (const auto& [tensor, shard] : it->items()) {
+        if (!shard.is_string())
+            return makeError(indexPath.string() + ": weight_map entry '" + tensor + "' is not a file name");
+        const std::filesystem::path shardPath(shard.get<std::string>());
+        bool escapes = shardPath.is_absolute();
+        for (const auto& part : shardPath) escapes = escapes || part == "..";
+        if (escapes || shardPath.empty())
+            return makeError(indexPath.string() + ": weight_map names shard '" + shard.get<std::string>() +
+                             "', which is not a file inside the model folder");
+        weightMap[tensor] = shard.get<std::string>();
+    }
+    if (weightMap.empty()) return makeError(indexPath.string() + ": weight_map is empty");
+    return weightMap;
+}
+
+} // namespace
+
+Result<std::unique_ptr<Checkpoint>> Checkpoint::open(const std::filesystem::path& modelDir) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(modelDir, ec))
+        return makeError(modelDir.string() + ": model folder does not exist");
+    auto checkpoint = std::make_unique<Checkpoint>();
+    checkpoint->m_dir = modelDir;
+
+    const auto singlePath = modelDir / kSingleFile;
+    const auto indexPath = modelDir / kIndexFile;
+    std::map<std::string, std::string> weightMap;  // empty for a single file
+    if (std::filesystem::exists(singlePath, ec)) {
+        auto file = SafetensorsFile::open(singlePath);
+        if (!file) return makeError(file.error());
+        checkpoint->m_files.push_back(std::move(file.value()));
+    } else if (std::filesystem::exists(indexPath, ec)) {
+        auto map = readWeightMap(indexPath);
+        if (!map) return makeError(map.error());
+        weightMap = std::move(map.value());
+        std::set<std::string> shards;
+        for (const auto& [tensor, shard] : weightMap) shards.insert(shard);
+        for (const std::string& shard : shards) {
+            const auto shardPath = modelDir / shard;
+            if (!std::filesystem::exists(shardPath, ec))
+                return makeError(indexPath.string() + ": shard '" + shard + "' is missing from " + modelDir.string());
+            auto file = SafetensorsFile::open(shardPath);
+            if (!file) return makeError(file.error());
+            checkpoint->m_files.push_back(std::move(file.value()));
+        }
+    } else {
+        return makeError(modelDir.string() + ": no weights found (looked for " + kSingleFile + " and " + kIndexFile + ")");
+    }
+
+    for (const auto& file : checkpoint->m_files) {
+        for (const auto& [name, view] : file->tensors()) {
+            auto [it, inserted] = checkpoint->m_byName.emplace(name, &view);
+            if (!inserted)
+                return makeError(modelDir.string() + ": tensor '" + name + "' appears in both " + it->second->file +
+                                 " and " + view.file);
+        }
+    }
+    for (const auto& [tensor, shard] : weightMap) {
+        const TensorView* view = checkpoint->find(tensor);
+        if (!view || view->file != std::filesystem::path(shard).filename().string())
+            return makeError(indexPath.string() + ": lists tensor '" + tensor + "' in shard '" + shard +
+                             "', but that file does not contain it");
+    }
+    spdlog::debug("checkpoint {}: {} file(s), {} tensors, {} bytes", modelDir.string(), checkpoint->m_files.size(),
+                  checkpoint->m_byName.size(), checkpoint->totalBytes());
+    return checkpoint;
+}
+
+const TensorView* Checkpoint::find(const std::string& name) const {
+    auto it = m_byName.find(name);
+    return it == m_byName.end() ? nullptr : it->second;
+}
+
+Result<const TensorView*> Checkpoint::require(const std::string& name) const {
+    if (const TensorView* view = find(name)) return view;
+    std::string files;
+    for (const auto& file : m_files) files += (files.empty() ? "" : ", ") + file->path().filename().string();
+    return makeError(m_dir.string() + ": tensor '" + name + "' is missing from the checkpoint (" + files + ")");
+}
+
+Result<void> Checkpoint::validateErnie(const ModelConfig& config) const {
+    std::set<std::string> used;
+    for (const ExpectedTensor& expected : ernieLayout(config)) {
+        auto view = require(expected.name);
+        if (!view) return makeError(view.error());
+        if (auto ok = checkTensor(**view, expected.shape); !ok) return ok;
+        used.insert(expected.name);
+    }
+    const std::vector<int64_t> headShape = {config.vocabSize, config.hiddenSize};
+    if (const TensorView* head = find("lm_head.weight")) {
+        if (auto ok = checkTensor(*head, headShape); !ok) return ok;
+        used.insert(head->name);
+    } else if (!config.tieWordEmbeddings) {
+        return makeError(m_dir.string() +
+                         ": tensor 'lm_head.weight' is missing, and config.json sets tie_word_embeddings false");
+    }
+    for (const auto& [name, view] : m_byName) {
+        if (!used.count(name)) spdlog::debug("{}: ignoring tensor '{}' (not part of ERNIE-4.5)", view->file, name);
+    }
+    return {};
+}
+
+const TensorView* Checkpoint::lmHead() const {
+    if (const TensorView* head = find("lm_head.weight")) return head;
+    return find("model.embed_tokens.weight");
+}
+
+size_t Checkpoint::totalBytes() const {
+    size_t total = 0;
+    for (const auto& [name, view] : m_byName) total += view->numBytes;
+    return total;
+}
+
+} // namespace brook

@@ -1,0 +1,54 @@
+// CpuBackend: ERNIE-4.5 on the CPU in fp32: OpenBLAS GEMMs, OpenMP attention over a paged
+// host KV cache, and the CPU sampler. A real backend for machines without a GPU and the
+// reference the CUDA backend is checked against. Engine thread only, except where the
+// Backend interface says thread-safe.
+#pragma once
+
+#include "engine/backend.h"
+#include "engine/checkpoint.h"
+#include "engine/cpu/cpu_weights.h"
+#include "engine/result.h"
+
+#include <memory>
+#include <vector>
+
+namespace brook::cpu {
+
+struct CpuBackendOptions {
+    int blockSize = 16;
+    int numKvBlocks = 0;                  // 0: from kvCacheBytes
+    int64_t kvCacheBytes = 2LL << 30;     // host memory for K and V of all layers
+};
+
+class CpuBackend final : public Backend {
+public:
+    static Result<std::unique_ptr<CpuBackend>> create(const ModelConfig& config, const Checkpoint& checkpoint,
+                                                      const CpuBackendOptions& options);
+
+    std::string name() const override { return "cpu"; }
+    const ModelConfig& config() const override { return m_config; }
+    int numKvBlocks() const override { return m_numBlocks; }
+    int blockSize() const override { return m_blockSize; }
+    BackendMemory memory() const override;
+
+    std::vector<SampleResult> step(std::span<const BatchSequence> batch) override;
+    std::vector<float> logits(std::span<const BatchSequence> batch) override;
+
+private:
+    CpuBackend(ModelConfig config, CpuWeights weights, int blockSize, int numBlocks);
+    // Runs all layers; leaves the final-normed hidden state of each sampled sequence's last
+    // token in m_sampledHidden [S, H].
+    void forward(std::span<const BatchSequence> batch);
+    void writeKv(int layer, const float* kvRows, std::span<const BatchSequence> batch);
+
+    ModelConfig m_config;
+    CpuWeights m_weights;
+    int m_blockSize;
+    int m_numBlocks;
+    std::vector<float> m_kCache;  // [L][blocks][blockSize][KVH][HD]
+    std::vector<float> m_vCache;
+    // Step workspace, reused across steps.
+    std::vector<float> m_x, m_h, m_qkv, m_q, m_attn, m_gateUp, m_act, m_sampledHidden;
+};
+
+} // namespace brook::cpu

@@ -1,0 +1,312 @@
+#include "engine/engine.h"
+
+#include "engine/chat_template.h"
+#include "engine/request_output_processor.h"
+#include "engine/tokenizer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <random>
+
+namespace brook {
+
+namespace {
+
+double secondsBetween(Clock::time_point a, Clock::time_point b)
+{
+    return std::chrono::duration<double>(b - a).count();
+}
+
+Result<std::vector<int32_t>> promptTokens(const GenerationRequest& request, const Tokenizer& tokenizer, int vocabSize)
+{
+    std::vector<int32_t> ids;
+    if (const auto* text = std::get_if<std::string>(&request.prompt)) {
+        ids = tokenizer.encode(*text, true);
+    } else if (const auto* messages = std::get_if<std::vector<ChatMessage>>(&request.prompt)) {
+        const ChatTemplate chatTemplate(tokenizer.clsToken(), tokenizer.sepToken());
+        ids = tokenizer.encode(chatTemplate.render(*messages, true), true);
+    } else {
+        ids = std::get<std::vector<int32_t>>(request.prompt);
+        for (int32_t id : ids)
+            if (id < 0 || id >= vocabSize)
+                return makeError("prompt token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                                 std::to_string(vocabSize) + ")");
+    }
+    if (ids.empty()) return makeError("the prompt is empty");
+    return ids;
+}
+
+uint64_t randomSeed()
+{
+    static std::mutex mutex;
+    static std::mt19937_64 generator{std::random_device{}()};
+    std::lock_guard lock(mutex);
+    return generator();
+}
+
+} // namespace
+
+Engine::Engine(EngineConfig config, std::unique_ptr<Backend> backend, std::shared_ptr<const Tokenizer> tokenizer,
+               std::vector<int32_t> eosTokenIds)
+    : m_config(std::move(config)), m_backend(std::move(backend)), m_tokenizer(std::move(tokenizer)),
+      m_eosTokenIds(std::move(eosTokenIds)), m_metrics(m_config.modelName, m_config.maxModelLen),
+      m_blocks(m_backend->numKvBlocks(), m_backend->blockSize()), m_scheduler(m_config.scheduler, m_blocks),
+      m_lastStatsLog(Clock::now())
+{
+    m_metrics.setCacheConfig(m_backend->blockSize(), m_backend->numKvBlocks(), 0.0,
+                             m_backend->name() == "cpu" ? "float32" : "auto");
+    publishStats();
+    m_thread = std::thread([this] { run(); });
+}
+
+Engine::~Engine() { shutdown(); }
+
+void Engine::shutdown()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_stopping = true;
+    }
+    m_wake.notify_all();
+    if (m_thread.joinable()) m_thread.join();
+}
+
+Result<RequestId> Engine::submit(GenerationRequest request, OutputCallback callback)
+{
+    const ModelConfig& model = m_backend->config();
+    auto ids = promptTokens(request, *m_tokenizer, model.vocabSize);
+    if (!ids) return makeError(ids.error());
+    SamplingParams& params = request.params;
+    if (auto valid = validateSamplingParams(params, model.vocabSize); !valid) return makeError(valid.error());
+
+    const int promptLength = int(ids->size());
+    const long long requested = (long long)promptLength + params.maxTokens;
+    if (requested > m_config.maxModelLen)
+        return makeError("This model's maximum context length is " + std::to_string(m_config.maxModelLen) +
+                         " tokens. However, you requested " + std::to_string(requested) + " tokens (" +
+                         std::to_string(promptLength) + " in the messages, " + std::to_string(params.maxTokens) +
+                         " in the completion). Please reduce the length of the messages or completion.");
+    const long long cacheTokens = (long long)m_backend->numKvBlocks() * m_backend->blockSize();
+    if (requested > cacheTokens)
+        return makeError("the request needs " + std::to_string(requested) + " tokens of KV cache but the whole cache holds " +
+                         std::to_string(cacheTokens) + "; reduce max_tokens or give the KV cache more memory");
+
+    auto seq = std::make_unique<Sequence>();
+    seq->id = m_nextId.fetch_add(1);
+    seq->tokens = std::move(ids).value();
+    seq->numPromptTokens = promptLength;
+    seq->seed = params.seed ? *params.seed : randomSeed();
+    seq->priority = request.priority;
+    seq->arrivalTime = Clock::now();
+    seq->params = params;
+    auto processor = std::make_unique<RequestOutputProcessor>(seq->id, *m_tokenizer, params, m_eosTokenIds,
+                                                              promptLength, m_config.maxModelLen, std::move(callback));
+    const RequestId id = seq->id;
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_stopping) return makeError("the engine is shutting down");
+        m_inbox.push_back({std::move(seq), std::move(processor)});
+    }
+    m_wake.notify_one();
+    return id;
+}
+
+void Engine::cancel(RequestId id)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_cancelled.push_back(id);
+    }
+    m_wake.notify_one();
+}
+
+EngineStats Engine::stats() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_stats;
+}
+
+void Engine::run()
+{
+    for (;;) {
+        std::vector<Pending> arrived;
+        std::vector<RequestId> cancelled;
+        bool stopping = false;
+        {
+            std::unique_lock lock(m_mutex);
+            const auto ready = [&] {
+                return m_stopping || !m_inbox.empty() || !m_cancelled.empty() || m_scheduler.hasWork();
+            };
+            // With stats logging on, wake up now and then to log the idle line too.
+            if (m_config.logStats)
+                m_wake.wait_for(lock, std::chrono::duration<double>(m_config.statsIntervalSeconds), ready);
+            else
+                m_wake.wait(lock, ready);
+            arrived.swap(m_inbox);
+            cancelled.swap(m_cancelled);
+            stopping = m_stopping;
+        }
+        for (Pending& p : arrived) {
+            m_processors.emplace(p.seq->id, std::move(p.processor));
+            m_scheduler.add(std::move(p.seq));
+        }
+        for (RequestId id : cancelled) abortRequest(id);
+        if (stopping) {
+            std::vector<RequestId> all;
+            for (const auto& [id, processor] : m_processors) all.push_back(id);
+            for (RequestId id : all) abortRequest(id);
+            publishStats();
+            return;
+        }
+        if (m_scheduler.hasWork()) step();
+        publishStats();
+        maybeLogStats();
+    }
+}
+
+void Engine::step()
+{
+    SchedulerOutput plan = m_scheduler.schedule();
+    if (!plan.preempted.empty()) {
+        m_metrics.onPreemption(int(plan.preempted.size()));
+        spdlog::debug("preempted {} sequence(s): KV cache full", plan.preempted.size());
+    }
+    if (plan.empty()) return;
+
+    m_batch.clear();
+    for (const ScheduledSequence& s : plan.scheduled) {
+        Sequence& seq = *s.seq;
+        BatchSequence b;
+        b.tokens = std::span<const int32_t>(seq.tokens.data() + seq.numComputedTokens, size_t(s.numNewTokens));
+        b.startPosition = seq.numComputedTokens;
+        b.blockTable = seq.blockTable;
+        b.sample = s.sample;
+        if (s.sample) {
+            b.sampling.params = &seq.params;
+            b.sampling.promptTokens = std::span<const int32_t>(seq.tokens.data(), size_t(seq.numPromptTokens));
+            b.sampling.outputTokens = std::span<const int32_t>(seq.tokens.data() + seq.numPromptTokens,
+                                                               size_t(seq.numOutputTokens()));
+            b.sampling.stopTokenIds = m_processors.at(seq.id)->stopTokenIds();
+            b.sampling.seed = seq.seed;
+            b.sampling.step = seq.numOutputTokens();
+        }
+        m_batch.push_back(b);
+    }
+
+    std::vector<SampleResult> samples;
+    try {
+        samples = m_backend->step(m_batch);
+    } catch (const std::exception& e) {
+        // A failed step (out of memory, a device error) fails the requests in it, not the engine.
+        spdlog::error("engine step failed: {}; aborting {} request(s)", e.what(), plan.scheduled.size());
+        std::vector<RequestId> ids;
+        for (const auto& s : plan.scheduled) ids.push_back(s.seq->id);
+        for (RequestId id : ids) abortRequest(id);
+        return;
+    }
+    m_scheduler.postStep(plan);
+    ++m_steps;
+
+    const Clock::time_point now = Clock::now();
+    int generated = 0;
+    size_t r = 0;
+    std::vector<std::pair<RequestId, FinishReason>> finished;
+    for (const ScheduledSequence& s : plan.scheduled) {
+        if (!s.sample) continue;
+        Sequence& seq = *s.seq;
+        const SampleResult& sample = samples[r++];
+        seq.tokens.push_back(sample.token);
+        ++generated;
+        if (seq.numOutputTokens() == 1) {
+            seq.firstTokenTime = now;
+            m_metrics.onFirstToken(secondsBetween(seq.arrivalTime, now));
+        } else {
+            m_metrics.onInterTokenLatency(secondsBetween(seq.lastTokenTime, now));
+        }
+        seq.lastTokenTime = now;
+        auto reason = m_processors.at(seq.id)->onToken(sample, seq.numOutputTokens(),
+                                                       secondsBetween(seq.arrivalTime, seq.firstTokenTime));
+        if (reason) finished.emplace_back(seq.id, *reason);
+    }
+    const int promptTokens = plan.numPrefillTokens;
+    m_promptTokensTotal += promptTokens;
+    m_generationTokensTotal += generated;
+    m_metrics.onStep(promptTokens, plan.numScheduledTokens - promptTokens);
+    for (const auto& [id, reason] : finished) finishRequest(id, reason);
+}
+
+void Engine::finishRequest(RequestId id, FinishReason reason)
+{
+    std::unique_ptr<Sequence> seq = m_scheduler.finish(id);
+    m_processors.erase(id);
+    if (!seq) return;
+    const Clock::time_point now = Clock::now();
+    FinishedRequestTimings t;
+    t.e2eSeconds = secondsBetween(seq->arrivalTime, now);
+    if (seq->wasScheduled()) {
+        t.queueSeconds = secondsBetween(seq->arrivalTime, seq->firstScheduledTime);
+        t.inferenceSeconds = secondsBetween(seq->firstScheduledTime, now);
+        if (seq->numOutputTokens() > 0) {
+            t.prefillSeconds = secondsBetween(seq->firstScheduledTime, seq->firstTokenTime);
+            t.decodeSeconds = secondsBetween(seq->firstTokenTime, now);
+        }
+    } else {
+        t.queueSeconds = t.e2eSeconds;
+    }
+    t.promptTokens = seq->numPromptTokens;
+    t.generationTokens = seq->numOutputTokens();
+    t.maxTokensParam = seq->params.maxTokens;
+    m_metrics.onRequestFinished(reason, t);
+    if (reason == FinishReason::Abort) ++m_requestsAborted;
+    else ++m_requestsFinished;
+}
+
+void Engine::abortRequest(RequestId id)
+{
+    auto it = m_processors.find(id);
+    if (it == m_processors.end()) return;  // already finished, or never ours
+    const Sequence* seq = m_scheduler.find(id);
+    it->second->abort(seq ? seq->numOutputTokens() : 0);
+    finishRequest(id, FinishReason::Abort);
+}
+
+void Engine::publishStats()
+{
+    EngineStats s;
+    s.numRunning = m_scheduler.numRunning();
+    s.numWaiting = m_scheduler.numWaiting();
+    s.numKvBlocksTotal = m_blocks.numTotalBlocks();
+    s.numKvBlocksFree = m_blocks.numFreeBlocks();
+    s.blockSize = m_blocks.blockSize();
+    s.kvCacheUsage = m_blocks.usage();
+    s.numPreemptions = m_scheduler.numPreemptions();
+    s.promptTokensTotal = m_promptTokensTotal;
+    s.generationTokensTotal = m_generationTokensTotal;
+    s.requestsFinished = m_requestsFinished;
+    s.requestsAborted = m_requestsAborted;
+    s.steps = m_steps;
+    s.memory = m_backend->memory();
+    m_metrics.setSchedulerState(s.numRunning, s.numWaiting, s.kvCacheUsage);
+    std::lock_guard lock(m_mutex);
+    m_stats = s;
+}
+
+void Engine::maybeLogStats()
+{
+    if (!m_config.logStats) return;
+    const Clock::time_point now = Clock::now();
+    const double elapsed = secondsBetween(m_lastStatsLog, now);
+    if (elapsed < m_config.statsIntervalSeconds) return;
+    const EngineStats s = stats();
+    // The same line vLLM prints, so people can compare logs side by side.
+    spdlog::info("Avg prompt throughput: {:.1f} tokens/s, Avg generation throughput: {:.1f} tokens/s, "
+                 "Running: {} reqs, Waiting: {} reqs, Preemptions: {}, KV cache usage: {:.1f}%",
+                 double(m_promptTokensTotal - m_lastLoggedPrompt) / elapsed,
+                 double(m_generationTokensTotal - m_lastLoggedGeneration) / elapsed, s.numRunning, s.numWaiting,
+                 s.numPreemptions, s.kvCacheUsage * 100.0);
+    m_lastStatsLog = now;
+    m_lastLoggedPrompt = m_promptTokensTotal;
+    m_lastLoggedGeneration = m_generationTokensTotal;
+}
+
+} // namespace brook

@@ -1,0 +1,72 @@
+// Scheduler: decides, each engine step, which sequences compute how many tokens (vLLM V1's
+// unified scheduler, nano-vllm's shape). One token budget per step (max_num_batched_tokens)
+// is spent first on running sequences (decodes and unfinished prefill chunks), then on
+// waiting ones in FCFS (or priority) order, each prompt chunked to what the budget leaves.
+// When KV blocks run out, the lowest-priority running sequence is preempted by recompute:
+// its blocks are freed and it goes back to the head of the waiting queue.
+// It only decides; the engine runs the step and reports back with postStep(). Engine thread only.
+#pragma once
+
+#include "engine/block_manager.h"
+#include "engine/sequence.h"
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+namespace brook {
+
+enum class SchedulingPolicy { Fcfs, Priority };
+
+struct SchedulerConfig {
+    int maxNumSeqs = 256;
+    int maxNumBatchedTokens = 8192;
+    SchedulingPolicy policy = SchedulingPolicy::Fcfs;
+};
+
+struct ScheduledSequence {
+    Sequence* seq = nullptr;
+    int numNewTokens = 0;   // tokens [numComputedTokens, numComputedTokens + numNewTokens)
+    bool sample = false;    // this chunk reaches the end of the sequence: sample the next token
+};
+
+struct SchedulerOutput {
+    std::vector<ScheduledSequence> scheduled;
+    std::vector<Sequence*> preempted;  // preempted during this schedule() call
+    int numScheduledTokens = 0;
+    int numPrefillTokens = 0;          // of which prompt (or recompute) tokens
+    bool empty() const { return scheduled.empty(); }
+};
+
+class Scheduler {
+public:
+    Scheduler(SchedulerConfig config, BlockManager& blocks);
+
+    void add(std::unique_ptr<Sequence> seq);
+    SchedulerOutput schedule();
+    // After the backend ran `output`: advances computed counts. Sampled tokens are appended
+    // by the engine before calling finish() on those that end.
+    void postStep(const SchedulerOutput& output);
+    // Removes a sequence (finished or aborted), frees its blocks and returns ownership.
+    std::unique_ptr<Sequence> finish(RequestId id);
+
+    Sequence* find(RequestId id);
+    bool hasWork() const { return !m_waiting.empty() || !m_running.empty(); }
+    int numWaiting() const { return static_cast<int>(m_waiting.size()); }
+    int numRunning() const { return static_cast<int>(m_running.size()); }
+    long long numPreemptions() const { return m_numPreemptions; }
+    const SchedulerConfig& config() const { return m_config; }
+
+private:
+    void preempt(Sequence* seq);
+    void insertWaiting(std::unique_ptr<Sequence> seq, bool atFront);
+    bool runsBefore(const Sequence& a, const Sequence& b) const;
+
+    SchedulerConfig m_config;
+    BlockManager& m_blocks;
+    std::deque<std::unique_ptr<Sequence>> m_waiting;
+    std::vector<std::unique_ptr<Sequence>> m_running;  // in priority order: last is preempted first
+    long long m_numPreemptions = 0;
+};
+
+} // namespace brook

@@ -1,0 +1,238 @@
+// Tokenizer: sentencepiece for ordinary text; special and added tokens are handled here, around
+// it, as Hugging Face's slow tokenizer does: split out of the text before sentencepiece runs
+// (longest match first), and emitted verbatim between separately decoded runs of pieces.
+// Every special id comes from the model folder's files; only the cls/sep *strings* fall back
+// to ERNIE's, exactly as the chat template itself does when they are undefined.
+#include "engine/tokenizer.h"
+
+#include "engine/special_token_trie.h"
+#include "engine/spm_model_info.h"
+#include "engine/tokenizer_files.h"
+
+#include <sentencepiece_processor.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+namespace brook {
+
+namespace {
+
+// Bytes in the UTF-8 sequence that starts with lead byte c (1 for stray continuation bytes).
+size_t utf8SequenceLength(unsigned char c) {
+    if ((c & 0xE0) == 0xC0) return 2;
+    if ((c & 0xF0) == 0xE0) return 3;
+    if ((c & 0xF8) == 0xF0) return 4;
+    return 1;
+}
+
+} // namespace
+
+struct Tokenizer::Impl {
+    sentencepiece::SentencePieceProcessor sp;
+    int spmSize = 0;
+    int vocabSize = 0;
+    std::unordered_map<std::string, int32_t> addedByText;  // every added token, any id
+    std::unordered_map<int32_t, std::string> addedById;    // added tokens past the pieces
+    std::vector<uint8_t> special;                          // [vocabSize] 1: special or added
+    SpecialTokenTrie trie;
+    std::string cls;
+    std::string sep;
+    std::optional<int32_t> eosId;
+    std::vector<int32_t> stopIds;
+
+    std::optional<int32_t> resolve(std::string_view token) const {
+        if (const auto it = addedByText.find(std::string(token)); it != addedByText.end())
+            return it->second;
+        const int id = sp.PieceToId(token);
+        if (id >= 0 && id < spmSize && sp.IdToPiece(id) == token)
+            return id;
+        return std::nullopt;
+    }
+
+    void markSpecial(std::string_view token, int32_t id) {
+        trie.insert(token, id);
+        special[static_cast<size_t>(id)] = 1;
+    }
+
+    void encodeChunk(std::string_view chunk, std::vector<int32_t>& out) const {
+        if (chunk.empty())
+            return;
+        std::vector<int> ids;
+        if (const auto status = sp.Encode(chunk, &ids); !status.ok()) {
+            spdlog::error("tokenizer: sentencepiece failed to encode {} bytes: {}", chunk.size(),
+                          status.ToString());
+            return;
+        }
+        out.insert(out.end(), ids.begin(), ids.end());
+    }
+};
+
+Tokenizer::Tokenizer() : m_impl(std::make_unique<Impl>()) {}
+Tokenizer::~Tokenizer() = default;
+
+Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::filesystem::path& modelDir) {
+    const auto modelPath = modelDir / "tokenizer.model";
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(modelPath, ec))
+        return makeError("tokenizer: " + modelPath.string() + " not found");
+    std::ifstream in(modelPath, std::ios::binary);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    if (!in)
+        return makeError("tokenizer: cannot read " + modelPath.string());
+    const std::string serialized = buffer.str();
+
+    auto info = SpmModelInfo::parse(serialized);
+    if (!info)
+        return makeError("tokenizer: " + modelPath.string() + " is not a sentencepiece model (" +
+                         info.error() + ")");
+    std::unique_ptr<Tokenizer> tokenizer(new Tokenizer());
+    Impl& impl = *tokenizer->m_impl;
+    if (const auto status = impl.sp.LoadFromSerializedProto(serialized); !status.ok())
+        return makeError("tokenizer: " + modelPath.string() + " is not a sentencepiece model (" +
+                         status.ToString() + ")");
+    impl.spmSize = impl.sp.GetPieceSize();
+    if (static_cast<size_t>(impl.spmSize) != info->pieceTypes.size())
+        return makeError("tokenizer: " + modelPath.string() + ": piece table is inconsistent");
+
+    auto files = TokenizerFiles::read(modelDir);
+    if (!files)
+        return makeError(files.error());
+
+    int32_t maxId = impl.spmSize - 1;
+    for (const auto& [content, id] : files->addedTokens) {
+        impl.addedByText[content] = id;
+        if (id >= impl.spmSize)
+            impl.addedById[id] = content;
+        maxId = std::max(maxId, id);
+    }
+    impl.vocabSize = maxId + 1;
+    impl.special.assign(static_cast<size_t>(impl.vocabSize), 0);
+
+    // Pieces sentencepiece itself treats as special.
+    for (int id = 0; id < impl.spmSize; ++id) {
+        const auto type = info->pieceTypes[static_cast<size_t>(id)];
+        if (type == SpmPieceType::Control || type == SpmPieceType::UserDefined ||
+            type == SpmPieceType::Unknown)
+            impl.markSpecial(impl.sp.IdToPiece(id), id);
+    }
+    for (const auto& [content, id] : files->addedTokens)
+        impl.markSpecial(content, id);
+    auto markNamed = [&](const std::string& token, const std::string& where) {
+        if (const auto id = impl.resolve(token))
+            impl.markSpecial(token, *id);
+        else
+            spdlog::warn("tokenizer: {} \"{}\" is not in the vocabulary of {}; ignored", where, token,
+                         modelPath.string());
+    };
+    for (const auto& [role, token] : files->namedTokens)
+        markNamed(token, role);
+    for (const auto& token : files->additionalSpecialTokens)
+        markNamed(token, "additional special token");
+
+    const auto named = [&](const char* role) -> std::optional<std::string> {
+        const auto it = files->namedTokens.find(role);
+        return it == files->namedTokens.end() ? std::nullopt : std::optional(it->second);
+    };
+    impl.cls = named("cls_token").value_or("<|begin_of_sentence|>");
+    impl.sep = named("sep_token").value_or("<|end_of_sentence|>");
+    if (const auto eos = named("eos_token"))
+        impl.eosId = impl.resolve(*eos);
+    else if (impl.sp.eos_id() >= 0)
+        impl.eosId = impl.sp.eos_id();
+    if (impl.eosId)
+        impl.stopIds.push_back(*impl.eosId);
+    if (const auto sepId = impl.resolve(impl.sep); sepId && sepId != impl.eosId)
+        impl.stopIds.push_back(*sepId);
+
+    spdlog::info("tokenizer: {} ({} pieces, {} added tokens, dummy prefix {}, stop ids {})",
+                 modelPath.string(), impl.spmSize, files->addedTokens.size(),
+                 info->addDummyPrefix ? "on" : "off", impl.stopIds.size());
+    return tokenizer;
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool parseSpecial) const {
+    const Impl& impl = *m_impl;
+    std::vector<int32_t> ids;
+    size_t start = 0;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        const auto match = impl.trie.longestMatch(text, pos);
+        if (!match) {
+            ++pos;
+            continue;
+        }
+        if (parseSpecial) {
+            impl.encodeChunk(text.substr(start, pos - start), ids);
+            ids.push_back(match->id);
+            pos += match->length;
+        } else {
+            // Plain text that spells a special token must not become it: sentencepiece would
+            // match user-defined pieces whole, so cut the text after the token's first
+            // character and encode the two sides separately.
+            const size_t cut = std::min(pos + utf8SequenceLength(static_cast<unsigned char>(text[pos])),
+                                        text.size());
+            impl.encodeChunk(text.substr(start, cut - start), ids);
+            pos = cut;
+        }
+        start = pos;
+    }
+    impl.encodeChunk(text.substr(start), ids);
+    return ids;
+}
+
+std::string Tokenizer::decode(std::span<const int32_t> ids, bool skipSpecial) const {
+    const Impl& impl = *m_impl;
+    std::string out;
+    std::vector<int> run;  // consecutive ordinary pieces: one sentencepiece decode joins bytes
+    auto flushRun = [&] {
+        if (run.empty())
+            return;
+        std::string text;
+        if (const auto status = impl.sp.Decode(run, &text); !status.ok())
+            spdlog::error("tokenizer: sentencepiece failed to decode: {}", status.ToString());
+        out += text;
+        run.clear();
+    };
+    for (const int32_t id : ids) {
+        if (id < 0 || id >= impl.vocabSize)
+            continue;  // padding rows of the embedding: no text
+        if (impl.special[static_cast<size_t>(id)]) {
+            if (skipSpecial)
+                continue;  // dropped before grouping, as transformers does
+            flushRun();
+            out += idToPiece(id);
+        } else if (id < impl.spmSize) {
+            run.push_back(id);
+        }
+    }
+    flushRun();
+    return out;
+}
+
+std::string Tokenizer::idToPiece(int32_t id) const {
+    if (id >= 0 && id < m_impl->spmSize)
+        return m_impl->sp.IdToPiece(id);
+    const auto it = m_impl->addedById.find(id);
+    return it == m_impl->addedById.end() ? std::string() : it->second;
+}
+
+std::optional<int32_t> Tokenizer::pieceToId(std::string_view piece) const {
+    return m_impl->resolve(piece);
+}
+
+bool Tokenizer::isSpecial(int32_t id) const {
+    return id >= 0 && id < m_impl->vocabSize && m_impl->special[static_cast<size_t>(id)] != 0;
+}
+
+int Tokenizer::vocabSize() const { return m_impl->vocabSize; }
+const std::vector<int32_t>& Tokenizer::stopTokenIds() const { return m_impl->stopIds; }
+const std::string& Tokenizer::clsToken() const { return m_impl->cls; }
+const std::string& Tokenizer::sepToken() const { return m_impl->sep; }
+std::optional<int32_t> Tokenizer::eosTokenId() const { return m_impl->eosId; }
+
+} // namespace brook

@@ -1,0 +1,49 @@
+// Tokenizer: ERNIE's sentencepiece model plus the added and special tokens listed in
+// added_tokens.json / tokenizer_config.json / special_tokens_map.json.
+// Special-token strings in text are split out before sentencepiece runs and mapped whole.
+// No BOS is added (the chat template starts with <|begin_of_sentence|>).
+// All methods are const and thread-safe after load().
+#pragma once
+
+#include "engine/result.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace brook {
+
+class Tokenizer {
+public:
+    // Loads tokenizer.model and the JSON files beside it from a model folder.
+    static Result<std::unique_ptr<Tokenizer>> load(const std::filesystem::path& modelDir);
+    ~Tokenizer();
+
+    // parseSpecial: split special/added token strings out of the text (true for chat prompts).
+    std::vector<int32_t> encode(std::string_view text, bool parseSpecial = true) const;
+    // Decodes without adding or cleaning spaces; skipSpecial drops special and added tokens.
+    std::string decode(std::span<const int32_t> ids, bool skipSpecial = false) const;
+
+    std::string idToPiece(int32_t id) const;  // raw piece text ("▁the"), special tokens verbatim
+    std::optional<int32_t> pieceToId(std::string_view piece) const;
+    bool isSpecial(int32_t id) const;         // control/special or added token
+    int vocabSize() const;                    // sentencepiece pieces + added tokens
+
+    // Ids that end generation: eos (</s>) and the sep token (<|end_of_sentence|>), when present.
+    const std::vector<int32_t>& stopTokenIds() const;
+    const std::string& clsToken() const;      // "<|begin_of_sentence|>"
+    const std::string& sepToken() const;      // "<|end_of_sentence|>"
+    std::optional<int32_t> eosTokenId() const;
+
+private:
+    Tokenizer();
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace brook

@@ -1,0 +1,29 @@
+// TokenizerFiles: what the Hugging Face JSON files beside tokenizer.model say about special
+// and added tokens (added_tokens.json, special_tokens_map.json, tokenizer_config.json).
+// All three are optional; a present but malformed one is an error naming the file.
+// Only strings are read here: ids are resolved against the sentencepiece model by Tokenizer.
+#pragma once
+
+#include "engine/result.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace brook {
+
+struct TokenizerFiles {
+    // added_tokens.json entries, then tokenizer_config.json's added_tokens_decoder, in file order.
+    std::vector<std::pair<std::string, int32_t>> addedTokens;
+    // Every "<role>_token" value (eos_token, cls_token, sys_start_token, ...);
+    // special_tokens_map.json wins over tokenizer_config.json.
+    std::map<std::string, std::string> namedTokens;
+    std::vector<std::string> additionalSpecialTokens;
+
+    static Result<TokenizerFiles> read(const std::filesystem::path& modelDir);
+};
+
+} // namespace brook

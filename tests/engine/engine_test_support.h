@@ -1,0 +1,109 @@
+// Shared by engine tests: a tiny random-weight ERNIE model folder (written once per test
+// executable) and helpers to run requests to completion.
+#pragma once
+
+#include "backends/engine_launcher.h"
+#include "engine/request_stream.h"
+#include "testing/test_model_writer.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <filesystem>
+
+namespace brook::testsupport {
+
+inline const std::filesystem::path& tinyModelDir()
+{
+    static QTemporaryDir dir;
+    static bool written = [] {
+        testing::TestModelOptions options;
+        options.shape = testing::TestModelShape::tiny();
+        options.dtype = DType::F32;
+        auto r = testing::writeTestModel(dir.path().toStdString(), options);
+        if (!r) qFatal("writeTestModel: %s", r.error().c_str());
+        return true;
+    }();
+    (void)written;
+    static std::filesystem::path path = dir.path().toStdString();
+    return path;
+}
+
+inline LaunchOptions cpuOptions()
+{
+    LaunchOptions o;
+    o.modelDir = tinyModelDir();
+    o.device = "cpu";
+    o.maxModelLen = 512;
+    o.maxNumSeqs = 32;
+    o.maxNumBatchedTokens = 256;
+    return o;
+}
+
+inline std::unique_ptr<Engine> launch(const LaunchOptions& options)
+{
+    auto launched = launchEngine(options);
+    if (!launched) qFatal("launchEngine: %s", launched.error().c_str());
+    return std::move(launched->engine);
+}
+
+struct Completion {
+    std::vector<int32_t> tokens;
+    std::string text;
+    std::optional<FinishReason> finish;
+    std::string stopReason;
+    std::vector<TokenLogprobs> logprobs;
+};
+
+inline Completion drain(RequestStream& stream)
+{
+    Completion c;
+    while (auto out = stream.next()) {
+        c.tokens.insert(c.tokens.end(), out->newTokenIds.begin(), out->newTokenIds.end());
+        c.text += out->textDelta;
+        c.logprobs.insert(c.logprobs.end(), out->logprobs.begin(), out->logprobs.end());
+        if (out->finishReason) {
+            c.finish = out->finishReason;
+            c.stopReason = out->stopReason;
+        }
+    }
+    return c;
+}
+
+inline Completion complete(Engine& engine, GenerationRequest request)
+{
+    auto stream = RequestStream::submit(engine, std::move(request));
+    if (!stream) qFatal("submit: %s", stream.error().c_str());
+    return drain(**stream);
+}
+
+inline GenerationRequest greedyRequest(std::vector<int32_t> prompt, int maxTokens)
+{
+    GenerationRequest r;
+    r.prompt = std::move(prompt);
+    r.params.temperature = 0.0f;
+    r.params.maxTokens = maxTokens;
+    r.params.ignoreEos = true;
+    return r;
+}
+
+inline std::vector<int32_t> randomPrompt(std::mt19937& rng, int length, int vocab)
+{
+    std::uniform_int_distribution<int32_t> token(3, vocab - 1);
+    std::vector<int32_t> ids(size_t(length));
+    for (auto& id : ids) id = token(rng);
+    return ids;
+}
+
+// Waits until the engine has published a snapshot with nothing running or waiting.
+inline EngineStats waitIdle(Engine& engine)
+{
+    for (int i = 0; i < 500; ++i) {
+        EngineStats s = engine.stats();
+        if (s.numRunning == 0 && s.numWaiting == 0) return s;
+        QTest::qWait(10);
+    }
+    return engine.stats();
+}
+
+} // namespace brook::testsupport

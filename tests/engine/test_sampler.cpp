@@ -1,0 +1,446 @@
+// Tests for Sampler: every option against a plain reference (full sorts, double precision),
+// empirical frequencies against the softmax, and the (seed, step) determinism the GPU relies on.
+#include "engine/sampler.h"
+
+#include <QtTest/QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+#include <vector>
+
+using namespace brook;
+
+namespace {
+
+std::vector<float> randomLogits(size_t vocab, uint32_t seed, float scale = 3.0f)
+{
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.0f, scale);
+    std::vector<float> logits(vocab);
+    for (float& x : logits) x = normal(rng);
+    return logits;
+}
+
+// Draws one token from a fresh copy of `logits`.
+int32_t draw(const std::vector<float>& logits, const SamplingParams& params, uint64_t seed, int step = 0)
+{
+    std::vector<float> row = logits;
+    SamplingContext context;
+    context.params = &params;
+    context.seed = seed;
+    context.step = step;
+    return Sampler::sample(row, context).token;
+}
+
+std::vector<double> softmax(const std::vector<float>& logits, double temperature = 1.0)
+{
+    const double maxLogit = *std::max_element(logits.begin(), logits.end());
+    std::vector<double> p(logits.size());
+    double sum = 0.0;
+    for (size_t i = 0; i < logits.size(); ++i) sum += p[i] = std::exp((logits[i] - maxLogit) / temperature);
+    for (double& x : p) x /= sum;
+    return p;
+}
+
+// Frequencies of `draws` tokens drawn with seeds 0..draws-1.
+std::vector<double> frequencies(const std::vector<float>& logits, const SamplingParams& params, int draws)
+{
+    std::vector<double> freq(logits.size(), 0.0);
+    for (int seed = 0; seed < draws; ++seed) freq[draw(logits, params, static_cast<uint64_t>(seed) * 7919u + 13u)] += 1.0;
+    for (double& f : freq) f /= draws;
+    return freq;
+}
+
+// Checks empirical frequencies against expected probabilities: 5 standard errors plus a little.
+void expectFrequencies(const std::vector<double>& freq, const std::vector<double>& expected, int draws)
+{
+    for (size_t i = 0; i < freq.size(); ++i) {
+        const double sigma = std::sqrt(expected[i] * (1.0 - expected[i]) / draws);
+        QVERIFY2(std::abs(freq[i] - expected[i]) <= 5.0 * sigma + 1e-3,
+                 qPrintable(QString("token %1: frequency %2, expected %3").arg(i).arg(freq[i]).arg(expected[i])));
+    }
+}
+
+// The documented algorithm with full sorts, to check the lazy partial sorts against.
+int32_t referenceDraw(const std::vector<float>& logits, const SamplingParams& params, uint64_t seed, int step)
+{
+    const float maxLogit = *std::max_element(logits.begin(), logits.end());
+    const float maxScaled = maxLogit / params.temperature;
+    std::vector<float> p(logits.size());
+    std::vector<int32_t> order;
+    for (size_t i = 0; i < logits.size(); ++i) {
+        p[i] = std::exp(logits[i] / params.temperature - maxScaled);
+        if (p[i] > 0.0f) order.push_back(static_cast<int32_t>(i));
+    }
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return p[a] > p[b]; });
+    size_t kept = order.size();
+    if (params.topK > 0) kept = std::min(kept, static_cast<size_t>(params.topK));
+    if (params.topP < 1.0f) {
+        double mass = 0.0;
+        for (size_t i = 0; i < kept; ++i) mass += p[order[i]];
+        double cumulative = 0.0;
+        size_t i = 0;
+        while (i < kept) {
+            cumulative += p[order[i++]];
+            if (cumulative >= params.topP * mass) break;
+        }
+        kept = i;
+    }
+    if (params.minP > 0.0f) {
+        size_t i = 1;
+        while (i < kept && p[order[i]] >= params.minP) ++i;
+        kept = i;
+    }
+    double mass = 0.0;
+    for (size_t i = 0; i < kept; ++i) mass += p[order[i]];
+    const double target = Sampler::uniform(seed, step) * mass;
+    double cumulative = 0.0;
+    for (size_t i = 0; i < kept; ++i) {
+        cumulative += p[order[i]];
+        if (target < cumulative) return order[i];
+    }
+    return order[kept - 1];
+}
+
+// splitmix64 written out from the header comment of sampler.cpp.
+double referenceUniform(uint64_t seed, int step)
+{
+    uint64_t x = seed ^ (static_cast<uint64_t>(static_cast<int64_t>(step)) * 0x9E3779B97F4A7C15ull);
+    uint64_t z = x + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z = z ^ (z >> 31);
+    return static_cast<double>(z >> 11) / 9007199254740992.0;
+}
+
+std::set<int32_t> drawnSet(const std::vector<float>& logits, const SamplingParams& params, int draws)
+{
+    std::set<int32_t> seen;
+    for (int seed = 0; seed < draws; ++seed) seen.insert(draw(logits, params, static_cast<uint64_t>(seed) + 1000u));
+    return seen;
+}
+
+// Logits whose softmax is exactly-ish {0.5, 0.3, 0.15, 0.05}.
+std::vector<float> fourTokenLogits()
+{
+    return {std::log(0.5f) + 1.7f, std::log(0.3f) + 1.7f, std::log(0.15f) + 1.7f, std::log(0.05f) + 1.7f};
+}
+
+} // namespace
+
+class TestSampler : public QObject {
+    Q_OBJECT
+
+private slots:
+    void greedyIsArgmax()
+    {
+        for (uint32_t seed = 1; seed <= 20; ++seed) {
+            const auto logits = randomLogits(1000 + seed, seed);
+            const auto expected = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+            SamplingParams greedy;
+            greedy.temperature = 0.0f;
+            QCOMPARE(draw(logits, greedy, seed), expected);
+            SamplingParams topOne;
+            topOne.temperature = 1.5f;
+            topOne.topK = 1;
+            QCOMPARE(draw(logits, topOne, seed), expected);
+        }
+        // Ties go to the lowest index.
+        std::vector<float> tied = {0.5f, 2.0f, -1.0f, 2.0f, 2.0f};
+        SamplingParams greedy;
+        greedy.temperature = 0.0f;
+        QCOMPARE(draw(tied, greedy, 0), 1);
+    }
+
+    void temperatureShapesTheDistribution()
+    {
+        const auto logits = randomLogits(6, 42, 1.0f);
+        constexpr int kDraws = 30000;
+        std::vector<std::vector<double>> measured;
+        for (double temperature : {0.5, 1.0, 2.0}) {
+            SamplingParams params;
+            params.temperature = static_cast<float>(temperature);
+            const auto freq = frequencies(logits, params, kDraws);
+            expectFrequencies(freq, softmax(logits, temperature), kDraws);
+            measured.push_back(freq);
+        }
+        // Colder means the top token gets more of the mass.
+        const auto top = std::max_element(logits.begin(), logits.end()) - logits.begin();
+        QVERIFY(measured[0][top] > measured[1][top] + 0.02);
+        QVERIFY(measured[1][top] > measured[2][top] + 0.02);
+    }
+
+    void topKNeverLeavesTheTopK()
+    {
+        const auto logits = randomLogits(300, 7, 1.0f);
+        std::vector<int32_t> byLogit(logits.size());
+        std::iota(byLogit.begin(), byLogit.end(), 0);
+        std::sort(byLogit.begin(), byLogit.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+        SamplingParams params;
+        params.temperature = 1.3f;
+        params.topK = 5;
+        const std::set<int32_t> allowed(byLogit.begin(), byLogit.begin() + 5);
+        constexpr int kDraws = 20000;
+        const auto freq = frequencies(logits, params, kDraws);
+        std::vector<float> topLogits;
+        for (int32_t token : byLogit) if (allowed.count(token)) topLogits.push_back(logits[token]);
+        const auto expectedTop = softmax(topLogits, 1.3);
+        for (size_t token = 0; token < logits.size(); ++token) {
+            if (!allowed.count(static_cast<int32_t>(token))) {
+                QCOMPARE(freq[token], 0.0);
+                continue;
+            }
+            const size_t rank = std::find(byLogit.begin(), byLogit.end(), token) - byLogit.begin();
+            const double sigma = std::sqrt(expectedTop[rank] * (1 - expectedTop[rank]) / kDraws);
+            QVERIFY(std::abs(freq[token] - expectedTop[rank]) <= 5 * sigma + 1e-3);
+        }
+    }
+
+    void topPBoundaries()
+    {
+        const auto logits = fourTokenLogits();  // probabilities 0.5, 0.3, 0.15, 0.05
+        struct Case { float topP; std::set<int32_t> expected; };
+        const std::vector<Case> cases = {{0.0f, {0}},       {0.49f, {0}},       {0.51f, {0, 1}},   {0.79f, {0, 1}},
+                                         {0.81f, {0, 1, 2}}, {0.94f, {0, 1, 2}}, {0.96f, {0, 1, 2, 3}}, {1.0f, {0, 1, 2, 3}}};
+        for (const auto& c : cases) {
+            SamplingParams params;
+            params.topP = c.topP;
+            QCOMPARE(drawnSet(logits, params, 4000), c.expected);
+        }
+        // Within the kept set, mass is renormalised: {0.5, 0.3} -> {0.625, 0.375}.
+        SamplingParams params;
+        params.topP = 0.6f;
+        constexpr int kDraws = 20000;
+        expectFrequencies(frequencies(logits, params, kDraws), {0.625, 0.375, 0.0, 0.0}, kDraws);
+    }
+
+    void minPDropsTheTail()
+    {
+        const auto logits = fourTokenLogits();
+        struct Case { float minP; int topK; float topP; std::set<int32_t> expected; };
+        // Thresholds are min_p * 0.5 in probability terms.
+        const std::vector<Case> cases = {{0.09f, 0, 1.0f, {0, 1, 2, 3}}, {0.11f, 0, 1.0f, {0, 1, 2}},
+                                         {0.35f, 0, 1.0f, {0, 1}},       {0.61f, 0, 1.0f, {0}},
+                                         {2.0f, 0, 1.0f, {0}},           {0.11f, 2, 1.0f, {0, 1}},
+                                         {0.09f, 3, 0.9f, {0, 1, 2}},    {0.35f, 3, 0.9f, {0, 1}},
+                                         {0.09f, 0, 0.7f, {0, 1}}};
+        for (const auto& c : cases) {
+            SamplingParams params;
+            params.minP = c.minP;
+            params.topK = c.topK;
+            params.topP = c.topP;
+            QCOMPARE(drawnSet(logits, params, 4000), c.expected);
+        }
+        SamplingParams params;
+        params.minP = 0.35f;
+        constexpr int kDraws = 20000;
+        expectFrequencies(frequencies(logits, params, kDraws), {0.625, 0.375, 0.0, 0.0}, kDraws);
+    }
+
+    void penaltiesFollowTheFormulas()
+    {
+        auto logits = randomLogits(64, 5);
+        logits[3] = 2.5f;   // a positive prompt token
+        logits[10] = -1.5f; // a negative prompt token
+        const std::vector<int32_t> prompt = {3, 3, 10, 7, 99999, -4};
+        const std::vector<int32_t> output = {7, 12, 12, 12, 40, 70};
+        SamplingParams params;
+        params.temperature = 0.0f;
+        params.repetitionPenalty = 1.3f;
+        params.presencePenalty = 0.5f;
+        params.frequencyPenalty = 0.25f;
+
+        std::vector<float> expected = logits;
+        for (int32_t token : std::set<int32_t>{3, 10, 7, 12, 40}) {
+            float& x = expected[token];
+            x = x > 0.0f ? x / 1.3f : x * 1.3f;
+        }
+        std::map<int32_t, int> counts = {{7, 1}, {12, 3}, {40, 1}};
+        for (auto [token, count] : counts) expected[token] -= 0.25f * static_cast<float>(count) + 0.5f;
+
+        std::vector<float> row = logits;
+        SamplingContext context;
+        context.params = &params;
+        context.promptTokens = prompt;
+        context.outputTokens = output;
+        const auto result = Sampler::sample(row, context);
+        for (size_t i = 0; i < row.size(); ++i)
+            QVERIFY2(std::abs(row[i] - expected[i]) <= 1e-6f * std::max(1.0f, std::abs(expected[i])),
+                     qPrintable(QString("token %1: %2 vs %3").arg(i).arg(row[i]).arg(expected[i])));
+        QCOMPARE(result.token, static_cast<int32_t>(std::max_element(expected.begin(), expected.end()) - expected.begin()));
+        QVERIFY(row[3] < logits[3] && row[10] < logits[10]);  // both directions push the logit down
+
+        // A presence penalty moves the argmax off a repeated token.
+        std::vector<float> close = {0.0f, 3.0f, 2.9f};
+        SamplingParams presence;
+        presence.temperature = 0.0f;
+        presence.presencePenalty = 0.2f;
+        const std::vector<int32_t> repeated = {1};
+        SamplingContext presenceContext;
+        presenceContext.params = &presence;
+        presenceContext.outputTokens = repeated;
+        QCOMPARE(Sampler::sample(close, presenceContext).token, 2);
+        QCOMPARE(close[1], 2.8f);
+    }
+
+    void minTokensMasksStopIds()
+    {
+        auto logits = randomLogits(100, 11);
+        logits[5] = 50.0f;  // the stop token would win every time
+        logits[9] = 30.0f;
+        const std::vector<int32_t> stopIds = {5, 9};
+        const std::vector<int32_t> output = {1, 2};
+        for (float temperature : {0.0f, 1.0f}) {
+            SamplingParams params;
+            params.temperature = temperature;
+            params.minTokens = 3;
+            for (uint64_t seed = 0; seed < 200; ++seed) {
+                std::vector<float> row = logits;
+                SamplingContext context;
+                context.params = &params;
+                context.outputTokens = output;
+                context.stopTokenIds = stopIds;
+                context.seed = seed;
+                context.step = 2;
+                const auto token = Sampler::sample(row, context).token;
+                QVERIFY(token != 5 && token != 9);
+                QVERIFY(std::isinf(row[5]) && row[5] < 0 && std::isinf(row[9]));
+            }
+            params.minTokens = 2;  // reached: no mask
+            std::vector<float> row = logits;
+            SamplingContext context;
+            context.params = &params;
+            context.outputTokens = output;
+            context.stopTokenIds = stopIds;
+            QCOMPARE(Sampler::sample(row, context).token, 5);
+        }
+    }
+
+    void logprobsComeFromRawLogits()
+    {
+        for (uint32_t seed = 1; seed <= 10; ++seed) {
+            const auto logits = randomLogits(5000, 100 + seed, 4.0f);
+            SamplingParams params;
+            params.temperature = 0.7f;
+            params.repetitionPenalty = 2.0f;  // must not leak into the logprobs
+            params.logprobs = 5;
+            const std::vector<int32_t> prompt = {1, 2, 3, 100, 200};
+            std::vector<float> row = logits;
+            SamplingContext context;
+            context.params = &params;
+            context.promptTokens = prompt;
+            context.seed = seed;
+            const auto result = Sampler::sample(row, context);
+
+            double maxLogit = *std::max_element(logits.begin(), logits.end());
+            double sum = 0.0;
+            for (float x : logits) sum += std::exp(static_cast<double>(x) - maxLogit);
+            const double logSumExp = maxLogit + std::log(sum);
+            QVERIFY(std::abs(result.logprob - (logits[result.token] - logSumExp)) < 1e-5);
+
+            std::vector<int32_t> order(logits.size());
+            std::iota(order.begin(), order.end(), 0);
+            std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+            QCOMPARE(result.topLogprobs.size(), size_t{5});
+            for (size_t i = 0; i < 5; ++i) {
+                QCOMPARE(result.topLogprobs[i].token, order[i]);
+                QVERIFY(std::abs(result.topLogprobs[i].logprob - (logits[order[i]] - logSumExp)) < 1e-5);
+                if (i > 0) QVERIFY(result.topLogprobs[i].logprob <= result.topLogprobs[i - 1].logprob);
+            }
+        }
+        // N = 0: the chosen token's logprob only. N = -1: nothing asked.
+        const auto logits = randomLogits(50, 3);
+        SamplingParams params;
+        params.logprobs = 0;
+        std::vector<float> row = logits;
+        SamplingContext context;
+        context.params = &params;
+        auto result = Sampler::sample(row, context);
+        QVERIFY(result.topLogprobs.empty());
+        QVERIFY(result.logprob < 0.0f);
+        params.logprobs = -1;
+        row = logits;
+        result = Sampler::sample(row, context);
+        QVERIFY(result.topLogprobs.empty());
+        QCOMPARE(result.logprob, 0.0f);
+    }
+
+    void seedAndStepDetermineTheDraw()
+    {
+        const auto logits = randomLogits(2000, 77, 0.5f);
+        SamplingParams params;
+        params.temperature = 1.0f;
+        SamplingParams other;
+        other.temperature = 0.8f;
+        other.topK = 40;
+        other.topP = 0.9f;
+        const auto noise = randomLogits(3000, 78);
+        std::set<int32_t> distinct;
+        for (uint64_t seed = 0; seed < 300; ++seed) {
+            const int32_t alone = draw(logits, params, seed, 3);
+            // "Batched": other requests sampled in between on the same thread.
+            draw(noise, other, seed + 1, 9);
+            QCOMPARE(draw(logits, params, seed, 3), alone);
+            distinct.insert(alone);
+        }
+        QVERIFY(distinct.size() > 100);  // different seeds give different draws
+        QVERIFY(Sampler::uniform(1, 0) != Sampler::uniform(1, 1));
+        QVERIFY(Sampler::uniform(1, 0) != Sampler::uniform(2, 0));
+
+        double mean = 0.0;
+        for (int step = 0; step < 100000; ++step) {
+            const double u = Sampler::uniform(12345, step);
+            QVERIFY(u >= 0.0 && u < 1.0);
+            QCOMPARE(u, referenceUniform(12345, step));
+            mean += u;
+        }
+        QVERIFY(std::abs(mean / 100000 - 0.5) < 0.005);
+        QCOMPARE(Sampler::uniform(~0ull, -7), referenceUniform(~0ull, -7));
+    }
+
+    void matchesTheFullSortReference()
+    {
+        // The lazy partial sorts must give exactly the documented inverse-CDF draw.
+        struct Case { float temperature; int topK; float topP; float minP; };
+        const std::vector<Case> cases = {{1.0f, 0, 1.0f, 0.0f},  {0.7f, 50, 1.0f, 0.0f}, {1.2f, 0, 0.9f, 0.0f},
+                                         {1.0f, 0, 1.0f, 0.05f}, {0.9f, 20, 0.8f, 0.1f}, {2.0f, 0, 0.95f, 0.01f},
+                                         {1.0f, 500, 1.0f, 0.0f}};
+        for (size_t c = 0; c < cases.size(); ++c) {
+            const auto logits = randomLogits(3000, 500 + static_cast<uint32_t>(c), 2.0f);
+            SamplingParams params;
+            params.temperature = cases[c].temperature;
+            params.topK = cases[c].topK;
+            params.topP = cases[c].topP;
+            params.minP = cases[c].minP;
+            for (int step = 0; step < 200; ++step)
+                QCOMPARE(draw(logits, params, 99, step), referenceDraw(logits, params, 99, step));
+        }
+    }
+
+    void fullVocabularyRow()
+    {
+        // ERNIE's V: top-p without top-k, the expensive case, stays inside the nucleus.
+        constexpr size_t kVocab = 103424;
+        const auto logits = randomLogits(kVocab, 2024, 2.5f);
+        SamplingParams params;
+        params.temperature = 0.8f;
+        params.topP = 0.9f;
+        QElapsedTimer timer;
+        timer.start();
+        for (int step = 0; step < 20; ++step)
+            QCOMPARE(draw(logits, params, 5, step), referenceDraw(logits, params, 5, step));
+        params.topP = 1.0f;
+        params.topK = 50;
+        for (int step = 0; step < 20; ++step)
+            QCOMPARE(draw(logits, params, 6, step), referenceDraw(logits, params, 6, step));
+        qInfo("40 draws over V = %llu (plus the reference) took %lld ms", static_cast<unsigned long long>(kVocab),
+              static_cast<long long>(timer.elapsed()));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestSampler)
+#include "test_sampler.moc"
