@@ -7,6 +7,7 @@
 #include "app/launch_flags.h"
 #include "backends/engine_launcher.h"
 #include "engine/request_stream.h"
+#include "engine/tokenizer.h"
 #include "testing/test_model_writer.h"
 
 #include <CLI/CLI.hpp>
@@ -43,7 +44,7 @@ double peakRssMiB()
 std::vector<int32_t> randomPrompt(std::mt19937_64& rng, int length, int vocabLimit)
 {
     std::uniform_int_distribution<int32_t> token(3, vocabLimit - 1);
-    std::vector<int32_t> ids(size_t(length));
+    std::vector<int32_t> ids(static_cast<size_t>(length));
     for (auto& id : ids) id = token(rng);
     return ids;
 }

@@ -4,19 +4,24 @@
 //   s_i = logit_i / T (fp32), m = max_i s_i, p_i = expf(s_i - m) (fp32; so the top token has p = 1).
 //   Candidates are the tokens with p_i > 0 (zero-mass tokens can never be drawn), ordered by
 //   p descending, lower index first on ties. Every filter keeps a prefix of that order:
-//     top-k: the first k; top-p: the shortest prefix whose mass (summed in order, in double)
-//     reaches top_p * (mass of the candidates left); min-p: those with p >= min_p (p_max = 1).
-//   At least one token always survives. Then, with Z the kept mass (double) and
-//   u = uniform(seed, step): walk the kept prefix in order, cum += p_i, and pick the first token
-//   with u * Z < cum (the last kept token if rounding runs past the end).
-// Only as much of the order as the walk needs gets sorted (nth_element + sort in growing chunks),
-// so a peaked distribution over V = 103424 costs about one pass over the row.
+//     top-k: the first k; top-p: the shortest prefix whose mass reaches top_p * (mass of the
+//     candidates left); min-p: those with p >= min_p (p_max = 1).
+//   At least one token always survives. Then, with Z the kept mass and u = uniform(seed, step),
+//   the token is the first of the kept prefix whose cumulative mass exceeds u * Z (the last kept
+//   token if rounding runs past the end).
+//   Masses are summed in double in an unspecified order, so two implementations can differ only
+//   when u * Z lies within ~1e-15 (relative) of a cumulative boundary.
+// Nothing sorts the whole row: each (token, p) is packed in a 64-bit key whose integer order is
+// the candidate order, and cumulative-mass positions are found by radix selection on the keys
+// (11 bits a level) with a sort of the last few hundred keys only.
 #include "engine/sampler.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace brook {
@@ -27,11 +32,13 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // Per-thread scratch, so sampling a token allocates nothing after the first call on a thread.
 struct Scratch {
-    std::vector<float> raw;      // [V] raw logits, kept for logprobs
-    std::vector<float> probs;    // [V] unnormalised probabilities p_i
-    std::vector<int32_t> order;  // candidate token ids, sorted lazily
-    std::vector<int32_t> counts; // [V] occurrences in the output (all zero between calls)
-    std::vector<uint8_t> seen;   // [V] repetition-penalty marks (all zero between calls)
+    std::vector<float> raw;        // [V] raw logits, kept for logprobs
+    std::vector<float> probs;      // [V] unnormalised probabilities of the draw
+    std::vector<uint64_t> keys;    // candidate keys (see makeKey)
+    std::vector<uint64_t> subsetA; // radix-selection working sets
+    std::vector<uint64_t> subsetB;
+    std::vector<int32_t> counts;   // [V] occurrences in the output (all zero between calls)
+    std::vector<uint8_t> seen;     // [V] repetition-penalty marks (all zero between calls)
 };
 
 Scratch& scratch()
@@ -40,16 +47,80 @@ Scratch& scratch()
     return s;
 }
 
-// Higher value first; lower index on ties; NaN last.
-struct DescendingByValue {
-    const float* values;
-    bool operator()(int32_t a, int32_t b) const
-    {
-        const float va = std::isnan(values[a]) ? kNegInf : values[a];
-        const float vb = std::isnan(values[b]) ? kNegInf : values[b];
-        return va > vb || (va == vb && a < b);
-    }
+// Key order (descending) = value descending, then index ascending. `orderedBits` must be a
+// monotone map of the value to uint32.
+uint64_t makeKey(uint32_t orderedBits, int32_t token)
+{
+    return (static_cast<uint64_t>(orderedBits) << 32) | static_cast<uint32_t>(~static_cast<uint32_t>(token));
+}
+int32_t keyToken(uint64_t key) { return static_cast<int32_t>(~static_cast<uint32_t>(key)); }
+// For positive floats the IEEE bit pattern is already monotone.
+float keyProb(uint64_t key) { return std::bit_cast<float>(static_cast<uint32_t>(key >> 32)); }
+// Any float (logits may be negative) to a monotone uint32; NaN sorts below everything.
+uint32_t orderedFloatBits(float value)
+{
+    if (std::isnan(value)) return 0;
+    const uint32_t bits = std::bit_cast<uint32_t>(value);
+    return (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
+}
+
+struct Crossing {
+    uint64_t key = 0;        // the element where the running mass crosses the goal
+    double cumulative = 0.0; // mass of the keys >= it
 };
+
+// Among `keys` that are >= `floor`, walking from the largest key down, returns the first element
+// at which the running mass reaches `goal` (strict: exceeds it). Radix selection narrows to one
+// bucket per level, so the work is a few passes over shrinking sets plus one small sort.
+Crossing findCrossing(const std::vector<uint64_t>& keys, uint64_t floor, double goal, bool strict)
+{
+    constexpr int kBits = 11;
+    constexpr size_t kBuckets = size_t{1} << kBits;
+    constexpr size_t kSortBelow = 512;
+    Scratch& s = scratch();
+    auto crosses = [&](double cumulative) { return strict ? cumulative > goal : cumulative >= goal; };
+
+    std::vector<uint64_t>* subset = &s.subsetA;
+    subset->clear();
+    for (uint64_t key : keys)
+        if (key >= floor) subset->push_back(key);
+    double before = 0.0;  // mass of the candidates above the current subset
+
+    for (int shift = 64 - kBits; subset->size() > kSortBelow && shift >= 0; shift -= kBits) {
+        double mass[kBuckets] = {};
+        for (uint64_t key : *subset) mass[(key >> shift) & (kBuckets - 1)] += keyProb(key);
+        size_t chosen = kBuckets;
+        size_t lowestNonEmpty = kBuckets;
+        for (size_t b = kBuckets; b-- > 0;) {
+            if (mass[b] == 0.0) continue;
+            lowestNonEmpty = b;
+            if (crosses(before + mass[b])) {
+                chosen = b;
+                break;
+            }
+            before += mass[b];
+        }
+        if (chosen == kBuckets) {  // rounding ran past the end: descend into the smallest keys
+            chosen = lowestNonEmpty;
+            before -= mass[chosen];
+        }
+        std::vector<uint64_t>* next = subset == &s.subsetA ? &s.subsetB : &s.subsetA;
+        next->clear();
+        for (uint64_t key : *subset)
+            if (((key >> shift) & (kBuckets - 1)) == chosen) next->push_back(key);
+        subset = next;
+        if (shift < kBits) break;  // every bit examined
+    }
+
+    std::sort(subset->begin(), subset->end(), std::greater<>());
+    Crossing crossing;
+    for (uint64_t key : *subset) {
+        before += keyProb(key);
+        crossing = {key, before};
+        if (crosses(before)) break;
+    }
+    return crossing;
+}
 
 int32_t argmax(std::span<const float> logits)
 {
@@ -99,38 +170,9 @@ void applyPenalties(std::span<float> logits, const SamplingContext& context, con
     }
 }
 
-// The candidates of the draw, sorted only as far as someone has looked.
-class LazyOrder {
-public:
-    LazyOrder(std::vector<int32_t>& order, const float* probs) : m_order(order), m_less{probs} {}
-
-    // Makes order[0, n) sorted and holding the n largest. Grows in chunks to amortise.
-    void ensureSorted(size_t n)
-    {
-        if (n <= m_sorted) return;
-        size_t target = std::min(m_order.size(), std::max({n, m_sorted * 8, size_t{64}}));
-        auto first = m_order.begin() + static_cast<std::ptrdiff_t>(m_sorted);
-        auto middle = m_order.begin() + static_cast<std::ptrdiff_t>(target);
-        if (middle != m_order.end()) std::nth_element(first, middle, m_order.end(), m_less);
-        std::sort(first, middle, m_less);
-        m_sorted = target;
-    }
-    int32_t at(size_t i)
-    {
-        ensureSorted(i + 1);
-        return m_order[i];
-    }
-
-private:
-    std::vector<int32_t>& m_order;
-    DescendingByValue m_less;
-    size_t m_sorted = 0;
-};
-
 int32_t drawToken(std::span<const float> logits, const SamplingParams& params, double u)
 {
     Scratch& s = scratch();
-    const size_t vocab = logits.size();
     const float temperature = params.temperature;
 
     float maxLogit = kNegInf;
@@ -140,77 +182,55 @@ int32_t drawToken(std::span<const float> logits, const SamplingParams& params, d
     const float maxScaled = maxLogit / temperature;
     if (!std::isfinite(maxScaled)) return argmax(logits);  // temperature so small it overflows: greedy
 
-    s.probs.resize(vocab);
-    s.order.clear();
-    for (size_t i = 0; i < vocab; ++i) {
+    // Two passes: the exps alone in a tight loop, then the keys (keeps the sum out of memory).
+    std::vector<float>& probs = s.probs;
+    probs.resize(logits.size());
+    for (size_t i = 0; i < logits.size(); ++i) {
         const float logit = logits[i];
-        const float p = logit > kNegInf ? std::exp(logit / temperature - maxScaled) : 0.0f;  // NaN -> 0
-        s.probs[i] = p;
-        if (p > 0.0f) s.order.push_back(static_cast<int32_t>(i));
+        probs[i] = logit > kNegInf ? std::exp(logit / temperature - maxScaled) : 0.0f;  // masked or NaN: 0
     }
-    if (s.order.empty()) return argmax(logits);
-    const float* probs = s.probs.data();
-    DescendingByValue less{probs};
-
-    if (params.topK > 0 && static_cast<size_t>(params.topK) < s.order.size()) {
-        std::nth_element(s.order.begin(), s.order.begin() + params.topK, s.order.end(), less);
-        s.order.resize(static_cast<size_t>(params.topK));
-    }
-
-    LazyOrder order(s.order, probs);
-    size_t kept = s.order.size();
+    std::vector<uint64_t>& keys = s.keys;
+    keys.resize(logits.size());
+    size_t count = 0;
     double mass = 0.0;
-    for (int32_t token : s.order) mass += probs[token];
+    for (size_t i = 0; i < probs.size(); ++i) {
+        const float p = probs[i];
+        keys[count] = makeKey(std::bit_cast<uint32_t>(p), static_cast<int32_t>(i));
+        count += p > 0.0f;
+        mass += p;
+    }
+    keys.resize(count);
+    if (keys.empty()) return argmax(logits);
 
-    const bool topPActive = params.topP < 1.0f;
-    if (topPActive) {
-        const double goal = static_cast<double>(std::max(params.topP, 0.0f)) * mass;
-        double cumulative = 0.0;
-        size_t i = 0;
-        while (i < kept) {
-            cumulative += probs[order.at(i)];
-            ++i;
-            if (cumulative >= goal) break;
-        }
-        kept = i;
-        mass = cumulative;
+    if (params.topK > 0 && static_cast<size_t>(params.topK) < keys.size()) {
+        std::nth_element(keys.begin(), keys.begin() + params.topK, keys.end(), std::greater<>());
+        keys.resize(static_cast<size_t>(params.topK));
+        mass = 0.0;
+        for (uint64_t key : keys) mass += keyProb(key);
+    }
+
+    // The kept set is always {key >= floor}: a prefix of the candidate order.
+    uint64_t floor = 0;
+    if (params.topP < 1.0f) {
+        const Crossing cut = findCrossing(keys, floor, static_cast<double>(std::max(params.topP, 0.0f)) * mass, false);
+        floor = cut.key;
+        mass = cut.cumulative;
     }
     if (params.minP > 0.0f) {
-        const float threshold = params.minP;  // min_p * p_max, and p_max = 1 by construction
-        if (topPActive) {
-            // The kept prefix is sorted: cut it where p drops under the threshold.
-            size_t i = 1;  // the top token always stays
-            double cumulative = probs[order.at(0)];
-            while (i < kept && probs[order.at(i)] >= threshold) cumulative += probs[order.at(i++)];
-            kept = i;
-            mass = cumulative;
-        } else {
-            auto end = std::partition(s.order.begin(), s.order.end(),
-                                      [&](int32_t token) { return probs[token] >= threshold; });
-            kept = static_cast<size_t>(end - s.order.begin());
-            if (kept == 0) {  // min_p > 1 would drop everything: keep the top token
-                std::nth_element(s.order.begin(), s.order.begin(), s.order.end(), less);
-                kept = 1;
-            }
-            s.order.resize(kept);
-            mass = 0.0;
-            for (int32_t token : s.order) mass += probs[token];
-        }
+        // min_p * p_max with p_max = 1; p >= t exactly when its key is >= bits(t) << 32.
+        const uint64_t threshold = static_cast<uint64_t>(std::bit_cast<uint32_t>(params.minP)) << 32;
+        const uint64_t top = *std::max_element(keys.begin(), keys.end());
+        floor = std::max(floor, std::min(threshold, top));  // the top token always stays
+        mass = 0.0;
+        for (uint64_t key : keys)
+            if (key >= floor) mass += keyProb(key);
     }
-
-    const double target = u * mass;
-    double cumulative = 0.0;
-    for (size_t i = 0; i < kept; ++i) {
-        const int32_t token = order.at(i);
-        cumulative += probs[token];
-        if (target < cumulative) return token;
-    }
-    return order.at(kept - 1);
+    return keyToken(findCrossing(keys, floor, u * mass, true).key);
 }
 
 void fillLogprobs(SampleResult& result, std::span<const float> raw, int topN)
 {
-    // log_softmax of the raw logits in double.
+    // log_softmax of the raw logits: fp32 differences and exps, summed in double.
     float maxRaw = kNegInf;
     for (float logit : raw)
         if (logit > maxRaw) maxRaw = logit;
@@ -218,7 +238,7 @@ void fillLogprobs(SampleResult& result, std::span<const float> raw, int topN)
     if (std::isfinite(maxRaw)) {
         double sum = 0.0;
         for (float logit : raw)
-            if (logit > kNegInf) sum += std::exp(static_cast<double>(logit) - maxRaw);
+            if (logit > kNegInf) sum += std::exp(logit - maxRaw);
         logSumExp = maxRaw + std::log(sum);
     }
     auto logprobOf = [&](int32_t token) {
@@ -231,13 +251,14 @@ void fillLogprobs(SampleResult& result, std::span<const float> raw, int topN)
     const size_t n = std::min(static_cast<size_t>(topN), raw.size());
     result.topLogprobs.clear();
     if (n == 0) return;
-    std::vector<int32_t>& order = scratch().order;
-    order.resize(raw.size());
-    for (size_t i = 0; i < raw.size(); ++i) order[i] = static_cast<int32_t>(i);
-    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
-                      DescendingByValue{raw.data()});
+    std::vector<uint64_t>& keys = scratch().keys;
+    keys.resize(raw.size());
+    for (size_t i = 0; i < raw.size(); ++i) keys[i] = makeKey(orderedFloatBits(raw[i]), static_cast<int32_t>(i));
+    const auto middle = keys.begin() + static_cast<std::ptrdiff_t>(n);
+    std::nth_element(keys.begin(), middle, keys.end(), std::greater<>());
+    std::sort(keys.begin(), middle, std::greater<>());
     result.topLogprobs.reserve(n);
-    for (size_t i = 0; i < n; ++i) result.topLogprobs.push_back({order[i], logprobOf(order[i])});
+    for (size_t i = 0; i < n; ++i) result.topLogprobs.push_back({keyToken(keys[i]), logprobOf(keyToken(keys[i]))});
 }
 
 } // namespace

@@ -1,7 +1,7 @@
 // Dtype names and sizes, and the conversions between fp32 and bf16 / fp16.
 // convertToFloat32 widens a whole checkpoint (360M values for ERNIE 0.3B) at load, so its loops
 // are branch-free on purpose: element reads go through memcpy (tensor data in a mapped file need
-// not be aligned) and the special cases are selects, which GCC and Clang vectorize.
+// not be aligned) and the special cases are bit masks, so GCC and Clang vectorize them.
 #include "engine/tensor_view.h"
 
 #include <bit>

@@ -15,6 +15,9 @@ namespace {
 
 using nlohmann::json;
 
+// Far above any real vocabulary; a larger id is a broken file, not a reason to allocate gigabytes.
+constexpr int64_t kMaxTokenId = int64_t{1} << 24;
+
 std::string fileError(const std::filesystem::path& file, const std::string& what) {
     return "tokenizer: " + file.string() + ": " + what;
 }
@@ -82,8 +85,9 @@ Result<void> readSpecialTokens(const json& root, const std::filesystem::path& fi
 
 Result<void> readAddedTokens(const json& root, const std::filesystem::path& file, TokenizerFiles& out) {
     for (const auto& [content, value] : root.items()) {
-        if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > INT32_MAX)
-            return makeError(fileError(file, "id of \"" + content + "\" must be a non-negative integer"));
+        if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() >= kMaxTokenId)
+            return makeError(fileError(file, "id of \"" + content + "\" must be an integer in [0, " +
+                                                 std::to_string(kMaxTokenId) + ")"));
         out.addedTokens.emplace_back(content, value.get<int32_t>());
     }
     return {};
@@ -104,7 +108,7 @@ Result<void> readAddedTokensDecoder(const json& table, const std::filesystem::pa
         } catch (const std::exception&) {
             id = -1;
         }
-        if (id < 0 || id > INT32_MAX)
+        if (id < 0 || id >= kMaxTokenId)
             return makeError(fileError(file, "added_tokens_decoder key \"" + idText + "\" is not an id"));
         auto token = tokenString(value, file, "added_tokens_decoder." + idText);
         if (!token)

@@ -60,6 +60,21 @@ uint64_t splitMix64(uint64_t x) {
     return x ^ (x >> 31);
 }
 
+// Fills values[0, n) with mean + stddev * N(0, 1). Box-Muller on one 64-bit draw per pair: exact
+// normals at about half the cost of std::normal_distribution, which matters for the 0.3B shape.
+void fillNormal(float* values, size_t n, float mean, float stddev, std::mt19937_64& engine) {
+    constexpr float kTwoPi = 6.28318530717958647692f;
+    constexpr float kInv24 = 1.0f / 16777216.0f;
+    for (size_t i = 0; i < n; i += 2) {
+        const uint64_t bits = engine();
+        const float u1 = (float(bits >> 40) + 0.5f) * kInv24;  // (0, 1): log is finite
+        const float u2 = float(bits & 0xffffffu) * kInv24;
+        const float radius = stddev * std::sqrt(-2.0f * std::log(u1));
+        values[i] = mean + radius * std::cos(kTwoPi * u2);
+        if (i + 1 < n) values[i + 1] = mean + radius * std::sin(kTwoPi * u2);
+    }
+}
+
 // `count` values of mean + stddev * N(0, 1) in `dtype`, from stream `stream` of `seed`.
 std::vector<std::byte> randomTensor(size_t count, DType dtype, float mean, float stddev, uint64_t seed,
                                     uint64_t stream) {
@@ -70,10 +85,9 @@ std::vector<std::byte> randomTensor(size_t count, DType dtype, float mean, float
         std::vector<float> values(kChunkElements);
         for (size_t chunk = next++; chunk < chunks; chunk = next++) {
             std::mt19937_64 engine(splitMix64(splitMix64(seed ^ splitMix64(stream)) + chunk));
-            std::normal_distribution<float> normal(mean, stddev);
             const size_t begin = chunk * kChunkElements;
             const size_t n = std::min(kChunkElements, count - begin);
-            for (size_t i = 0; i < n; ++i) values[i] = normal(engine);
+            fillNormal(values.data(), n, mean, stddev, engine);
             convertFromFloat32(values.data(), n, dtype, bytes.data() + begin * dtypeSize(dtype));
         }
     };

@@ -90,7 +90,7 @@ inline GenerationRequest greedyRequest(std::vector<int32_t> prompt, int maxToken
 inline std::vector<int32_t> randomPrompt(std::mt19937& rng, int length, int vocab)
 {
     std::uniform_int_distribution<int32_t> token(3, vocab - 1);
-    std::vector<int32_t> ids(size_t(length));
+    std::vector<int32_t> ids(static_cast<size_t>(length));
     for (auto& id : ids) id = token(rng);
     return ids;
 }

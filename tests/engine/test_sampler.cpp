@@ -10,6 +10,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <thread>
 #include <vector>
 
 using namespace brook;
@@ -419,6 +420,51 @@ private slots:
             for (int step = 0; step < 200; ++step)
                 QCOMPARE(draw(logits, params, 99, step), referenceDraw(logits, params, 99, step));
         }
+    }
+
+    void nonFiniteLogitsAreNeverDrawn()
+    {
+        auto logits = randomLogits(500, 31, 1.0f);
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        const float inf = std::numeric_limits<float>::infinity();
+        logits[0] = nan;
+        logits[1] = -inf;
+        logits[2] = nan;
+        SamplingParams params;
+        params.temperature = 2.0f;
+        for (int32_t token : drawnSet(logits, params, 3000)) QVERIFY(token > 2);
+        params.temperature = 0.0f;
+        const auto expected = static_cast<int32_t>(std::max_element(logits.begin() + 3, logits.end()) - logits.begin());
+        QCOMPARE(draw(logits, params, 0), expected);
+        // Everything masked: a valid index, no crash.
+        const std::vector<float> masked(64, -inf);
+        params.temperature = 1.0f;
+        const int32_t token = draw(masked, params, 1);
+        QVERIFY(token >= 0 && token < 64);
+        // A temperature so small that logit / T overflows behaves as greedy.
+        params.temperature = 1e-38f;
+        const auto top = static_cast<int32_t>(std::max_element(logits.begin() + 3, logits.end()) - logits.begin());
+        QCOMPARE(draw(logits, params, 2), top);
+    }
+
+    void threadsGiveTheSameDraws()
+    {
+        // Per-thread scratch: concurrent sampling must match sampling on one thread.
+        const auto logits = randomLogits(20000, 91, 2.0f);
+        SamplingParams params;
+        params.temperature = 0.9f;
+        params.topP = 0.95f;
+        params.logprobs = 3;
+        std::vector<int32_t> expected;
+        for (int step = 0; step < 50; ++step) expected.push_back(draw(logits, params, 7, step));
+        std::vector<std::vector<int32_t>> got(4);
+        std::vector<std::thread> threads;
+        for (size_t t = 0; t < got.size(); ++t)
+            threads.emplace_back([&, t] {
+                for (int step = 0; step < 50; ++step) got[t].push_back(draw(logits, params, 7, step));
+            });
+        for (auto& thread : threads) thread.join();
+        for (const auto& result : got) QCOMPARE(result, expected);
     }
 
     void fullVocabularyRow()

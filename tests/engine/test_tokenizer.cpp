@@ -169,11 +169,28 @@ private slots:
             QVERIFY(m_tok->isSpecial(id));
         }
         QCOMPARE(m_tok->vocabSize(), maxId + 1);
-        // Longest match: <|LOC_100|> is not <|LOC_1|> followed by "00|>".
+        // Digits inside a token do not end it early.
         const auto ids = m_tok->encode("<|LOC_100|>7<|LOC_1|>");
         QCOMPARE(ids.front(), added["<|LOC_100|>"].toInt());
         QCOMPARE(ids.back(), added["<|LOC_1|>"].toInt());
         QCOMPARE(ids.size(), size_t(3));
+    }
+
+    void longestMatchWins() {
+        // An added token that extends another one: the longer is taken where both match.
+        QTemporaryDir dir;
+        const auto path = freshCopy(dir);
+        const int base = m_tok->vocabSize();
+        const QByteArray added = QStringLiteral("{\"[A]\": %1, \"[A][B]\": %2, \"[B]\": %3}")
+                                     .arg(base).arg(base + 1).arg(base + 2).toUtf8();
+        writeBytes(path / "added_tokens.json", added);
+        auto loaded = Tokenizer::load(path);
+        QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().c_str());
+        const auto ids = (*loaded)->encode("[A][B][A]x[B]");
+        QCOMPARE(ids.front(), base + 1);
+        QCOMPARE(ids.at(1), base);
+        QCOMPARE(ids.back(), base + 2);
+        QCOMPARE((*loaded)->decode(ids), std::string("[A][B][A]x[B]"));
     }
 
     void decodeSkipSpecial() {
@@ -292,6 +309,7 @@ private slots:
             QTest::addRow("%s not an object", file) << file << QByteArray("[1, 2, 3]");
         }
         QTest::newRow("added id not a number") << "added_tokens.json" << QByteArray("{\"<|x|>\": \"7\"}");
+        QTest::newRow("added id absurdly large") << "added_tokens.json" << QByteArray("{\"<|x|>\": 4000000000}");
         QTest::newRow("eos not a string") << "special_tokens_map.json" << QByteArray("{\"eos_token\": 2}");
     }
 

@@ -1,0 +1,43 @@
+// CublasLtGemm: out[M, N] = x[M, K] @ w[N, K]^T (torch Linear layout) in bf16/fp16 with fp32
+// accumulation, through cuBLASLt. Output in the element type or fp32 (logits). Heuristic
+// results are cached per shape so steady-state calls do no planning; the fixed workspace
+// keeps calls legal inside CUDA-graph capture. One per stream; engine thread only.
+#pragma once
+
+#include "cuda/cuda_dtype.h"
+#include "cuda/device_buffer.h"
+
+#include <cublasLt.h>
+
+#include <map>
+#include <tuple>
+
+namespace brook::cuda {
+
+class CublasLtGemm {
+public:
+    explicit CublasLtGemm(size_t workspaceBytes = 32u << 20);
+    ~CublasLtGemm();
+    CublasLtGemm(const CublasLtGemm&) = delete;
+    CublasLtGemm& operator=(const CublasLtGemm&) = delete;
+
+    // x [M, K], w [N, K], out [M, N]; outFloat: out is fp32 instead of the element type.
+    // beta = 1 adds into out (same type as out).
+    void matmul(const void* x, const void* w, void* out, int M, int N, int K, ElementType type, bool outFloat,
+                cudaStream_t stream, float beta = 0.0f);
+
+private:
+    struct Plan {
+        cublasLtMatmulDesc_t op = nullptr;
+        cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+        cublasLtMatmulAlgo_t algo{};
+    };
+    using Key = std::tuple<int, int, int, int, bool>;
+    Plan& plan(int M, int N, int K, ElementType type, bool outFloat);
+
+    cublasLtHandle_t m_handle = nullptr;
+    DeviceBuffer m_workspace;
+    std::map<Key, Plan> m_plans;
+};
+
+} // namespace brook::cuda

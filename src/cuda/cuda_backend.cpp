@@ -1,0 +1,209 @@
+#include "cuda/cuda_backend.h"
+
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_device.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <cstdio>
+
+namespace brook::cuda {
+
+namespace {
+
+double gib(int64_t bytes) { return double(bytes) / double(1ull << 30); }
+
+std::string formatGib(int64_t bytes)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f GiB", gib(bytes));
+    return text;
+}
+
+Result<ElementType> chooseElementType(const std::string& dtype)
+{
+    const bool bf16 = cudaDeviceHasBf16();
+    if (dtype == "auto") return bf16 ? ElementType::BF16 : ElementType::F16;
+    if (dtype == "bfloat16" || dtype == "bf16") {
+        if (!bf16) return makeError("--dtype bfloat16 needs a GPU of compute capability 8.0 or newer; this one is " +
+                                    cudaDeviceDescription() + ": use --dtype float16");
+        return ElementType::BF16;
+    }
+    if (dtype == "float16" || dtype == "half" || dtype == "fp16") return ElementType::F16;
+    if (dtype == "float32") return makeError("the CUDA backend computes in bfloat16 or float16; for float32 use --device cpu");
+    return makeError("unknown --dtype '" + dtype + "'");
+}
+
+} // namespace
+
+Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& config, const Checkpoint& checkpoint,
+                                                         const LaunchOptions& options)
+{
+    if (cudaDeviceCount() == 0) return makeError("no CUDA GPU was found; use --device cpu");
+    if (!options.quantization.empty())
+        return makeError("--quantization " + options.quantization + " is not supported by this build yet");
+    if (auto valid = checkpoint.validateErnie(config); !valid) return makeError(valid.error());
+    auto type = chooseElementType(options.dtype);
+    if (!type) return makeError(type.error());
+
+    size_t free0 = 0, total = 0;
+    BROOK_CUDA_CHECK(cudaMemGetInfo(&free0, &total));
+    spdlog::info("CUDA backend: {}, {} free, dtype {}", cudaDeviceDescription(), formatGib(int64_t(free0)),
+                 elementTypeName(*type));
+    std::unique_ptr<CudaBackend> backend;
+    try {
+        auto weights = CudaWeights::upload(checkpoint, config, *type);
+        if (!weights) return makeError(weights.error());
+        backend.reset(new CudaBackend(config, *type, std::move(weights).value(), options));
+        backend->m_deviceTotal = int64_t(total);
+
+        // Profile: a forward at max_num_batched_tokens over a temporary cache measures what
+        // activations, workspaces and library handles really take.
+        const int profileSeqLen = std::min(backend->m_maxTokens, backend->m_maxModelLen);
+        const int profileSeqs = std::min((backend->m_maxTokens + profileSeqLen - 1) / profileSeqLen, backend->m_maxSeqs);
+        const int blocksPerSeq = (profileSeqLen + backend->m_blockSize - 1) / backend->m_blockSize;
+        const int64_t blockBytes = config.kvBytesPerToken(2) * backend->m_blockSize;
+        if (auto kv = backend->allocateKvCache(blockBytes * blocksPerSeq * profileSeqs); !kv) return makeError(kv.error());
+        std::vector<std::vector<int32_t>> tokens(size_t(profileSeqs)), tables(size_t(profileSeqs));
+        std::vector<BatchSequence> batch;
+        int left = backend->m_maxTokens;
+        for (int s = 0; s < profileSeqs && left > 0; ++s) {
+            const int n = std::min(left, profileSeqLen);
+            left -= n;
+            tokens[s].assign(size_t(n), 1);
+            for (int b = 0; b < blocksPerSeq; ++b) tables[s].push_back(s * blocksPerSeq + b);
+            batch.push_back({tokens[s], 0, tables[s], true, {}});
+        }
+        backend->run(batch);
+        BROOK_CUDA_CHECK(cudaStreamSynchronize(backend->m_stream));
+        size_t free1 = 0;
+        BROOK_CUDA_CHECK(cudaMemGetInfo(&free1, &total));
+        const int64_t profileKv = int64_t(backend->m_kvCache.bytes());
+        backend->m_kvCache = DeviceBuffer();
+        const int64_t used = int64_t(free0) - int64_t(free1) - profileKv;  // weights + activations + handles
+        const int64_t graphReserve = options.enforceEager ? 0 : (256ll << 20);
+        int64_t kvBytes = int64_t(double(total) * options.gpuMemoryUtilization) - used - graphReserve;
+        const int64_t freeNow = int64_t(free1) + profileKv - graphReserve - (128ll << 20);
+        if (kvBytes > freeNow) {
+            spdlog::warn("other processes use GPU memory: the KV cache gets {} instead of {}", formatGib(freeNow),
+                         formatGib(kvBytes));
+            kvBytes = freeNow;
+        }
+        const int64_t oneSequence = blockBytes * ((backend->m_maxModelLen + backend->m_blockSize - 1) / backend->m_blockSize);
+        if (kvBytes < oneSequence) {
+            char text[640];
+            std::snprintf(text, sizeof text,
+                          "not enough GPU memory for the KV cache: --gpu-memory-utilization %.2f of %.2f GiB leaves "
+                          "%.2f GiB after %.2f GiB of weights and %.2f GiB of activations, but one sequence of "
+                          "--max-model-len %d needs %.2f GiB. Lower --max-model-len, raise --gpu-memory-utilization, "
+                          "or use --quantization int4.",
+                          options.gpuMemoryUtilization, gib(int64_t(total)), gib(std::max<int64_t>(kvBytes, 0)),
+                          gib(int64_t(backend->m_weights.bytes())), gib(used - int64_t(backend->m_weights.bytes())),
+                          backend->m_maxModelLen, gib(oneSequence));
+            return makeError(text);
+        }
+        if (auto kv = backend->allocateKvCache(kvBytes); !kv) return makeError(kv.error());
+        backend->m_numBlocks = int(kvBytes / blockBytes);
+        const int64_t cacheTokens = int64_t(backend->m_numBlocks) * backend->m_blockSize;
+        spdlog::info("CUDA backend: weights {}, activations {}, KV cache {} ({} blocks, {} tokens); maximum "
+                     "concurrency for {} tokens per request: {:.2f}x",
+                     formatGib(int64_t(backend->m_weights.bytes())), formatGib(used - int64_t(backend->m_weights.bytes())),
+                     formatGib(kvBytes), backend->m_numBlocks, cacheTokens, backend->m_maxModelLen,
+                     double(cacheTokens) / backend->m_maxModelLen);
+        if (!options.enforceEager) {
+            backend->m_graphs = std::make_unique<DecodeGraphs>(*backend, backend->m_stream);
+            backend->m_graphs->captureAll(backend->m_maxSeqs);
+        }
+    } catch (const CudaError& e) {
+        if (e.outOfMemory())
+            return makeError(std::string("the GPU ran out of memory while loading (") + e.what() +
+                             "). Lower --max-num-batched-tokens, --max-num-seqs or --max-model-len, or use --quantization int4.");
+        return makeError(std::string("CUDA error while loading: ") + e.what());
+    }
+    return backend;
+}
+
+CudaBackend::CudaBackend(ModelConfig config, ElementType type, CudaWeights weights, const LaunchOptions& options)
+    : m_config(std::move(config)), m_type(type), m_weights(std::move(weights)), m_blockSize(options.blockSize),
+      m_maxTokens(std::max(options.maxNumBatchedTokens, options.maxNumSeqs)), m_maxSeqs(options.maxNumSeqs),
+      m_maxModelLen(options.maxModelLen > 0 ? options.maxModelLen : m_config.maxPositionEmbeddings),
+      m_enforceEager(options.enforceEager)
+{
+    BROOK_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
+    m_gemm = std::make_unique<CublasLtGemm>();
+    const int maxBlocksPerSeq = (m_maxModelLen + m_blockSize - 1) / m_blockSize;
+    m_inputs = std::make_unique<StepInputs>(m_maxTokens, m_maxSeqs, maxBlocksPerSeq, m_blockSize);
+    m_sampler = std::make_unique<GpuSampler>(m_maxSeqs, m_config.vocabSize);
+    std::vector<float> invFreq(size_t(m_config.headDim / 2));
+    for (size_t i = 0; i < invFreq.size(); ++i)
+        invFreq[i] = float(1.0 / std::pow(m_config.ropeTheta, double(2 * i) / m_config.headDim));
+    m_invFreq = DeviceBuffer(invFreq.size() * sizeof(float));
+    BROOK_CUDA_CHECK(cudaMemcpy(m_invFreq.get(), invFreq.data(), invFreq.size() * sizeof(float), cudaMemcpyHostToDevice));
+    allocateActivations();
+}
+
+CudaBackend::~CudaBackend()
+{
+    m_graphs.reset();
+    if (m_stream) cudaStreamDestroy(m_stream);
+}
+
+Result<void> CudaBackend::allocateKvCache(int64_t kvBytes)
+{
+    const int64_t blockBytes = m_config.kvBytesPerToken(2) * m_blockSize;
+    const int64_t blocks = kvBytes / blockBytes;
+    m_kvCache = DeviceBuffer();
+    m_kvCache = DeviceBuffer(size_t(blocks * blockBytes));
+    m_numBlocks = int(blocks);
+    return {};
+}
+
+BackendMemory CudaBackend::memory() const
+{
+    BackendMemory m;
+    m.weightsBytes = int64_t(m_weights.bytes());
+    m.kvCacheBytes = int64_t(m_kvCache.bytes());
+    m.activationsBytes = m_activationBytes;
+    size_t freeBytes = 0, total = 0;
+    if (cudaMemGetInfo(&freeBytes, &total) == cudaSuccess) {
+        m.deviceTotalBytes = int64_t(total);
+        m.deviceFreeBytes = int64_t(freeBytes);
+    }
+    return m;
+}
+
+int CudaBackend::run(std::span<const BatchSequence> batch)
+{
+    bool decode = !batch.empty();
+    for (const auto& b : batch) decode = decode && b.tokens.size() == 1 && b.sample;
+    const int bucket = decode && m_graphs ? m_graphs->bucketFor(int(batch.size())) : 0;
+    m_inputs->upload(batch, bucket, m_stream);
+    if (bucket) m_graphs->replay(bucket, m_stream);
+    else forward(decode, m_stream);
+    int sampled = 0;
+    for (const auto& b : batch) sampled += b.sample ? 1 : 0;
+    return sampled;
+}
+
+std::vector<SampleResult> CudaBackend::step(std::span<const BatchSequence> batch)
+{
+    const int rows = run(batch);
+    std::vector<SamplingContext> contexts;
+    contexts.reserve(size_t(rows));
+    for (const auto& b : batch)
+        if (b.sample) contexts.push_back(b.sampling);
+    return m_sampler->sample(m_logits.as<float>(), contexts, m_stream);
+}
+
+std::vector<float> CudaBackend::logits(std::span<const BatchSequence> batch)
+{
+    const int rows = run(batch);
+    std::vector<float> out(size_t(rows) * m_config.vocabSize);
+    BROOK_CUDA_CHECK(cudaMemcpyAsync(out.data(), m_logits.get(), out.size() * sizeof(float), cudaMemcpyDeviceToHost,
+                                     m_stream));
+    BROOK_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+    return out;
+}
+
+} // namespace brook::cuda

@@ -1,0 +1,14 @@
+#pragma once
+
+#include <string>
+
+namespace brook::cuda {
+
+// Number of usable CUDA devices; 0 when there is no driver or no GPU (never throws).
+int cudaDeviceCount();
+// "NVIDIA H200 (sm_90, 139.8 GiB)"; empty when none.
+std::string cudaDeviceDescription(int device = 0);
+// Whether the device computes bf16 natively (sm_80 and newer).
+bool cudaDeviceHasBf16(int device = 0);
+
+} // namespace brook::cuda

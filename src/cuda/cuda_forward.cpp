@@ -1,0 +1,81 @@
+// CudaBackend's forward pass: the kernel sequence of one engine step, from token ids to the
+// fp32 logits of the sampled rows. The residual stream is fp32; o_proj and down_proj add into
+// it directly from the GEMM epilogue (beta = 1), so no separate residual-add kernel runs.
+//   per layer: rmsnorm -> qkv GEMM -> RoPE + cache write -> attention -> o GEMM (+= residual)
+//              -> rmsnorm -> gate-up GEMM -> SiLU*up -> down GEMM (+= residual)
+#include "cuda/cuda_backend.h"
+
+#include "cuda/cuda_check.h"
+#include "cuda/layer_kernels.h"
+#include "cuda/paged_attention.h"
+
+namespace brook::cuda {
+
+void CudaBackend::allocateActivations()
+{
+    const ModelConfig& c = m_config;
+    const size_t T = size_t(m_maxTokens), S = size_t(m_maxSeqs), e = 2;
+    const size_t qkvDim = size_t(c.qDim() + 2 * c.kvDim());
+    m_residual = DeviceBuffer(T * c.hiddenSize * sizeof(float));
+    m_normed = DeviceBuffer(T * c.hiddenSize * e);
+    m_qkv = DeviceBuffer(T * qkvDim * e);
+    m_q = DeviceBuffer(T * c.qDim() * e);
+    m_attn = DeviceBuffer(T * c.qDim() * e);
+    m_gateUp = DeviceBuffer(T * 2 * c.intermediateSize * e);
+    m_act = DeviceBuffer(T * c.intermediateSize * e);
+    m_finalNormed = DeviceBuffer(S * c.hiddenSize * e);
+    m_logits = DeviceBuffer(S * c.vocabSize * sizeof(float));
+    m_attnWorkspace = DeviceBuffer(paged_attention_decode_workspace_bytes(m_maxSeqs, c.numHeads, c.headDim, m_maxModelLen));
+    m_activationBytes = int64_t(m_residual.bytes() + m_normed.bytes() + m_qkv.bytes() + m_q.bytes() + m_attn.bytes() +
+                                m_gateUp.bytes() + m_act.bytes() + m_finalNormed.bytes() + m_logits.bytes() +
+                                m_attnWorkspace.bytes());
+}
+
+void CudaBackend::forward(bool decode, cudaStream_t stream)
+{
+    const ModelConfig& c = m_config;
+    const int T = m_inputs->numTokens(), S = m_inputs->numSampled();
+    const int H = c.hiddenSize, I = c.intermediateSize, qDim = c.qDim(), qkvDim = c.qDim() + 2 * c.kvDim();
+    const float eps = float(c.rmsNormEps);
+    const size_t layerCacheBytes = size_t(m_numBlocks) * m_blockSize * c.kvDim() * 2;
+    auto* kBase = static_cast<std::byte*>(m_kvCache.get());
+    auto* vBase = kBase + layerCacheBytes * c.numLayers;
+    float* residual = m_residual.as<float>();
+
+    AttentionBatch attention;
+    attention.numSeqs = m_inputs->numSeqs();
+    attention.queryStart = m_inputs->queryStart();
+    attention.contextLens = m_inputs->contextLens();
+    attention.blockTables = m_inputs->blockTables();
+    attention.maxBlocksPerSeq = m_inputs->maxBlocksPerSeq();
+
+    launch_embedding(m_inputs->ids(), m_weights.embedding(), residual, T, H, m_type, stream);
+    for (int l = 0; l < c.numLayers; ++l) {
+        const CudaLayerWeights& w = m_weights.layers()[size_t(l)];
+        void* kCache = kBase + layerCacheBytes * l;
+        void* vCache = vBase + layerCacheBytes * l;
+        launch_add_rmsnorm(residual, nullptr, w.inputNorm, m_normed.get(), nullptr, T, H, eps, m_type, stream);
+        m_gemm->matmul(m_normed.get(), w.qkv, m_qkv.get(), T, qkvDim, H, m_type, false, stream);
+        launch_rope_cache_write(m_qkv.get(), m_q.get(), kCache, vCache, m_inputs->positions(), m_inputs->slotMapping(),
+                                m_invFreq.as<float>(), T, c.numHeads, c.numKvHeads, c.headDim, m_blockSize, m_type,
+                                stream);
+        if (decode)
+            launch_paged_attention_decode(m_q.get(), m_attn.get(), kCache, vCache, attention, m_maxModelLen,
+                                          m_attnWorkspace.get(), c.numHeads, c.numKvHeads, c.headDim, m_blockSize,
+                                          m_type, stream);
+        else
+            launch_paged_attention_prefill(m_q.get(), m_attn.get(), kCache, vCache, attention, T,
+                                           m_inputs->maxQueryLen(), m_inputs->maxContextLen(), c.numHeads,
+                                           c.numKvHeads, c.headDim, m_blockSize, m_type, stream);
+        m_gemm->matmul(m_attn.get(), w.o, residual, T, H, qDim, m_type, true, stream, 1.0f);
+        launch_add_rmsnorm(residual, nullptr, w.postNorm, m_normed.get(), nullptr, T, H, eps, m_type, stream);
+        m_gemm->matmul(m_normed.get(), w.gateUp, m_gateUp.get(), T, 2 * I, H, m_type, false, stream);
+        launch_silu_mul(m_gateUp.get(), m_act.get(), T, I, m_type, stream);
+        m_gemm->matmul(m_act.get(), w.down, residual, T, H, I, m_type, true, stream, 1.0f);
+    }
+    launch_add_rmsnorm(residual, nullptr, m_weights.finalNorm(), m_finalNormed.get(), m_inputs->sampleRows(), S, H, eps,
+                       m_type, stream);
+    m_gemm->matmul(m_finalNormed.get(), m_weights.lmHead(), m_logits.get(), S, c.vocabSize, H, m_type, true, stream);
+}
+
+} // namespace brook::cuda
