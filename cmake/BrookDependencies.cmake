@@ -44,6 +44,6 @@ if(BROOK_WITH_CUDA)
     set(CMAKE_CUDA_ARCHITECTURES "75;80;86;87;89;90" CACHE STRING "CUDA architectures")
   endif()
   enable_language(CUDA)
-  set(CMAKE_CUDA_STANDARD 20)
+  set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 does not know nvcc's C++20 flag; host code is C++20
   find_package(CUDAToolkit REQUIRED)
 endif()

@@ -5,6 +5,7 @@
 
 #ifdef BROOK_HAVE_CUDA
 #include "cuda/cuda_backend.h"
+#include "cuda/cuda_device.h"
 #endif
 
 #include <spdlog/spdlog.h>

@@ -65,7 +65,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
         const int blocksPerSeq = (profileSeqLen + backend->m_blockSize - 1) / backend->m_blockSize;
         const int64_t blockBytes = config.kvBytesPerToken(2) * backend->m_blockSize;
         if (auto kv = backend->allocateKvCache(blockBytes * blocksPerSeq * profileSeqs); !kv) return makeError(kv.error());
-        std::vector<std::vector<int32_t>> tokens(size_t(profileSeqs)), tables(size_t(profileSeqs));
+        std::vector<std::vector<int32_t>> tokens(static_cast<size_t>(profileSeqs)), tables(static_cast<size_t>(profileSeqs));
         std::vector<BatchSequence> batch;
         int left = backend->m_maxTokens;
         for (int s = 0; s < profileSeqs && left > 0; ++s) {
@@ -90,8 +90,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
                          formatGib(kvBytes));
             kvBytes = freeNow;
         }
+        if (options.numKvBlocks > 0) kvBytes = std::min<int64_t>(kvBytes, blockBytes * options.numKvBlocks);
         const int64_t oneSequence = blockBytes * ((backend->m_maxModelLen + backend->m_blockSize - 1) / backend->m_blockSize);
-        if (kvBytes < oneSequence) {
+        if (options.numKvBlocks == 0 && kvBytes < oneSequence) {
             char text[640];
             std::snprintf(text, sizeof text,
                           "not enough GPU memory for the KV cache: --gpu-memory-utilization %.2f of %.2f GiB leaves "

@@ -20,7 +20,7 @@ std::string cudaDeviceDescription(int device)
 {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) return {};
-    char text[256];
+    char text[512];
     std::snprintf(text, sizeof text, "%s (sm_%d%d, %.1f GiB)", prop.name, prop.major, prop.minor,
                   double(prop.totalGlobalMem) / (1ull << 30));
     return text;

@@ -1,0 +1,239 @@
+// The CUDA backend against references: Hugging Face transformers' logits (tests/data/hf_tiny),
+// the CPU backend on the same weights (a head_dim-128 shape and the full ERNIE-0.3B shape),
+// greedy tokens where the reference's top-2 margin is clear, and the engine on the GPU:
+// batched == alone, preemption and cancellation free every block.
+#include "cuda_test_support.h"
+
+#include "../engine/engine_test_support.h"
+#include "cuda/cuda_backend.h"
+#include "engine/checkpoint.h"
+#include "engine/cpu/cpu_backend.h"
+#include "engine/safetensors_file.h"
+#include "engine/tokenizer.h"
+
+#include <algorithm>
+
+using namespace brook;
+using namespace brook::cudatest;
+
+namespace {
+
+struct Margin {
+    int32_t top = 0;
+    float gap = 0;  // top-1 minus top-2 logit
+};
+
+Margin margin(std::span<const float> row)
+{
+    Margin m;
+    float first = -1e30f, second = -1e30f;
+    for (size_t i = 0; i < row.size(); ++i) {
+        if (row[i] > first) {
+            second = first;
+            first = row[i];
+            m.top = int32_t(i);
+        } else if (row[i] > second) {
+            second = row[i];
+        }
+    }
+    m.gap = first - second;
+    return m;
+}
+
+std::unique_ptr<cuda::CudaBackend> makeCuda(const ModelConfig& config, const Checkpoint& checkpoint, const std::string& dtype,
+                                            bool eager)
+{
+    LaunchOptions o;
+    o.dtype = dtype;
+    o.maxModelLen = 1024;
+    o.maxNumSeqs = 8;
+    o.maxNumBatchedTokens = 512;
+    o.numKvBlocks = 64;
+    o.enforceEager = eager;
+    o.gpuMemoryUtilization = 0.5;
+    auto backend = cuda::CudaBackend::create(config, checkpoint, o);
+    if (!backend) qFatal("CudaBackend::create: %s", backend.error().c_str());
+    return std::move(backend).value();
+}
+
+// Teacher-forced comparison: prefill `prompt`, then feed the reference's argmax for `steps`
+// decode steps. Returns the worst relative logit error; counts argmax agreement on clear margins.
+struct Comparison {
+    double worst = 0;
+    int clearSteps = 0, agreeing = 0;
+};
+
+Comparison compare(Backend& test, Backend& reference, std::vector<int32_t> tokens, int steps, float clearGap)
+{
+    std::vector<int32_t> blocks(64);
+    for (int i = 0; i < 64; ++i) blocks[size_t(i)] = 63 - i;
+    Comparison c;
+    int cached = 0;
+    for (int step = 0; step <= steps; ++step) {
+        BatchSequence s{std::span(tokens.data() + cached, tokens.size() - size_t(cached)), cached, blocks, true, {}};
+        const std::vector<float> want = reference.logits(std::span(&s, 1));
+        const std::vector<float> got = test.logits(std::span(&s, 1));
+        c.worst = std::max(c.worst, relativeError(got, want));
+        const Margin m = margin(want);
+        if (m.gap > clearGap) {
+            ++c.clearSteps;
+            c.agreeing += margin(got).top == m.top ? 1 : 0;
+        }
+        cached = int(tokens.size());
+        tokens.push_back(m.top);
+    }
+    return c;
+}
+
+} // namespace
+
+class TestCudaBackend : public QObject {
+    Q_OBJECT
+private slots:
+    void matchesTransformers_data()
+    {
+        QTest::addColumn<QString>("dtype");
+        QTest::addColumn<double>("tolerance");
+        // Weights rounded to 8 (bf16) or 11 (fp16) significant bits move logits by ~1e-2.
+        QTest::newRow("bfloat16") << "bfloat16" << 6e-2;
+        QTest::newRow("float16") << "float16" << 1.5e-2;
+    }
+    void matchesTransformers()
+    {
+        BROOK_REQUIRE_GPU();
+        QFETCH(QString, dtype);
+        QFETCH(double, tolerance);
+        const auto dir = std::filesystem::path(BROOK_TEST_DATA_DIR) / "hf_tiny";
+        auto config = loadModelConfig(dir / "config.json");
+        auto checkpoint = Checkpoint::open(dir);
+        auto expected = SafetensorsFile::open(dir / "expected.safetensors");
+        QVERIFY(config.ok() && checkpoint.ok() && expected.ok());
+        auto backend = makeCuda(*config, **checkpoint, dtype.toStdString(), false);
+        const TensorView* ids = (*expected)->find("prompt_ids");
+        const TensorView* greedyIds = (*expected)->find("greedy_ids");
+        const TensorView* greedyLogits = (*expected)->find("greedy_logits");
+        std::vector<int32_t> tokens(reinterpret_cast<const int32_t*>(ids->data),
+                                    reinterpret_cast<const int32_t*>(ids->data) + ids->numElements());
+        const auto* want = reinterpret_cast<const int32_t*>(greedyIds->data);
+        std::vector<float> wantLogits(size_t(greedyLogits->numElements()));
+        convertToFloat32(*greedyLogits, wantLogits.data());
+        const int V = config->vocabSize;
+        std::vector<int32_t> blocks = {5, 2, 7, 1};
+        int cached = 0, clear = 0;
+        double worst = 0;
+        for (int step = 0; step < int(greedyIds->numElements()); ++step) {
+            BatchSequence s{std::span(tokens.data() + cached, tokens.size() - size_t(cached)), cached, blocks, true, {}};
+            const std::vector<float> got = backend->logits(std::span(&s, 1));
+            const std::span<const float> ref(&wantLogits[size_t(step) * V], size_t(V));
+            worst = std::max(worst, relativeError(got, std::vector<float>(ref.begin(), ref.end())));
+            const Margin m = margin(ref);
+            QCOMPARE(m.top, want[step]);
+            if (m.gap > 0.5f) {
+                ++clear;
+                QCOMPARE(margin(got).top, want[step]);
+            }
+            cached = int(tokens.size());
+            tokens.push_back(want[step]);  // teacher forcing: one near-tie cannot derail the rest
+        }
+        qInfo("%s: max relative logit error vs transformers %.3g; %d clear-margin steps agree", qPrintable(dtype), worst, clear);
+        QVERIFY(worst < tolerance);
+        QVERIFY(clear >= 20);
+    }
+
+    void matchesCpuBackend_data()
+    {
+        QTest::addColumn<bool>("full");
+        QTest::addColumn<bool>("eager");
+        QTest::newRow("head_dim 128, graphs") << false << false;
+        QTest::newRow("head_dim 128, eager") << false << true;
+        QTest::newRow("ERNIE-0.3B shape") << true << false;
+    }
+    void matchesCpuBackend()
+    {
+        BROOK_REQUIRE_GPU();
+        QFETCH(bool, full);
+        QFETCH(bool, eager);
+        QTemporaryDir dir;
+        testing::TestModelOptions options;
+        options.shape = full ? testing::TestModelShape::ernie03b() : testing::TestModelShape::tiny();
+        if (!full) {
+            options.shape.hiddenSize = 256;
+            options.shape.numHeads = 8;
+            options.shape.numKvHeads = 2;
+            options.shape.headDim = 128;
+            options.shape.intermediateSize = 512;
+            options.shape.numLayers = 3;
+        }
+        options.dtype = DType::BF16;  // both backends then start from the same values
+        QVERIFY(testing::writeTestModel(dir.path().toStdString(), options).ok());
+        auto config = loadModelConfig(std::filesystem::path(dir.path().toStdString()) / "config.json");
+        auto checkpoint = Checkpoint::open(dir.path().toStdString());
+        QVERIFY(config.ok() && checkpoint.ok());
+        cpu::CpuBackendOptions cpuOptions;
+        cpuOptions.numKvBlocks = 64;
+        auto cpuBackend = cpu::CpuBackend::create(*config, **checkpoint, cpuOptions);
+        QVERIFY(cpuBackend.ok());
+        auto cudaBackend = makeCuda(*config, **checkpoint, "bfloat16", eager);
+        std::mt19937 rng(21);
+        const Comparison c = compare(*cudaBackend, **cpuBackend, testsupport::randomPrompt(rng, 40, 2000), full ? 16 : 64, 0.5f);
+        qInfo("max relative logit error vs CPU %.3g; argmax agrees on %d of %d clear-margin steps", c.worst, c.agreeing,
+              c.clearSteps);
+        QVERIFY(c.worst < 6e-2);
+        QVERIFY(c.clearSteps > 0);
+        QCOMPARE(c.agreeing, c.clearSteps);
+    }
+
+    void engineOnGpuIsBatchInvariantAndFreesBlocks()
+    {
+        BROOK_REQUIRE_GPU();
+        LaunchOptions o = testsupport::cpuOptions();
+        o.device = "cuda";
+        o.gpuMemoryUtilization = 0.3;
+        auto engine = testsupport::launch(o);
+        std::mt19937 rng(31);
+        const int vocab = engine->tokenizer().vocabSize();
+        const auto prompt = testsupport::randomPrompt(rng, 30, vocab);
+        const auto alone = testsupport::complete(*engine, testsupport::greedyRequest(prompt, 48));
+        std::vector<std::shared_ptr<RequestStream>> streams;
+        for (int i = 0; i < 16; ++i)
+            streams.push_back(*RequestStream::submit(
+                *engine, testsupport::greedyRequest(i == 9 ? prompt : testsupport::randomPrompt(rng, 10 + 3 * i, vocab), 48)));
+        std::vector<testsupport::Completion> results;
+        for (auto& s : streams) results.push_back(testsupport::drain(*s));
+        QCOMPARE(results[9].tokens, alone.tokens);
+        // Cancel mid-flight.
+        auto victim = *RequestStream::submit(*engine, testsupport::greedyRequest(prompt, 400));
+        QVERIFY(victim->next().has_value());
+        victim->cancel();
+        QCOMPARE(*testsupport::drain(*victim).finish, FinishReason::Abort);
+        const EngineStats stats = testsupport::waitIdle(*engine);
+        QCOMPARE(stats.numKvBlocksFree, stats.numKvBlocksTotal);
+    }
+
+    void preemptionOnGpuKeepsGreedyOutput()
+    {
+        BROOK_REQUIRE_GPU();
+        LaunchOptions o = testsupport::cpuOptions();
+        o.device = "cuda";
+        o.gpuMemoryUtilization = 0.3;
+        std::mt19937 rng(41);
+        std::vector<std::vector<int32_t>> prompts;
+        std::vector<std::vector<int32_t>> expected;
+        {
+            auto engine = testsupport::launch(o);
+            for (int i = 0; i < 6; ++i) prompts.push_back(testsupport::randomPrompt(rng, 20 + 7 * i, 2000));
+            for (const auto& p : prompts) expected.push_back(testsupport::complete(*engine, testsupport::greedyRequest(p, 60)).tokens);
+        }
+        o.numKvBlocks = 12;
+        auto engine = testsupport::launch(o);
+        std::vector<std::shared_ptr<RequestStream>> streams;
+        for (const auto& p : prompts) streams.push_back(*RequestStream::submit(*engine, testsupport::greedyRequest(p, 60)));
+        for (size_t i = 0; i < streams.size(); ++i) QCOMPARE(testsupport::drain(*streams[i]).tokens, expected[i]);
+        const EngineStats stats = testsupport::waitIdle(*engine);
+        QVERIFY(stats.numPreemptions > 0);
+        QCOMPARE(stats.numKvBlocksFree, stats.numKvBlocksTotal);
+    }
+};
+
+QTEST_MAIN(TestCudaBackend)
+#include "test_cuda_backend.moc"
