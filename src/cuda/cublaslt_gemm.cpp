@@ -1,6 +1,7 @@
 #include "cuda/cublaslt_gemm.h"
 
 #include "cuda/cuda_check.h"
+#include "cuda/skinny_gemm.h"
 
 #include <string>
 
@@ -62,6 +63,10 @@ void CublasLtGemm::matmul(const void* x, const void* w, void* out, int M, int N,
                           bool outFloat, cudaStream_t stream, float beta)
 {
     if (M == 0) return;
+    if (m_useSkinny && skinny_gemm_supported(M, K)) {
+        launch_skinny_gemm(x, w, out, M, N, K, type, outFloat, beta != 0.0f, stream);
+        return;
+    }
     Plan& p = plan(M, N, K, type, outFloat);
     const float alpha = 1.0f;
     BROOK_CUBLAS_CHECK(cublasLtMatmul(m_handle, p.op, &alpha, w, p.a, x, p.b, &beta, out, p.c, out, p.c, &p.algo,

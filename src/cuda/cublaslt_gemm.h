@@ -22,9 +22,12 @@ public:
     CublasLtGemm& operator=(const CublasLtGemm&) = delete;
 
     // x [M, K], w [N, K], out [M, N]; outFloat: out is fp32 instead of the element type.
-    // beta = 1 adds into out (same type as out).
+    // beta = 1 adds into out (same type as out). Small M goes to the skinny (decode) kernel.
     void matmul(const void* x, const void* w, void* out, int M, int N, int K, ElementType type, bool outFloat,
                 cudaStream_t stream, float beta = 0.0f);
+
+    // Tests and benchmarks compare both paths; the backend leaves it on.
+    void setUseSkinny(bool use) { m_useSkinny = use; }
 
 private:
     struct Plan {
@@ -38,6 +41,7 @@ private:
     cublasLtHandle_t m_handle = nullptr;
     DeviceBuffer m_workspace;
     std::map<Key, Plan> m_plans;
+    bool m_useSkinny = true;
 };
 
 } // namespace brook::cuda

@@ -1,0 +1,70 @@
+// Paged attention on the GPU: causal GQA attention of a batch's new query tokens against the
+// paged KV cache (which already holds the new tokens' K/V). Two entry points: prefill (any
+// query lengths, chunked prefill reading a cached prefix) and decode (one query per sequence,
+// split along the sequence, CUDA-graph safe). CPU reference: brook::cpu::pagedAttention.
+//
+// Letters: T tokens in the batch, NH query heads, KVH kv heads, G = NH / KVH, HD head dim
+// (32, 64 or 128), B cache blocks of BS slots. Math per query row at position p of head h:
+//   out = softmax_j(q . k_j / sqrt(HD)) v_j over cache positions j = 0..p of kv head h / G,
+// scores, softmax and accumulation in fp32; P is rounded to the element type for the P.V MMA.
+//
+// Thread-safety: launchers only enqueue work on `stream`; call them from the thread that owns
+// the stream. They throw CudaError on bad arguments or launch failures (caught at the backend
+// edge), never inside a CUDA graph capture unless the arguments are wrong.
+#pragma once
+
+#include "cuda/cuda_dtype.h"
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace brook::cuda {
+
+// All pointers are device memory.
+struct AttentionBatch {
+    int numSeqs = 0;
+    const int32_t* queryStart = nullptr;  // [numSeqs + 1]: seq s owns rows queryStart[s] .. queryStart[s+1]-1 of q/out
+    const int32_t* contextLens = nullptr; // [numSeqs]: cache tokens after this step (prefix + new); row i of s sits at
+                                          //   position contextLens[s] - n_s + i. Decode: <= 0 marks a padded slot.
+    const int32_t* blockTables = nullptr; // [numSeqs, maxBlocksPerSeq] block ids; entries past the context are never read
+    int maxBlocksPerSeq = 0;
+};
+
+struct AttentionShape {
+    int numHeads = 0;     // NH
+    int numKvHeads = 0;   // KVH; NH % KVH == 0
+    int headDim = 0;      // HD: 32, 64 or 128
+    int blockSize = 16;   // BS: slots per cache block
+    int qTokenStride = 0; // elements between consecutive tokens' q rows; 0 = NH * HD (lets q live in a fused QKV buffer)
+};
+
+// Prefill / mixed batches. q: [T, NH, HD] (RoPE applied; rows qTokenStride apart), out: [T, NH, HD],
+// kCache / vCache: [B, BS, KVH, HD] of this layer. maxQueryLen >= every n_s (host-side bound; it
+// sizes the grid, so an over-estimate only adds CTAs that exit at once). Requires contextLens[s] >= n_s.
+// No split along the keys: a long-context single-token sequence is better served by the decode path.
+void launch_paged_attention_prefill(ElementType type, const void* q, void* out, const void* kCache, const void* vCache,
+                                    const AttentionBatch& batch, int maxQueryLen, const AttentionShape& shape,
+                                    cudaStream_t stream);
+
+// Decode: sequence s has exactly one query, row s of q/out (queryStart is not read). The grid and
+// the split count depend only on numSeqs and maxContextLen (fixed at graph capture); each launch
+// spreads a sequence's actual context over the splits, and splits past it exit at once, so a
+// captured graph stays correct when contextLens / blockTables change between replays.
+// Padded slots (contextLens[s] <= 0) get a zero output and read nothing.
+// workspace: device memory of at least paged_attention_decode_workspace_bytes(numSeqs, ...) bytes.
+void launch_paged_attention_decode(ElementType type, const void* q, void* out, const void* kCache, const void* vCache,
+                                   const AttentionBatch& batch, int maxContextLen, const AttentionShape& shape,
+                                   void* workspace, size_t workspaceBytes, cudaStream_t stream);
+
+// Splits along the sequence the decode launch uses for this batch size (reads the current
+// device's SM count). Exposed for logging and tests.
+int paged_attention_decode_splits(int numSeqs, int numHeads, int numKvHeads, int maxContextLen);
+
+// Workspace that serves every decode launch with numSeqs <= maxSeqs at this maxContextLen on the
+// current device: split partials, fp32 [numSeqs, NH, splits, HD + 1].
+size_t paged_attention_decode_workspace_bytes(int maxSeqs, int numHeads, int numKvHeads, int headDim,
+                                              int maxContextLen);
+
+} // namespace brook::cuda
