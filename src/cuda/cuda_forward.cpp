@@ -25,7 +25,8 @@ void CudaBackend::allocateActivations()
     m_act = DeviceBuffer(T * c.intermediateSize * e);
     m_finalNormed = DeviceBuffer(S * c.hiddenSize * e);
     m_logits = DeviceBuffer(S * c.vocabSize * sizeof(float));
-    m_attnWorkspace = DeviceBuffer(paged_attention_decode_workspace_bytes(m_maxSeqs, c.numHeads, c.headDim, m_maxModelLen));
+    m_attnWorkspace = DeviceBuffer(paged_attention_decode_workspace_bytes(m_maxSeqs, c.numHeads, c.numKvHeads,
+                                                                          c.headDim, m_maxModelLen));
     m_activationBytes = int64_t(m_residual.bytes() + m_normed.bytes() + m_qkv.bytes() + m_q.bytes() + m_attn.bytes() +
                                 m_gateUp.bytes() + m_act.bytes() + m_finalNormed.bytes() + m_logits.bytes() +
                                 m_attnWorkspace.bytes());
@@ -49,6 +50,12 @@ void CudaBackend::forward(bool decode, cudaStream_t stream)
     attention.blockTables = m_inputs->blockTables();
     attention.maxBlocksPerSeq = m_inputs->maxBlocksPerSeq();
 
+    AttentionShape shape;
+    shape.numHeads = c.numHeads;
+    shape.numKvHeads = c.numKvHeads;
+    shape.headDim = c.headDim;
+    shape.blockSize = m_blockSize;
+
     launch_embedding(m_inputs->ids(), m_weights.embedding(), residual, T, H, m_type, stream);
     for (int l = 0; l < c.numLayers; ++l) {
         const CudaLayerWeights& w = m_weights.layers()[size_t(l)];
@@ -60,13 +67,11 @@ void CudaBackend::forward(bool decode, cudaStream_t stream)
                                 m_invFreq.as<float>(), T, c.numHeads, c.numKvHeads, c.headDim, m_blockSize, m_type,
                                 stream);
         if (decode)
-            launch_paged_attention_decode(m_q.get(), m_attn.get(), kCache, vCache, attention, m_maxModelLen,
-                                          m_attnWorkspace.get(), c.numHeads, c.numKvHeads, c.headDim, m_blockSize,
-                                          m_type, stream);
+            launch_paged_attention_decode(m_type, m_q.get(), m_attn.get(), kCache, vCache, attention, m_maxModelLen,
+                                          shape, m_attnWorkspace.get(), m_attnWorkspace.bytes(), stream);
         else
-            launch_paged_attention_prefill(m_q.get(), m_attn.get(), kCache, vCache, attention, T,
-                                           m_inputs->maxQueryLen(), m_inputs->maxContextLen(), c.numHeads,
-                                           c.numKvHeads, c.headDim, m_blockSize, m_type, stream);
+            launch_paged_attention_prefill(m_type, m_q.get(), m_attn.get(), kCache, vCache, attention,
+                                           m_inputs->maxQueryLen(), shape, stream);
         m_gemm->matmul(m_attn.get(), w.o, residual, T, H, qDim, m_type, true, stream, 1.0f);
         launch_add_rmsnorm(residual, nullptr, w.postNorm, m_normed.get(), nullptr, T, H, eps, m_type, stream);
         m_gemm->matmul(m_normed.get(), w.gateUp, m_gateUp.get(), T, 2 * I, H, m_type, false, stream);

@@ -72,12 +72,12 @@ void StepInputs::upload(std::span<const BatchSequence> batch, int padToSeqs, cud
         m_maxContextLen = std::max(m_maxContextLen, contextLens[s]);
         tableWidth = std::max(tableWidth, (contextLens[s] + m_blockSize - 1) / m_blockSize);
     }
-    for (int s = realSeqs; s < seqs; ++s, ++row) {  // padding: one token at position 0, no cache write
+    for (int s = realSeqs; s < seqs; ++s, ++row) {  // padding: one token, no cache write, no attention
         queryStart[s] = row;
         ids[row] = 0;
         positions[row] = 0;
         slots[row] = -1;
-        contextLens[s] = 1;
+        contextLens[s] = 0;
         sampleRows[sampled++] = row;
     }
     queryStart[seqs] = row;

@@ -48,7 +48,7 @@ std::optional<FinishReason> RequestOutputProcessor::onToken(const SampleResult& 
     } else {
         const std::string delta = m_detokenizer.push(sample.token);
         StopChecker::Update update = m_stopChecker.push(delta);
-        out.textDelta = std::move(update.emit);
+        out.textDelta = std::move(update.text);
         if (update.stopped && minReached) {
             finish = FinishReason::Stop;
             out.stopReason = update.matched;
@@ -58,7 +58,7 @@ std::optional<FinishReason> RequestOutputProcessor::onToken(const SampleResult& 
         if (finish == FinishReason::Length) {
             // Nothing more will come: release what the detokenizer and stop checker hold back.
             StopChecker::Update tail = m_stopChecker.push(m_detokenizer.flush());
-            out.textDelta += tail.emit + m_stopChecker.flush();
+            out.textDelta += tail.text + m_stopChecker.flush();
         }
     }
     out.finishReason = finish;

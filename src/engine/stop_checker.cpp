@@ -30,7 +30,7 @@ StopChecker::Update StopChecker::push(const std::string& delta)
         return update;
     }
     if (m_stops.empty()) {
-        update.emit = delta;
+        update.text = delta;
         return update;
     }
     m_pending += delta;
@@ -50,7 +50,7 @@ StopChecker::Update StopChecker::push(const std::string& delta)
         }
     }
     if (best) {
-        update.emit = m_pending.substr(0, m_includeStopStr ? bestEnd : bestStart);
+        update.text = m_pending.substr(0, m_includeStopStr ? bestEnd : bestStart);
         update.stopped = true;
         update.matched = *best;
         m_pending.clear();
@@ -71,7 +71,7 @@ StopChecker::Update StopChecker::push(const std::string& delta)
             break;
         }
     }
-    update.emit = m_pending.substr(0, m_pending.size() - hold);
+    update.text = m_pending.substr(0, m_pending.size() - hold);
     m_pending.erase(0, m_pending.size() - hold);
     return update;
 }

@@ -14,7 +14,7 @@ public:
     StopChecker(std::vector<std::string> stopStrings, bool includeStopStr);
 
     struct Update {
-        std::string emit;        // text safe to stream now
+        std::string text;        // text safe to stream now
         bool stopped = false;    // a stop string matched; generation ends
         std::string matched;     // which one
     };

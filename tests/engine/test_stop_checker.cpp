@@ -7,9 +7,6 @@
 
 #include <random>
 
-// Qt defines `emit` as an empty macro; StopChecker::Update has a field of that name.
-#undef emit
-
 using namespace brook;
 
 namespace {
@@ -25,7 +22,7 @@ Run feed(StopChecker& checker, const std::vector<std::string>& deltas)
     Run run;
     for (const auto& delta : deltas) {
         const auto update = checker.push(delta);
-        run.text += update.emit;
+        run.text += update.text;
         if (update.stopped) {
             run.stopped = true;
             run.matched = update.matched;
@@ -66,11 +63,11 @@ private slots:
     {
         StopChecker checker({"###"}, false);
         auto update = checker.push("Hello #");
-        QCOMPARE(update.emit, std::string("Hello "));  // "#" may start the stop string: held
+        QCOMPARE(update.text, std::string("Hello "));  // "#" may start the stop string: held
         QVERIFY(!update.stopped);
         update = checker.push("## world");
         QVERIFY(update.stopped);
-        QCOMPARE(update.emit, std::string());
+        QCOMPARE(update.text, std::string());
         QCOMPARE(update.matched, std::string("###"));
         QCOMPARE(checker.flush(), std::string());
         QVERIFY(checker.push("more").stopped);  // nothing after a stop
@@ -79,35 +76,35 @@ private slots:
     void stopSplitAcrossThreeDeltas()
     {
         StopChecker checker({"STOP"}, false);
-        QCOMPARE(checker.push("abS").emit, std::string("ab"));
-        QCOMPARE(checker.push("T").emit, std::string());
+        QCOMPARE(checker.push("abS").text, std::string("ab"));
+        QCOMPARE(checker.push("T").text, std::string());
         const auto update = checker.push("OP tail");
         QVERIFY(update.stopped);
-        QCOMPARE(update.emit, std::string());
+        QCOMPARE(update.text, std::string());
         QCOMPARE(update.matched, std::string("STOP"));
     }
 
     void partialMatchIsReleased()
     {
         StopChecker checker({"STOP"}, false);
-        QCOMPARE(checker.push("xST").emit, std::string("x"));
+        QCOMPARE(checker.push("xST").text, std::string("x"));
         const auto update = checker.push("ay");
         QVERIFY(!update.stopped);
-        QCOMPARE(update.emit, std::string("STay"));
+        QCOMPARE(update.text, std::string("STay"));
         QCOMPARE(checker.flush(), std::string());
 
         StopChecker held({"STOP"}, false);
-        QCOMPARE(held.push("abc STO").emit, std::string("abc "));
+        QCOMPARE(held.push("abc STO").text, std::string("abc "));
         QCOMPARE(held.flush(), std::string("STO"));  // finished for another reason: release it
     }
 
     void includeStopString()
     {
         StopChecker checker({"</end>"}, true);
-        QCOMPARE(checker.push("answer</e").emit, std::string("answer"));
+        QCOMPARE(checker.push("answer</e").text, std::string("answer"));
         const auto update = checker.push("nd> ignored");
         QVERIFY(update.stopped);
-        QCOMPARE(update.emit, std::string("</end>"));
+        QCOMPARE(update.text, std::string("</end>"));
     }
 
     void severalStopStrings()
@@ -122,7 +119,7 @@ private slots:
         StopChecker overlap({"xyz", "y"}, false);
         const auto update = overlap.push("axyz");
         QCOMPARE(update.matched, std::string("y"));
-        QCOMPARE(update.emit, std::string("ax"));
+        QCOMPARE(update.text, std::string("ax"));
     }
 
     void emptyStopStringsAreIgnored()
@@ -130,25 +127,25 @@ private slots:
         StopChecker checker({"", ""}, false);
         const auto update = checker.push("anything at all");
         QVERIFY(!update.stopped);
-        QCOMPARE(update.emit, std::string("anything at all"));
+        QCOMPARE(update.text, std::string("anything at all"));
     }
 
     void multiByteStopStrings()
     {
         StopChecker checker({"。结束"}, false);
-        QCOMPARE(checker.push("你好。").emit, std::string("你好"));
-        QCOMPARE(checker.push("结").emit, std::string());
+        QCOMPARE(checker.push("你好。").text, std::string("你好"));
+        QCOMPARE(checker.push("结").text, std::string());
         const auto update = checker.push("束吧");
         QVERIFY(update.stopped);
         QCOMPARE(update.matched, std::string("。结束"));
 
         // A prefix that turns out different is released whole, never half a character.
         StopChecker released({"结束"}, true);
-        QCOMPARE(released.push("我们结").emit, std::string("我们"));
-        QCOMPARE(released.push("果").emit, std::string("结果"));
+        QCOMPARE(released.push("我们结").text, std::string("我们"));
+        QCOMPARE(released.push("果").text, std::string("结果"));
         const auto stop = released.push("。结束了");
         QVERIFY(stop.stopped);
-        QCOMPARE(stop.emit, std::string("。结束"));
+        QCOMPARE(stop.text, std::string("。结束"));
     }
 
     void independentOfDeltaBoundaries()

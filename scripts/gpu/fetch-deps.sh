@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Run HERE (a Debian 12 machine with apt): downloads the .deb files the Qt-free targets and the
+# Qt Test based tests need into .devdebs/ (ignored by git), for a GPU machine without apt access.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+mkdir -p .devdebs && cd .devdebs
+apt-get download libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 libsentencepiece-dev libsentencepiece0 \
+  nlohmann-json3-dev libcpp-httplib-dev libcpp-httplib0.11 libyaml-cpp-dev libyaml-cpp0.7 libcli11-dev \
+  libopenblas0-pthread libopenblas-pthread-dev libopenblas-dev libgfortran5 libgomp1 \
+  libqt6core6 libqt6test6 qt6-base-dev qt6-base-dev-tools libicu72 libdouble-conversion3 libb2-1 libpcre2-16-0 \
+  libqt6network6 libqt6concurrent6 libqt6dbus6 libqt6sql6 libqt6gui6 libqt6widgets6 libqt6opengl6 libqt6xml6 \
+  libqt6openglwidgets6 libqt6printsupport6 qmake6 qmake6-bin
+du -sh .

@@ -1,0 +1,276 @@
+// Device building blocks shared by the paged-attention prefill and decode kernels: tensor-core
+// MMA (m16n8k16, fp32 accumulate), shared-memory tile loads from the paged cache, and one warp's
+// online-softmax update over a slice of a key tile.
+//
+// Convention (PTX m16n8k16 fragments): lane = 4 * g + t. A warp owns 16 query rows; lane (g, t)
+// holds rows g and g + 8. A score/output accumulator over an 8-column n-tile holds, per lane,
+// (row g, cols 2t, 2t+1) in c[0..1] and (row g+8, same cols) in c[2..3]. Shared-memory tiles are
+// row-major [key][HD] with rows padded by 16 bytes so fragment loads and ldmatrix are
+// bank-conflict free. sm_80+: native bf16/fp16 MMA and cp.async; sm_75: fp16 as two m16n8k8,
+// bf16 emulated with shuffles (compiles and is correct, not fast; T4 runs fp16), synchronous copies.
+#pragma once
+
+#include "cuda/cuda_dtype.h"
+
+#include <cstdint>
+#include <type_traits>
+
+namespace brook::cuda::attn {
+
+constexpr int kThreads = 128;  // 4 warps per CTA
+constexpr int kTileKeys = 64;  // keys per shared-memory K/V tile
+constexpr float kLog2e = 1.4426950408889634f;
+
+template <int HD> constexpr int smemStride() { return HD + 8; } // elements per padded tile row
+
+template <typename T> __device__ inline uint32_t pack2(float lo, float hi)
+{
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+        __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+        return *reinterpret_cast<uint32_t*>(&v);
+    } else {
+        __half2 v = __floats2half2_rn(lo, hi);
+        return *reinterpret_cast<uint32_t*>(&v);
+    }
+}
+
+__device__ inline float2 unpackBf16x2(uint32_t bits)
+{
+    __nv_bfloat162 v = *reinterpret_cast<__nv_bfloat162*>(&bits);
+    return __bfloat1622float2(v);
+}
+
+// c += a * b for one m16n8k16 tile: a = 4 regs (16x16 row-major), b = 2 regs (16x8 col-major).
+template <typename T>
+__device__ inline void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    } else {
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    }
+#elif defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<T, __half>) {
+        // k = 0..7 uses a[0], a[1], b0; k = 8..15 uses a[2], a[3], b1.
+        asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : "r"(a[0]), "r"(a[1]), "r"(b0));
+        asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : "r"(a[2]), "r"(a[3]), "r"(b1));
+    } else {
+        // No bf16 MMA before sm_80: gather the operands with shuffles. Row g of A lives in lanes
+        // 4g..4g+3 (a0: k 2t',2t'+1; a2: k 2t'+8, 2t'+9; a1/a3 the same for row g+8); column n of
+        // B lives in lanes 4n..4n+3 (b0: k 2t',2t'+1; b1: k 2t'+8, 2t'+9).
+        const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+        for (int tp = 0; tp < 4; ++tp) {
+            const float2 a0 = unpackBf16x2(__shfl_sync(0xffffffffu, a[0], 4 * g + tp));
+            const float2 a1 = unpackBf16x2(__shfl_sync(0xffffffffu, a[1], 4 * g + tp));
+            const float2 a2 = unpackBf16x2(__shfl_sync(0xffffffffu, a[2], 4 * g + tp));
+            const float2 a3 = unpackBf16x2(__shfl_sync(0xffffffffu, a[3], 4 * g + tp));
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int src = 4 * (2 * t + e) + tp;
+                const float2 x0 = unpackBf16x2(__shfl_sync(0xffffffffu, b0, src));
+                const float2 x1 = unpackBf16x2(__shfl_sync(0xffffffffu, b1, src));
+                c[e] += a0.x * x0.x + a0.y * x0.y + a2.x * x1.x + a2.y * x1.y;
+                c[2 + e] += a1.x * x0.x + a1.y * x0.y + a3.x * x1.x + a3.y * x1.y;
+            }
+        }
+    }
+#endif
+}
+
+// Four transposed 8x8 b16 matrices from shared memory; lane l addresses row l % 8 of matrix l / 8.
+__device__ inline void ldmatrixX4Trans(uint32_t (&r)[4], const void* smem)
+{
+    const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr) : "memory");
+}
+
+// 16-byte global -> shared copy; zero-fills when !valid (src is then not read).
+__device__ inline void copy16(void* smemDst, const void* src, bool valid)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(smemDst));
+    const int srcBytes = valid ? 16 : 0;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(srcBytes) : "memory");
+#else
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (valid) v = *reinterpret_cast<const uint4*>(src);
+    *reinterpret_cast<uint4*>(smemDst) = v;
+#endif
+}
+
+__device__ inline void copyCommit()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits until at most N committed copy groups are still in flight (then __syncthreads to share).
+template <int N> __device__ inline void copyWait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// Loads cache positions kb .. kb+63 of kv head kvh into a [64][HD + 8] tile; positions >= keyEnd
+// are zero-filled (their block-table entries may be garbage and their slots uninitialised).
+template <typename T, int HD>
+__device__ inline void loadKvTile(T* tile, const T* __restrict__ cache, const int32_t* __restrict__ blockTable,
+                                  int kb, int keyEnd, int blockSize, int numKvHeads, int kvh)
+{
+    constexpr int kChunks = HD / 8; // 16-byte chunks per key
+    constexpr int S = smemStride<HD>();
+    static_assert((kTileKeys * kChunks) % kThreads == 0, "tile must split evenly over the CTA");
+#pragma unroll
+    for (int i = 0; i < kTileKeys * kChunks / kThreads; ++i) {
+        const int idx = threadIdx.x + i * kThreads;
+        const int key = idx / kChunks, chunk = idx % kChunks;
+        const int j = kb + key;
+        const bool valid = j < keyEnd;
+        const T* src = cache;
+        if (valid) {
+            const int64_t slot = int64_t(blockTable[j / blockSize]) * blockSize + j % blockSize;
+            src = cache + (slot * numKvHeads + kvh) * HD + chunk * 8;
+        }
+        copy16(tile + key * S + chunk * 8, src, valid);
+    }
+}
+
+// Reads this warp's Q A-fragments (16 rows starting at `rows`) from a padded [rows][HD + 8] tile.
+template <int HD>
+__device__ inline void loadQFragments(uint32_t (&qf)[HD / 16][4], const void* rows)
+{
+    constexpr int S = smemStride<HD>();
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const uint16_t* base = static_cast<const uint16_t*>(rows);
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; ++kk) {
+        const uint16_t* p = base + g * S + kk * 16 + 2 * t;
+        qf[kk][0] = *reinterpret_cast<const uint32_t*>(p);
+        qf[kk][1] = *reinterpret_cast<const uint32_t*>(p + 8 * S);
+        qf[kk][2] = *reinterpret_cast<const uint32_t*>(p + 8);
+        qf[kk][3] = *reinterpret_cast<const uint32_t*>(p + 8 * S + 8);
+    }
+}
+
+// One warp's running softmax state for its 16 rows. m: running max of scaled scores (log2
+// domain, -inf until a key is seen); l: this lane's partial row sum (quad-reduce at the end).
+template <int HD> struct WarpState {
+    float o[HD / 8][4];
+    float m[2];
+    float l[2];
+    __device__ void init()
+    {
+#pragma unroll
+        for (int n = 0; n < HD / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+        m[0] = m[1] = -INFINITY;
+        l[0] = l[1] = 0.0f;
+    }
+};
+
+// Scores of the warp's rows against 8 * NT keys of a K tile slice, then the online-softmax update:
+// masks keys > pos (per row), rescales o/l, leaves P = exp2(s - m) in s for accumulatePv.
+template <typename T, int HD, int NT>
+__device__ inline void scoreTile(WarpState<HD>& st, float (&s)[NT][4], const uint32_t (&qf)[HD / 16][4],
+                                 const T* ks, int keyBase, int pos0, int pos1, float scaleLog2)
+{
+    constexpr int S = smemStride<HD>();
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const uint16_t* kbase = reinterpret_cast<const uint16_t*>(ks);
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+        s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+#pragma unroll
+        for (int kk = 0; kk < HD / 16; ++kk) {
+            const uint16_t* p = kbase + (j * 8 + g) * S + kk * 16 + 2 * t;
+            mma16816<T>(s[j], qf[kk], *reinterpret_cast<const uint32_t*>(p), *reinterpret_cast<const uint32_t*>(p + 8));
+        }
+    }
+    float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const int key = keyBase + j * 8 + 2 * t + e;
+            s[j][e] = key <= pos0 ? s[j][e] * scaleLog2 : -INFINITY;
+            s[j][2 + e] = key <= pos1 ? s[j][2 + e] * scaleLog2 : -INFINITY;
+            mx0 = fmaxf(mx0, s[j][e]);
+            mx1 = fmaxf(mx1, s[j][2 + e]);
+        }
+    }
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+    const float m0 = fmaxf(st.m[0], mx0), m1 = fmaxf(st.m[1], mx1);
+    // A row with every key so far masked keeps m = -inf; subtracting 0 then keeps exp2 at 0, not NaN.
+    const float base0 = m0 == -INFINITY ? 0.0f : m0, base1 = m1 == -INFINITY ? 0.0f : m1;
+    const float corr0 = exp2f(st.m[0] - base0), corr1 = exp2f(st.m[1] - base1);
+    st.m[0] = m0;
+    st.m[1] = m1;
+    float sum0 = 0.0f, sum1 = 0.0f;
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            s[j][e] = exp2f(s[j][e] - base0);
+            s[j][2 + e] = exp2f(s[j][2 + e] - base1);
+            sum0 += s[j][e];
+            sum1 += s[j][2 + e];
+        }
+    }
+    st.l[0] = st.l[0] * corr0 + sum0;
+    st.l[1] = st.l[1] * corr1 + sum1;
+#pragma unroll
+    for (int n = 0; n < HD / 8; ++n) {
+        st.o[n][0] *= corr0;
+        st.o[n][1] *= corr0;
+        st.o[n][2] *= corr1;
+        st.o[n][3] *= corr1;
+    }
+}
+
+// o += P . V over the same 8 * NT keys (NT even). P's accumulator layout is exactly the A
+// fragment of the next MMA (n-tiles 2kk, 2kk+1 = k 0..7, 8..15); V comes through ldmatrix.trans.
+template <typename T, int HD, int NT>
+__device__ inline void accumulatePv(WarpState<HD>& st, const float (&s)[NT][4], const T* vs)
+{
+    static_assert(NT % 2 == 0, "P.V consumes keys 16 at a time");
+    constexpr int S = smemStride<HD>();
+    const int lane = threadIdx.x & 31, mi = lane >> 3, r = lane & 7;
+#pragma unroll
+    for (int kk = 0; kk < NT / 2; ++kk) {
+        const uint32_t pa[4] = {pack2<T>(s[2 * kk][0], s[2 * kk][1]), pack2<T>(s[2 * kk][2], s[2 * kk][3]),
+                                pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                                pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+        // Matrices: 0 = keys 0-7 / dims d..d+7, 1 = keys 8-15 / same dims, 2, 3 = the same for d+8.
+        const T* row = vs + (kk * 16 + (mi & 1) * 8 + r) * S + (mi >> 1) * 8;
+#pragma unroll
+        for (int np = 0; np < HD / 16; ++np) {
+            uint32_t vb[4];
+            ldmatrixX4Trans(vb, row + np * 16);
+            mma16816<T>(st.o[2 * np], pa, vb[0], vb[1]);
+            mma16816<T>(st.o[2 * np + 1], pa, vb[2], vb[3]);
+        }
+    }
+}
+
+// Partition of a decode sequence's context over `splits` CTAs: whole 64-key tiles, so tiles never
+// straddle a partition boundary. The reduce recomputes the same numbers.
+__host__ __device__ inline int decodePartitionSize(int contextLen, int splits)
+{
+    const int perSplit = (contextLen + splits - 1) / splits;
+    return (perSplit + kTileKeys - 1) / kTileKeys * kTileKeys;
+}
+
+} // namespace brook::cuda::attn
