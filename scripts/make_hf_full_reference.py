@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Hugging Face reference for the full ERNIE-4.5-0.3B shape, made on the GPU machine.
+
+Builds transformers' `Ernie4_5ForCausalLM` with ERNIE-4.5-0.3B's config and random weights drawn
+with a fixed torch seed (scaled as scripts/make_hf_fixture.py explains, so argmaxes are clear and
+greedy text varies), rounds them to bf16 (so every backend starts from identical values), saves the
+model folder (config.json + model.safetensors in bf16) and expected.safetensors:
+  prompt_ids [P] I32, greedy_ids [N] I32 (greedy from the prompt), greedy_logits [N, V] F32
+computed in float32 on the GPU with TF32 off. tests/cuda/test_cuda_backend.cpp compares Brook's
+CPU and CUDA backends with it when BROOK_HF_FULL_REFERENCE names the folder.
+
+Usage: python3 scripts/make_hf_full_reference.py --out /tmp/hf-ernie-0.3b [--seed 1] [--steps 64]
+"""
+import argparse
+import math
+import os
+
+import torch
+import transformers
+from safetensors.torch import save_file
+from transformers import Ernie4_5Config, Ernie4_5ForCausalLM
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--prompt-len", type=int, default=64)
+    ap.add_argument("--steps", type=int, default=64)
+    args = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+
+    config = Ernie4_5Config(vocab_size=103424, hidden_size=1024, intermediate_size=3072, num_hidden_layers=18,
+                            num_attention_heads=16, num_key_value_heads=2, head_dim=128,
+                            max_position_embeddings=131072, rms_norm_eps=1e-5, tie_word_embeddings=True,
+                            use_bias=False, hidden_act="silu", pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                            rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
+    torch.manual_seed(args.seed)
+    model = Ernie4_5ForCausalLM(config).to(device=device, dtype=torch.float32).eval()
+    g = torch.Generator(device=device).manual_seed(args.seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            r = torch.randn(p.shape, generator=g, device=device)
+            if name.endswith("embed_tokens.weight"):
+                r *= 0.5
+            elif name == "model.norm.weight":
+                r *= 1.5                      # zero-mean: a positive final norm makes greedy repeat
+            elif name.endswith("norm.weight"):
+                r = 1.0 + 0.1 * r
+            else:
+                gain = 2.0 if name.endswith(("o_proj.weight", "down_proj.weight")) else 1.0
+                r *= gain / math.sqrt(p.shape[1])
+            p.copy_(r.to(torch.bfloat16).float())  # bf16-exact values in an fp32 model
+    model.tie_weights()
+
+    os.makedirs(args.out, exist_ok=True)
+    model.to(torch.bfloat16).save_pretrained(args.out, safe_serialization=True)
+    model.float()
+
+    prompt = torch.randint(3, 100000, (args.prompt_len,), generator=torch.Generator().manual_seed(args.seed + 7))
+    ids = prompt.to(device)
+    greedy, logits = [], []
+    with torch.no_grad():
+        for _ in range(args.steps):
+            out = model(input_ids=ids[None], use_cache=False).logits[0, -1].float()
+            token = int(out.argmax())
+            logits.append(out.cpu())
+            greedy.append(token)
+            ids = torch.cat([ids, torch.tensor([token], device=device)])
+    stacked = torch.stack(logits)
+    top2 = stacked.topk(2, dim=-1).values
+    margins = (top2[:, 0] - top2[:, 1])
+    save_file({"prompt_ids": prompt.to(torch.int32), "greedy_ids": torch.tensor(greedy, dtype=torch.int32),
+               "greedy_logits": stacked.contiguous()}, os.path.join(args.out, "expected.safetensors"),
+              metadata={"transformers": transformers.__version__, "torch": torch.__version__, "seed": str(args.seed)})
+    print(f"saved {args.out}: logit std {stacked.std():.2f}, distinct greedy ids {len(set(greedy))}/{len(greedy)}, "
+          f"top-2 margin min {margins.min():.3f} median {margins.median():.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,263 @@
+// Paged attention kernels (src/cuda/paged_attention_*.cu) against the fp32 CPU reference
+// brook::cpu::pagedAttention fed the same bf16/fp16-rounded q, K and V.
+//
+// Tolerance: max |gpu - ref| / max |ref| per sequence <= 2e-2 (bf16), 5e-3 (fp16). Inputs are
+// identical, so the differences are the kernels' own roundings: P is rounded to the element type
+// before the P.V tensor-core product (relative 2^-9 bf16, 2^-11 fp16 per weight) and the output is
+// rounded once more (same steps); sums run in fp32 in another order (~1e-6). That is a few ulps
+// of the element type, well inside the bounds, while a wrong key, mask or split shows as O(1).
+// Unused cache slots are NaN and unused block-table entries INT32_MAX, so reading past a
+// context fails loudly.
+#include "paged_attention_fixture.h"
+
+#include <QtTest>
+
+using namespace brook;
+using namespace brook::cudatest;
+
+namespace {
+
+template <typename T> cuda::ElementType typeOf()
+{
+    return std::is_same_v<T, __nv_bfloat16> ? cuda::ElementType::BF16 : cuda::ElementType::F16;
+}
+template <typename T> double tolOf() { return std::is_same_v<T, __nv_bfloat16> ? 2e-2 : 5e-3; }
+
+AttentionProblem shape(int nh, int kvh, int hd, int bs, uint64_t seed)
+{
+    AttentionProblem p;
+    p.numHeads = nh;
+    p.numKvHeads = kvh;
+    p.headDim = hd;
+    p.blockSize = bs;
+    p.seed = seed;
+    return p;
+}
+
+AttentionProblem decodeProblem(AttentionProblem p, const std::vector<int>& contexts)
+{
+    for (int ctx : contexts) p.seqs.push_back(ctx > 0 ? SeqSpec{ctx - 1, 1, false} : SeqSpec{0, 1, true});
+    return p;
+}
+
+QString describe(const char* kind, const AttentionProblem& p, cuda::ElementType type)
+{
+    return QString("%1 %2 NH%3/KVH%4/HD%5/BS%6").arg(kind).arg(cuda::elementTypeName(type)).arg(p.numHeads)
+        .arg(p.numKvHeads).arg(p.headDim).arg(p.blockSize);
+}
+
+template <typename T> QString runPrefill(const AttentionProblem& p)
+{
+    const auto c = makeAttentionCase<T>(p);
+    AttentionDeviceCase d(p, c);
+    cuda::launch_paged_attention_prefill(typeOf<T>(), d.q.get(), d.out.get(), d.k.get(), d.v.get(), d.batch(),
+                                         c.maxQueryLen, shapeOf(p), nullptr);
+    return compareAttention(describe("prefill", p, typeOf<T>()), p, c, d.result<T>(), referenceAttention(p, c),
+                            tolOf<T>());
+}
+
+template <typename T> QString runDecode(const AttentionProblem& p, int maxContextLen)
+{
+    const auto c = makeAttentionCase<T>(p);
+    AttentionDeviceCase d(p, c);
+    const int numSeqs = int(p.seqs.size());
+    cuda::DeviceBuffer workspace(cuda::paged_attention_decode_workspace_bytes(numSeqs, p.numHeads, p.numKvHeads,
+                                                                              p.headDim, maxContextLen));
+    cuda::launch_paged_attention_decode(typeOf<T>(), d.q.get(), d.out.get(), d.k.get(), d.v.get(), d.batch(),
+                                        maxContextLen, shapeOf(p), workspace.get(), workspace.bytes(), nullptr);
+    const int splits = cuda::paged_attention_decode_splits(numSeqs, p.numHeads, p.numKvHeads, maxContextLen);
+    const QString label = describe("decode", p, typeOf<T>())
+        + QString(" maxContextLen %1 (%2 splits)").arg(maxContextLen).arg(splits);
+    return compareAttention(label, p, c, d.result<T>(), referenceAttention(p, c), tolOf<T>());
+}
+
+#define CHECK_EMPTY(expr)                                   \
+    do {                                                    \
+        const QString brook_error_ = (expr);                \
+        QVERIFY2(brook_error_.isEmpty(), qPrintable(brook_error_)); \
+    } while (0)
+
+const std::vector<int> kDecodeContexts = {1, 15, 16, 17, 600, 3000};
+
+} // namespace
+
+class TestPagedAttention : public QObject {
+    Q_OBJECT
+
+private slots:
+    void prefillWholePromptsSmallShapes()
+    {
+        BROOK_REQUIRE_GPU();
+        AttentionProblem a = shape(6, 2, 32, 16, 11); // G = 3: groups straddle the 64-row tiles
+        a.seqs = {{0, 1}, {0, 5}, {0, 16}, {0, 33}, {0, 70}};
+        AttentionProblem b = shape(4, 4, 64, 8, 12); // G = 1, small blocks
+        b.seqs = {{0, 64}, {0, 100}, {0, 3}, {0, 65}};
+        CHECK_EMPTY(runPrefill<__nv_bfloat16>(a));
+        CHECK_EMPTY(runPrefill<__half>(a));
+        CHECK_EMPTY(runPrefill<__nv_bfloat16>(b));
+        CHECK_EMPTY(runPrefill<__half>(b));
+    }
+
+    void prefillErnieWholePrompts()
+    {
+        BROOK_REQUIRE_GPU();
+        AttentionProblem p = shape(16, 2, 128, 16, 21);
+        p.seqs = {{0, 512}, {0, 7}, {0, 129}};
+        CHECK_EMPTY(runPrefill<__nv_bfloat16>(p));
+        CHECK_EMPTY(runPrefill<__half>(p));
+        p.qPad = 2 * 2 * 128; // q read in place from a fused [T, (NH + 2 KVH) * HD] QKV buffer
+        p.seed = 22;
+        CHECK_EMPTY(runPrefill<__nv_bfloat16>(p));
+    }
+
+    void prefillChunkedWithCachedPrefix()
+    {
+        BROOK_REQUIRE_GPU();
+        AttentionProblem p = shape(16, 2, 128, 16, 31);
+        p.seqs = {{300, 77}, {16, 16}, {1000, 1}, {0, 130}, {513, 64}, {15, 2}};
+        CHECK_EMPTY(runPrefill<__nv_bfloat16>(p));
+        CHECK_EMPTY(runPrefill<__half>(p));
+        AttentionProblem s = shape(6, 2, 32, 16, 32);
+        s.seqs = {{40, 9}, {64, 64}, {7, 1}};
+        CHECK_EMPTY(runPrefill<__nv_bfloat16>(s));
+        CHECK_EMPTY(runPrefill<__half>(s));
+    }
+
+    void prefillWideGroup()
+    {
+        BROOK_REQUIRE_GPU();
+        AttentionProblem p = shape(32, 1, 64, 16, 41); // G = 32: a 64-row tile holds 2 tokens x 32 heads
+        p.seqs = {{0, 33}, {50, 10}};
+        CHECK_EMPTY(runPrefill<__nv_bfloat16>(p));
+        CHECK_EMPTY(runPrefill<__half>(p));
+    }
+
+    void decodeErnieContexts()
+    {
+        BROOK_REQUIRE_GPU();
+        const AttentionProblem p = decodeProblem(shape(16, 2, 128, 16, 51), kDecodeContexts);
+        CHECK_EMPTY(runDecode<__nv_bfloat16>(p, 4096));
+        CHECK_EMPTY(runDecode<__half>(p, 4096));
+    }
+
+    void decodeSplitSchemes()
+    {
+        BROOK_REQUIRE_GPU();
+        // maxContextLen 64 forces one split even for 3000 keys (a context past the captured maximum
+        // stays correct, only slower); 131072 gives the long-context split count.
+        const AttentionProblem p = decodeProblem(shape(16, 2, 128, 16, 61), kDecodeContexts);
+        CHECK_EMPTY(runDecode<__nv_bfloat16>(p, 64));
+        CHECK_EMPTY(runDecode<__nv_bfloat16>(p, 131072));
+        const AttentionProblem longOne = decodeProblem(shape(16, 2, 128, 16, 62), {20000, 129});
+        CHECK_EMPTY(runDecode<__nv_bfloat16>(longOne, 131072));
+        CHECK_EMPTY(runDecode<__half>(longOne, 32768));
+    }
+
+    void decodeSmallShapes()
+    {
+        BROOK_REQUIRE_GPU();
+        const AttentionProblem a = decodeProblem(shape(6, 2, 32, 16, 71), kDecodeContexts);
+        const AttentionProblem b = decodeProblem(shape(4, 4, 64, 8, 72), {3, 64, 65, 999});
+        const AttentionProblem c = decodeProblem(shape(32, 1, 64, 16, 73), {1, 100, 1500}); // two 16-head chunks
+        AttentionProblem d = decodeProblem(shape(16, 2, 128, 16, 74), {33, 700});
+        d.qPad = 512;
+        for (int maxContext : {128, 4096}) {
+            CHECK_EMPTY(runDecode<__nv_bfloat16>(a, maxContext));
+            CHECK_EMPTY(runDecode<__half>(a, maxContext));
+            CHECK_EMPTY(runDecode<__nv_bfloat16>(b, maxContext));
+            CHECK_EMPTY(runDecode<__half>(c, maxContext));
+            CHECK_EMPTY(runDecode<__nv_bfloat16>(d, maxContext));
+        }
+    }
+
+    void sharpLogits()
+    {
+        BROOK_REQUIRE_GPU();
+        // q scaled by 20: logits of tens to hundreds, exp() overflows without the running max.
+        AttentionProblem p = decodeProblem(shape(16, 2, 128, 16, 81), kDecodeContexts);
+        p.qScale = 20.0f;
+        CHECK_EMPTY(runDecode<__nv_bfloat16>(p, 4096));
+        CHECK_EMPTY(runDecode<__half>(p, 4096));
+        AttentionProblem q = shape(16, 2, 128, 16, 82);
+        q.seqs = {{200, 100}, {0, 65}};
+        q.qScale = 20.0f;
+        CHECK_EMPTY(runPrefill<__nv_bfloat16>(q));
+        CHECK_EMPTY(runPrefill<__half>(q));
+    }
+
+    void decodeCudaGraphReplay()
+    {
+        BROOK_REQUIRE_GPU();
+        graphReplay<__nv_bfloat16>();
+        graphReplay<__half>();
+    }
+
+    void rejectsBadArguments()
+    {
+        BROOK_REQUIRE_GPU();
+        AttentionProblem p = decodeProblem(shape(16, 2, 96, 16, 91), {5});
+        const auto c = makeAttentionCase<__half>(p);
+        AttentionDeviceCase d(p, c);
+        bool threw = false;
+        try {
+            cuda::launch_paged_attention_prefill(cuda::ElementType::F16, d.q.get(), d.out.get(), d.k.get(), d.v.get(),
+                                                 d.batch(), 1, shapeOf(p), nullptr);
+        } catch (const cuda::CudaError&) { threw = true; }
+        QVERIFY2(threw, "head dim 96 must be refused");
+        p.headDim = 128;
+        p.seqs.clear();
+        p = decodeProblem(p, {4000, 4000});
+        const auto e = makeAttentionCase<__half>(p);
+        AttentionDeviceCase f(p, e);
+        threw = false;
+        try { // 4000 keys over several splits need a workspace; none given
+            cuda::launch_paged_attention_decode(cuda::ElementType::F16, f.q.get(), f.out.get(), f.k.get(), f.v.get(),
+                                                f.batch(), 4096, shapeOf(p), nullptr, 0, nullptr);
+        } catch (const cuda::CudaError&) { threw = true; }
+        const bool needsWorkspace = cuda::paged_attention_decode_splits(2, 16, 2, 4096) > 1;
+        QCOMPARE(threw, needsWorkspace);
+    }
+
+private:
+    // Captures one decode launch in a CUDA graph, replays it, then changes every context length,
+    // block table and query behind the graph's back and replays it again.
+    template <typename T> void graphReplay()
+    {
+        const int maxContext = 4096, blockSize = 16;
+        const AttentionProblem a = decodeProblem(shape(16, 2, 128, blockSize, 101), {5, 300, 1, 2000, 0, 64});
+        const AttentionProblem b = decodeProblem(shape(16, 2, 128, blockSize, 102), {700, 17, 0, 1, 2500, 65});
+        const int blocks = 400, tableWidth = maxContext / blockSize + 1;
+        const auto ca = makeAttentionCase<T>(a, blocks, tableWidth);
+        const auto cb = makeAttentionCase<T>(b, blocks, tableWidth);
+        AttentionDeviceCase d(a, ca);
+        cuda::DeviceBuffer workspace(cuda::paged_attention_decode_workspace_bytes(6, 16, 2, 128, maxContext));
+
+        cudaStream_t stream = nullptr;
+        BROOK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        cudaGraph_t graph = nullptr;
+        BROOK_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        cuda::launch_paged_attention_decode(typeOf<T>(), d.q.get(), d.out.get(), d.k.get(), d.v.get(), d.batch(),
+                                            maxContext, shapeOf(a), workspace.get(), workspace.bytes(), stream);
+        BROOK_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+        cudaGraphExec_t exec = nullptr;
+        BROOK_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+
+        BROOK_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+        BROOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+        const QString first = compareAttention(describe("graph replay 1", a, typeOf<T>()), a, ca, d.result<T>(),
+                                               referenceAttention(a, ca), tolOf<T>());
+        d.overwrite(cb);
+        BROOK_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+        BROOK_CUDA_CHECK(cudaStreamSynchronize(stream));
+        const QString second = compareAttention(describe("graph replay 2 (new contexts)", b, typeOf<T>()), b, cb,
+                                                d.result<T>(), referenceAttention(b, cb), tolOf<T>());
+        BROOK_CUDA_CHECK(cudaGraphExecDestroy(exec));
+        BROOK_CUDA_CHECK(cudaGraphDestroy(graph));
+        BROOK_CUDA_CHECK(cudaStreamDestroy(stream));
+        CHECK_EMPTY(first);
+        CHECK_EMPTY(second);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestPagedAttention)
+#include "test_paged_attention.moc"
