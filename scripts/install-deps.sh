@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config git
   qt6-base-dev qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libqt6sql6-sqlite
   libspdlog-dev libsentencepiece-dev nlohmann-json3-dev libcpp-httplib-dev libyaml-cpp-dev
-  libcli11-dev libopenblas-dev)
+  libcli11-dev libopenblas-dev
+  nodejs npm)  # the OpenAI SDK server test (tests/server/openai_sdk)
 
 missing=()
 for p in "${packages[@]}"; do

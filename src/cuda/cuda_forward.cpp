@@ -27,6 +27,9 @@ void CudaBackend::allocateActivations()
     m_logits = DeviceBuffer(S * c.vocabSize * sizeof(float));
     m_attnWorkspace = DeviceBuffer(paged_attention_decode_workspace_bytes(m_maxSeqs, c.numHeads, c.numKvHeads,
                                                                           c.headDim, m_maxModelLen));
+    // The decode kernel keeps completion counters at the workspace's end that every launch leaves
+    // at zero; they must start at zero.
+    if (m_attnWorkspace.bytes()) BROOK_CUDA_CHECK(cudaMemset(m_attnWorkspace.get(), 0, m_attnWorkspace.bytes()));
     m_activationBytes = int64_t(m_residual.bytes() + m_normed.bytes() + m_qkv.bytes() + m_q.bytes() + m_attn.bytes() +
                                 m_gateUp.bytes() + m_act.bytes() + m_finalNormed.bytes() + m_logits.bytes() +
                                 m_attnWorkspace.bytes());

@@ -42,8 +42,10 @@ struct AttentionShape {
 
 // Prefill / mixed batches. q: [T, NH, HD] (RoPE applied; rows qTokenStride apart), out: [T, NH, HD],
 // kCache / vCache: [B, BS, KVH, HD] of this layer. maxQueryLen >= every n_s (host-side bound; it
-// sizes the grid, so an over-estimate only adds CTAs that exit at once). Requires contextLens[s] >= n_s.
-// No split along the keys: a long-context single-token sequence is better served by the decode path.
+// sizes the grid, so an over-estimate only adds CTAs that exit at once). A sequence with
+// contextLens[s] < n_s (a padding slot, context 0) gets zero output. No split along the keys: a
+// long-context single-token sequence is better served by the decode path.
+// Both launchers: q, out and the caches 16-byte aligned, qTokenStride a multiple of 8.
 void launch_paged_attention_prefill(ElementType type, const void* q, void* out, const void* kCache, const void* vCache,
                                     const AttentionBatch& batch, int maxQueryLen, const AttentionShape& shape,
                                     cudaStream_t stream);
@@ -53,7 +55,10 @@ void launch_paged_attention_prefill(ElementType type, const void* q, void* out, 
 // spreads a sequence's actual context over the splits, and splits past it exit at once, so a
 // captured graph stays correct when contextLens / blockTables change between replays.
 // Padded slots (contextLens[s] <= 0) get a zero output and read nothing.
-// workspace: device memory of at least paged_attention_decode_workspace_bytes(numSeqs, ...) bytes.
+// workspace: device memory of paged_attention_decode_workspace_bytes(maxSeqs, ...) bytes, ZEROED ONCE
+// after allocation (cudaMemset): its tail holds arrival counters that every launch leaves at zero.
+// Use one workspace per stream (launches sharing it must not overlap), and pass the full size
+// every time (the counters are found from the end). One launch = one kernel, no host sync.
 void launch_paged_attention_decode(ElementType type, const void* q, void* out, const void* kCache, const void* vCache,
                                    const AttentionBatch& batch, int maxContextLen, const AttentionShape& shape,
                                    void* workspace, size_t workspaceBytes, cudaStream_t stream);
@@ -63,7 +68,8 @@ void launch_paged_attention_decode(ElementType type, const void* q, void* out, c
 int paged_attention_decode_splits(int numSeqs, int numHeads, int numKvHeads, int maxContextLen);
 
 // Workspace that serves every decode launch with numSeqs <= maxSeqs at this maxContextLen on the
-// current device: split partials, fp32 [numSeqs, NH, splits, HD + 1].
+// current device: split partials, fp32 [numSeqs, NH, splits, HD + 1], then maxSeqs * KVH *
+// ceil(G / 16) counters. 0 when no batch size splits (then pass nullptr, 0).
 size_t paged_attention_decode_workspace_bytes(int maxSeqs, int numHeads, int numKvHeads, int headDim,
                                               int maxContextLen);
 

@@ -146,20 +146,21 @@ __device__ inline void loadKvTile(T* tile, const T* __restrict__ cache, const in
     }
 }
 
-// Reads this warp's Q A-fragments (16 rows starting at `rows`) from a padded [rows][HD + 8] tile.
+// Loads this lane's Q A-fragments straight from global memory: row0 / row1 are the q rows of the
+// warp's rows g and g + 8 (nullptr: a padding row, zeros). Each row is read once per CTA, so
+// this skips a shared-memory round trip and overlaps with the first K/V tile copies.
 template <int HD>
-__device__ inline void loadQFragments(uint32_t (&qf)[HD / 16][4], const void* rows)
+__device__ inline void loadQFragments(uint32_t (&qf)[HD / 16][4], const void* row0, const void* row1)
 {
-    constexpr int S = smemStride<HD>();
-    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    const uint16_t* base = static_cast<const uint16_t*>(rows);
+    const int t = threadIdx.x & 3;
+    const uint32_t* r0 = static_cast<const uint32_t*>(row0);
+    const uint32_t* r1 = static_cast<const uint32_t*>(row1);
 #pragma unroll
-    for (int kk = 0; kk < HD / 16; ++kk) {
-        const uint16_t* p = base + g * S + kk * 16 + 2 * t;
-        qf[kk][0] = *reinterpret_cast<const uint32_t*>(p);
-        qf[kk][1] = *reinterpret_cast<const uint32_t*>(p + 8 * S);
-        qf[kk][2] = *reinterpret_cast<const uint32_t*>(p + 8);
-        qf[kk][3] = *reinterpret_cast<const uint32_t*>(p + 8 * S + 8);
+    for (int kk = 0; kk < HD / 16; ++kk) { // 32-bit words: dims kk*16 + 2t -> word kk*8 + t
+        qf[kk][0] = r0 ? __ldg(r0 + kk * 8 + t) : 0u;
+        qf[kk][1] = r1 ? __ldg(r1 + kk * 8 + t) : 0u;
+        qf[kk][2] = r0 ? __ldg(r0 + kk * 8 + t + 4) : 0u;
+        qf[kk][3] = r1 ? __ldg(r1 + kk * 8 + t + 4) : 0u;
     }
 }
 
@@ -265,11 +266,18 @@ __device__ inline void accumulatePv(WarpState<HD>& st, const float (&s)[NT][4], 
     }
 }
 
-// Partition of a decode sequence's context over `splits` CTAs: whole 64-key tiles, so tiles never
-// straddle a partition boundary. The reduce recomputes the same numbers.
-__host__ __device__ inline int decodePartitionSize(int contextLen, int splits)
+// Partition of a decode sequence's context. The grid has `splits` CTAs per sequence (fixed at
+// capture); a sequence uses only as many as it needs: `fillSplits` (enough to fill the GPU when
+// every sequence splits alike, from numSeqs) or more when the context is long enough that one CTA
+// would stream more than kMaxPartition keys. Partitions are whole 64-key tiles, so tiles never
+// straddle a partition boundary. Every CTA of a sequence computes the same numbers.
+constexpr int kMaxPartition = 4096;
+
+__host__ __device__ inline int decodePartitionSize(int contextLen, int splits, int fillSplits)
 {
-    const int perSplit = (contextLen + splits - 1) / splits;
+    const int wanted = max(fillSplits, (contextLen + kMaxPartition - 1) / kMaxPartition);
+    const int effective = min(splits, wanted);
+    const int perSplit = (contextLen + effective - 1) / effective;
     return (perSplit + kTileKeys - 1) / kTileKeys * kTileKeys;
 }
 

@@ -8,6 +8,7 @@
 // Row R sits at position p = contextLens[s] - n_s + R / G and attends to keys 0..p.
 // Grid: (ceil(maxQueryLen * G / 64), KVH, numSeqs), 4 warps of 16 rows each; tiles past a
 // sequence's rows exit at once. Tiles are visited last-first so the longest (deepest) start first.
+// A sequence with contextLens[s] < n_s (e.g. a padding slot with context 0) gets zero output.
 // Key tiles stream through one K and one V buffer: the next K tile loads while P.V runs and the
 // next V tile while the scores run (cp.async on sm_80+).
 #include "cuda/paged_attention.h"
@@ -33,7 +34,7 @@ paged_attention_prefill_kernel(const T* __restrict__ q, T* __restrict__ out, con
                                float scaleLog2)
 {
     constexpr int S = smemStride<HD>();
-    __shared__ __align__(16) T ks[kTileKeys * S]; // also stages the Q tile
+    __shared__ __align__(16) T ks[kTileKeys * S];
     __shared__ __align__(16) T vs[kTileKeys * S];
 
     const int seq = blockIdx.z, kvh = blockIdx.y;
@@ -44,7 +45,14 @@ paged_attention_prefill_kernel(const T* __restrict__ q, T* __restrict__ out, con
     const int start = contextLens[seq] - n; // position of the sequence's first new token
     const int rows = n * G;
     const int rowBegin = tile * kRowsPerCta;
-    if (rowBegin >= rows || start < 0) return;
+    if (rowBegin >= rows) return;
+    if (start < 0) { // malformed or padded (context shorter than its queries): zeros, no cache reads
+        for (int i = threadIdx.x; i < kRowsPerCta * HD; i += kThreads) {
+            const int R = rowBegin + i / HD;
+            if (R < rows) out[((int64_t(qBegin) + R / G) * numHeads + kvh * G + R % G) * HD + i % HD] = fromFloat<T>(0.0f);
+        }
+        return;
+    }
 
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2;
     const int lastRow = min(rowBegin + kRowsPerCta, rows) - 1;
@@ -52,30 +60,19 @@ paged_attention_prefill_kernel(const T* __restrict__ q, T* __restrict__ out, con
     const int numTiles = (keyEnd + kTileKeys - 1) / kTileKeys;
     const int32_t* blockTable = blockTables + int64_t(seq) * maxBlocksPerSeq;
 
-    // Stage Q rows (zero past the sequence) and start the first K/V tiles behind them.
-    constexpr int kChunks = HD / 8;
-    for (int idx = threadIdx.x; idx < kRowsPerCta * kChunks; idx += kThreads) {
-        const int r = idx / kChunks, chunk = idx % kChunks;
-        const int R = rowBegin + r;
-        uint4 v = make_uint4(0, 0, 0, 0);
-        if (R < rows) {
-            const int64_t token = qBegin + R / G;
-            const int head = kvh * G + R % G;
-            v = *reinterpret_cast<const uint4*>(q + token * qTokenStride + int64_t(head) * HD + chunk * 8);
-        }
-        *reinterpret_cast<uint4*>(ks + r * S + chunk * 8) = v;
-    }
-    __syncthreads();
-    uint32_t qf[HD / 16][4];
-    loadQFragments<HD>(qf, ks + warp * 16 * S);
-    __syncthreads();
+    // First K/V tiles in flight, then this lane's Q rows (g, g + 8 of the warp) behind them.
     loadKvTile<T, HD>(ks, kCache, blockTable, 0, keyEnd, blockSize, numKvHeads, kvh);
     copyCommit();
     loadKvTile<T, HD>(vs, vCache, blockTable, 0, keyEnd, blockSize, numKvHeads, kvh);
     copyCommit();
+    const int warpFirstRow = rowBegin + warp * 16;
+    auto qRow = [&](int R) -> const T* {
+        return R < rows ? q + (qBegin + int64_t(R / G)) * qTokenStride + int64_t(kvh * G + R % G) * HD : nullptr;
+    };
+    uint32_t qf[HD / 16][4];
+    loadQFragments<HD>(qf, qRow(warpFirstRow + g), qRow(warpFirstRow + g + 8));
 
     // This lane's rows; rows past the sequence borrow the last row's position (never stored).
-    const int warpFirstRow = rowBegin + warp * 16;
     const bool warpHasRows = warpFirstRow < rows;
     const int pos0 = start + min(warpFirstRow + g, rows - 1) / G;
     const int pos1 = start + min(warpFirstRow + g + 8, rows - 1) / G;

@@ -22,7 +22,7 @@ namespace brook::cudatest {
 struct SeqSpec {
     int cached = 0;      // tokens already in the cache before this step
     int fresh = 1;       // new query tokens (context = cached + fresh)
-    bool padded = false; // decode only: a padded graph slot, contextLens = 0, expects zeros
+    bool padded = false; // a padding slot: contextLens = 0, expects zeros
 };
 
 struct AttentionProblem {

@@ -69,15 +69,15 @@ private slots:
         const double theta = 500000.0;
         auto qkv = toDevice<__nv_bfloat16>(randomFloats(size_t(T) * row, 3));
         const std::vector<float> qkvF = toHostFloat(qkv);
-        std::vector<int32_t> positions(T), slots(T);
+        std::vector<int32_t> positions(T), slotMap(T);
         std::mt19937 rng(4);
         for (int t = 0; t < T; ++t) {
             positions[t] = t < 5 ? t : int32_t(rng() % 131072);  // small and very large positions
-            slots[t] = t == 3 ? -1 : t * 7 % (numBlocks * blockSize);  // one padding row
+            slotMap[t] = t == 3 ? -1 : t * 7 % (numBlocks * blockSize);  // one padding row
         }
         std::vector<float> invFreq(size_t(HD / 2));
         for (int i = 0; i < HD / 2; ++i) invFreq[size_t(i)] = float(1.0 / std::pow(theta, double(2 * i) / HD));
-        auto dQkv = upload(qkv), dPos = upload(positions), dSlots = upload(slots), dInv = upload(invFreq);
+        auto dQkv = upload(qkv), dPos = upload(positions), dSlots = upload(slotMap), dInv = upload(invFreq);
         DeviceBuffer q(size_t(T) * qDim * 2), k(size_t(numBlocks) * blockSize * kvDim * 2),
             v(size_t(numBlocks) * blockSize * kvDim * 2);
         BROOK_CUDA_CHECK(cudaMemset(k.get(), 0, k.bytes()));
@@ -92,13 +92,13 @@ private slots:
             const float* src = &qkvF[size_t(t) * row];
             std::copy(src, src + qDim, &wantQ[size_t(t) * qDim]);
             for (int h = 0; h < NH; ++h) cpu::ropeInterleaved(&wantQ[size_t(t) * qDim + h * HD], HD, positions[t], theta);
-            if (slots[t] < 0) continue;
+            if (slotMap[t] < 0) continue;
             std::vector<float> kRow(src + qDim, src + qDim + kvDim);
             for (int h = 0; h < KVH; ++h) cpu::ropeInterleaved(&kRow[size_t(h) * HD], HD, positions[t], theta);
             wantKRows.insert(wantKRows.end(), kRow.begin(), kRow.end());
             wantVRows.insert(wantVRows.end(), src + qDim + kvDim, src + row);
-            gotKRows.insert(gotKRows.end(), &gotK[size_t(slots[t]) * kvDim], &gotK[size_t(slots[t]) * kvDim] + kvDim);
-            gotVRows.insert(gotVRows.end(), &gotV[size_t(slots[t]) * kvDim], &gotV[size_t(slots[t]) * kvDim] + kvDim);
+            gotKRows.insert(gotKRows.end(), &gotK[size_t(slotMap[t]) * kvDim], &gotK[size_t(slotMap[t]) * kvDim] + kvDim);
+            gotVRows.insert(gotVRows.end(), &gotV[size_t(slotMap[t]) * kvDim], &gotV[size_t(slotMap[t]) * kvDim] + kvDim);
         }
         QVERIFY2(relativeError(gotQ, wantQ) < 1e-2, qPrintable(QString::number(relativeError(gotQ, wantQ))));
         QVERIFY(relativeError(gotKRows, wantKRows) < 1e-2);

@@ -46,6 +46,16 @@ QString describe(const char* kind, const AttentionProblem& p, cuda::ElementType 
         .arg(p.numKvHeads).arg(p.headDim).arg(p.blockSize);
 }
 
+// Sized for up to maxSeqs sequences and zeroed once, as the engine must do.
+cuda::DeviceBuffer decodeWorkspace(const AttentionProblem& p, int maxSeqs, int maxContextLen)
+{
+    cuda::DeviceBuffer workspace(
+        cuda::paged_attention_decode_workspace_bytes(maxSeqs, p.numHeads, p.numKvHeads, p.headDim, maxContextLen));
+    if (workspace.bytes()) BROOK_CUDA_CHECK(cudaMemset(workspace.get(), 0, workspace.bytes()));
+    BROOK_CUDA_CHECK(cudaDeviceSynchronize()); // graph launches run on a non-blocking stream
+    return workspace;
+}
+
 template <typename T> QString runPrefill(const AttentionProblem& p)
 {
     const auto c = makeAttentionCase<T>(p);
@@ -61,14 +71,20 @@ template <typename T> QString runDecode(const AttentionProblem& p, int maxContex
     const auto c = makeAttentionCase<T>(p);
     AttentionDeviceCase d(p, c);
     const int numSeqs = int(p.seqs.size());
-    cuda::DeviceBuffer workspace(cuda::paged_attention_decode_workspace_bytes(numSeqs, p.numHeads, p.numKvHeads,
-                                                                              p.headDim, maxContextLen));
-    cuda::launch_paged_attention_decode(typeOf<T>(), d.q.get(), d.out.get(), d.k.get(), d.v.get(), d.batch(),
-                                        maxContextLen, shapeOf(p), workspace.get(), workspace.bytes(), nullptr);
+    const cuda::DeviceBuffer workspace = decodeWorkspace(p, numSeqs, maxContextLen);
     const int splits = cuda::paged_attention_decode_splits(numSeqs, p.numHeads, p.numKvHeads, maxContextLen);
-    const QString label = describe("decode", p, typeOf<T>())
-        + QString(" maxContextLen %1 (%2 splits)").arg(maxContextLen).arg(splits);
-    return compareAttention(label, p, c, d.result<T>(), referenceAttention(p, c), tolOf<T>());
+    const std::vector<float> want = referenceAttention(p, c);
+    // Twice on one workspace: the second launch relies on the first leaving its counters at zero.
+    for (int launch = 1; launch <= 2; ++launch) {
+        d.poisonOutput();
+        cuda::launch_paged_attention_decode(typeOf<T>(), d.q.get(), d.out.get(), d.k.get(), d.v.get(), d.batch(),
+                                            maxContextLen, shapeOf(p), workspace.get(), workspace.bytes(), nullptr);
+        const QString label = describe("decode", p, typeOf<T>())
+            + QString(" maxContextLen %1 (%2 splits), launch %3").arg(maxContextLen).arg(splits).arg(launch);
+        const QString error = compareAttention(label, p, c, d.result<T>(), want, tolOf<T>());
+        if (!error.isEmpty()) return error;
+    }
+    return {};
 }
 
 #define CHECK_EMPTY(expr)                                   \
@@ -89,7 +105,7 @@ private slots:
     {
         BROOK_REQUIRE_GPU();
         AttentionProblem a = shape(6, 2, 32, 16, 11); // G = 3: groups straddle the 64-row tiles
-        a.seqs = {{0, 1}, {0, 5}, {0, 16}, {0, 33}, {0, 70}};
+        a.seqs = {{0, 1}, {0, 5}, {0, 1, true}, {0, 16}, {0, 33}, {0, 70}}; // + a padding slot: zeros
         AttentionProblem b = shape(4, 4, 64, 8, 12); // G = 1, small blocks
         b.seqs = {{0, 64}, {0, 100}, {0, 3}, {0, 65}};
         CHECK_EMPTY(runPrefill<__nv_bfloat16>(a));
@@ -151,6 +167,14 @@ private slots:
         const AttentionProblem longOne = decodeProblem(shape(16, 2, 128, 16, 62), {20000, 129});
         CHECK_EMPTY(runDecode<__nv_bfloat16>(longOne, 131072));
         CHECK_EMPTY(runDecode<__half>(longOne, 32768));
+        // 200 sequences fill the GPU without splitting; only the two long ones split (by the
+        // 4096-key cap per CTA), the rest take one partition each.
+        std::vector<int> contexts;
+        for (int s = 0; s < 198; ++s) contexts.push_back(1 + (s * 37) % 90);
+        contexts.insert(contexts.begin() + 50, 9000);
+        contexts.push_back(13000);
+        const AttentionProblem crowd = decodeProblem(shape(16, 2, 128, 16, 63), contexts);
+        CHECK_EMPTY(runDecode<__nv_bfloat16>(crowd, 131072));
     }
 
     void decodeSmallShapes()
@@ -230,7 +254,8 @@ private:
         const auto ca = makeAttentionCase<T>(a, blocks, tableWidth);
         const auto cb = makeAttentionCase<T>(b, blocks, tableWidth);
         AttentionDeviceCase d(a, ca);
-        cuda::DeviceBuffer workspace(cuda::paged_attention_decode_workspace_bytes(6, 16, 2, 128, maxContext));
+        // Sized for 64 sequences like an engine's largest bucket: a smaller batch must not clobber the counters.
+        const cuda::DeviceBuffer workspace = decodeWorkspace(a, 64, maxContext);
 
         cudaStream_t stream = nullptr;
         BROOK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
