@@ -2,8 +2,8 @@
 """Hugging Face reference for the full ERNIE-4.5-0.3B shape, made on the GPU machine.
 
 Builds transformers' `Ernie4_5ForCausalLM` with ERNIE-4.5-0.3B's config and random weights drawn
-with a fixed torch seed (scaled as scripts/make_hf_fixture.py explains, so argmaxes are clear and
-greedy text varies), rounds them to bf16 (so every backend starts from identical values), saves the
+with a fixed torch seed (scaled as scripts/make_hf_fixture.py explains but without its o/down gain,
+which over 18 layers makes a random network chaotic), rounds them to bf16 (so every backend starts from identical values), saves the
 model folder (config.json + model.safetensors in bf16) and expected.safetensors:
   prompt_ids [P] I32, greedy_ids [N] I32 (greedy from the prompt), greedy_logits [N, V] F32
 computed in float32 on the GPU with TF32 off. tests/cuda/test_cuda_backend.cpp compares Brook's
@@ -46,12 +46,13 @@ def main():
             if name.endswith("embed_tokens.weight"):
                 r *= 0.5
             elif name == "model.norm.weight":
-                r *= 1.5                      # zero-mean: a positive final norm makes greedy repeat
+                r *= 1.0                      # zero-mean: a positive final norm makes greedy repeat
             elif name.endswith("norm.weight"):
                 r = 1.0 + 0.1 * r
             else:
-                gain = 2.0 if name.endswith(("o_proj.weight", "down_proj.weight")) else 1.0
-                r *= gain / math.sqrt(p.shape[1])
+                # No extra gain on o/down (the tiny fixture's 2.0): over 18 layers it makes the
+                # random network chaotic, so fp32 rounding alone moves logits by percents.
+                r *= 1.0 / math.sqrt(p.shape[1])
             p.copy_(r.to(torch.bfloat16).float())  # bf16-exact values in an fp32 model
     model.tie_weights()
 

@@ -44,6 +44,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
     if (!options.quantization.empty())
         return makeError("--quantization " + options.quantization + " is not supported by this build yet");
     if (auto valid = checkpoint.validateErnie(config); !valid) return makeError(valid.error());
+    if (config.headDim != 32 && config.headDim != 64 && config.headDim != 128)
+        return makeError("head_dim " + std::to_string(config.headDim) +
+                         " is not supported by the CUDA attention kernels (32, 64 or 128); use --device cpu");
     auto type = chooseElementType(options.dtype);
     if (!type) return makeError(type.error());
 

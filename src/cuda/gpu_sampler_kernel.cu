@@ -370,10 +370,14 @@ __device__ int drawToken(const float* x, uint32_t* probs, const GpuSampleRow& ro
     if (!isfinite(maxScaled)) return argmaxToken;   // temperature so small it overflows
 
     const uint32_t minBits = kOneBits - (static_cast<uint32_t>(weightShift) << 23);  // weight >= 1
+    // Below e^cut = 2^-(shift + 1) a token has no weight and its bits are never read: skip the
+    // exp (most of a real model's vocabulary). 0 is what the CPU's bits amount to there.
+    const float cut = -0.6931472f * static_cast<float>(weightShift + 1);
     unsigned count = 0;
     u64 mass = 0, maxKey = 0;
     for (int i = tid; i < vocab; i += kThreads) {
-        const uint32_t bits = samplerProbBits(__fsub_rn(__fdiv_rn(x[i], temperature), maxScaled));
+        const float d = __fsub_rn(__fdiv_rn(x[i], temperature), maxScaled);
+        const uint32_t bits = d < cut ? 0u : samplerProbBits(d);
         probs[i] = bits;
         if (bits >= minBits) {
             ++count;

@@ -86,6 +86,32 @@ Comparison compare(Backend& test, Backend& reference, std::vector<int32_t> token
     return c;
 }
 
+// The engine tests' tiny model has head_dim 16; the CUDA kernels take 32, 64 or 128.
+const std::filesystem::path& gpuModelDir()
+{
+    static QTemporaryDir dir;
+    static bool written = [] {
+        testing::TestModelOptions options;
+        options.shape = testing::TestModelShape::tiny();
+        options.shape.headDim = 32;
+        auto r = testing::writeTestModel(dir.path().toStdString(), options);
+        if (!r) qFatal("writeTestModel: %s", r.error().c_str());
+        return true;
+    }();
+    (void)written;
+    static std::filesystem::path path = dir.path().toStdString();
+    return path;
+}
+
+LaunchOptions gpuEngineOptions()
+{
+    LaunchOptions o = testsupport::cpuOptions();
+    o.modelDir = gpuModelDir();
+    o.device = "cuda";
+    o.gpuMemoryUtilization = 0.3;
+    return o;
+}
+
 } // namespace
 
 class TestCudaBackend : public QObject {
@@ -242,10 +268,7 @@ private slots:
     void engineOnGpuIsBatchInvariantAndFreesBlocks()
     {
         BROOK_REQUIRE_GPU();
-        LaunchOptions o = testsupport::cpuOptions();
-        o.device = "cuda";
-        o.gpuMemoryUtilization = 0.3;
-        auto engine = testsupport::launch(o);
+        auto engine = testsupport::launch(gpuEngineOptions());
         std::mt19937 rng(31);
         const int vocab = engine->tokenizer().vocabSize();
         const auto prompt = testsupport::randomPrompt(rng, 30, vocab);
@@ -269,9 +292,7 @@ private slots:
     void preemptionOnGpuKeepsGreedyOutput()
     {
         BROOK_REQUIRE_GPU();
-        LaunchOptions o = testsupport::cpuOptions();
-        o.device = "cuda";
-        o.gpuMemoryUtilization = 0.3;
+        LaunchOptions o = gpuEngineOptions();
         std::mt19937 rng(41);
         std::vector<std::vector<int32_t>> prompts;
         std::vector<std::vector<int32_t>> expected;
