@@ -57,8 +57,10 @@ def main():
     model.tie_weights()
 
     os.makedirs(args.out, exist_ok=True)
-    model.to(torch.bfloat16).save_pretrained(args.out, safe_serialization=True)
-    model.float()
+    # Save bf16 copies of the weights only: model.to(bfloat16) would also round the rotary
+    # inv_freq buffer, and the fp32 reference below must keep it exact.
+    state = {k: v.to(torch.bfloat16) for k, v in model.state_dict().items() if k != "lm_head.weight"}
+    model.save_pretrained(args.out, state_dict=state, safe_serialization=True)
 
     prompt = torch.randint(3, 100000, (args.prompt_len,), generator=torch.Generator().manual_seed(args.seed + 7))
     ids = prompt.to(device)

@@ -9,5 +9,5 @@ apt-get download libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 libsentencepiece
   libopenblas0-pthread libopenblas-pthread-dev libopenblas-dev libgfortran5 libgomp1 \
   libqt6core6 libqt6test6 qt6-base-dev qt6-base-dev-tools libicu72 libdouble-conversion3 libb2-1 libpcre2-16-0 \
   libqt6network6 libqt6concurrent6 libqt6dbus6 libqt6sql6 libqt6gui6 libqt6widgets6 libqt6opengl6 libqt6xml6 \
-  libqt6openglwidgets6 libqt6printsupport6 qmake6 qmake6-bin libglib2.0-0 libffi8
+  libqt6openglwidgets6 libqt6printsupport6 qmake6 qmake6-bin libglib2.0-0 libffi8 libssl-dev libssl3 libbrotli-dev libbrotli1 zlib1g-dev
 du -sh .

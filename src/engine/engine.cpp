@@ -231,7 +231,9 @@ void Engine::step()
     const int promptTokens = plan.numPrefillTokens;
     m_promptTokensTotal += promptTokens;
     m_generationTokensTotal += generated;
-    m_metrics.onStep(promptTokens, plan.numScheduledTokens - promptTokens);
+    // vLLM counts every sampled token as a generation token, the first one (sampled at the end of
+    // the prefill) included.
+    m_metrics.onStep(promptTokens, generated);
     for (const auto& [id, reason] : finished) finishRequest(id, reason);
 }
 

@@ -1,25 +1,29 @@
 // Sampler: the CPU sampler and the reference the CUDA one is checked against.
 //
-// The draw, precisely (a GPU kernel reproduces this):
-//   s_i = logit_i / T (fp32), m = max_i s_i, p_i = expf(s_i - m) (fp32; so the top token has p = 1).
-//   Candidates are the tokens with p_i > 0 (zero-mass tokens can never be drawn), ordered by
+// The draw, precisely (GpuSampler reproduces it bit for bit; see engine/sampler_math.h):
+//   s_i = logit_i / T (fp32), m = max_i s_i, p_i = samplerProbBits(s_i - m) (an fp32 e^x that is
+//   bit-identical on CPU and GPU; the top token has p = 1), w_i = floor(p_i * 2^shift) (integer
+//   mass, shift = samplerWeightShift(V)).
+//   Candidates are the tokens with w_i > 0 (p below ~2^-46 can never be drawn), ordered by
 //   p descending, lower index first on ties. Every filter keeps a prefix of that order:
-//     top-k: the first k; top-p: the shortest prefix whose mass reaches top_p * (mass of the
-//     candidates left); min-p: those with p >= min_p (p_max = 1).
+//     top-k: the first k; top-p: the shortest prefix whose mass C (exact integer sum of w) has
+//     double(C) >= double(top_p) * double(mass of the candidates left); min-p: those with
+//     p >= min_p (p_max = 1).
 //   At least one token always survives. Then, with Z the kept mass and u = uniform(seed, step),
-//   the token is the first of the kept prefix whose cumulative mass exceeds u * Z (the last kept
+//   the token is the first of the kept prefix with double(C) > u * double(Z) (the last kept
 //   token if rounding runs past the end).
-//   Masses are summed in double in an unspecified order, so two implementations can differ only
-//   when u * Z lies within ~1e-15 (relative) of a cumulative boundary.
+//   Masses are exact integers, so the draw does not depend on any summation order: any
+//   implementation of this definition picks the same token.
 // Nothing sorts the whole row: each (token, p) is packed in a 64-bit key whose integer order is
 // the candidate order, and cumulative-mass positions are found by radix selection on the keys
 // (11 bits a level) with a sort of the last few hundred keys only.
 #include "engine/sampler.h"
 
+#include "engine/sampler_math.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -33,7 +37,7 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // Per-thread scratch, so sampling a token allocates nothing after the first call on a thread.
 struct Scratch {
     std::vector<float> raw;        // [V] raw logits, kept for logprobs
-    std::vector<float> probs;      // [V] unnormalised probabilities of the draw
+    std::vector<uint32_t> probs;   // [V] bits of the unnormalised probabilities of the draw
     std::vector<uint64_t> keys;    // candidate keys (see makeKey)
     std::vector<uint64_t> subsetA; // radix-selection working sets
     std::vector<uint64_t> subsetB;
@@ -54,45 +58,42 @@ uint64_t makeKey(uint32_t orderedBits, int32_t token)
     return (static_cast<uint64_t>(orderedBits) << 32) | static_cast<uint32_t>(~static_cast<uint32_t>(token));
 }
 int32_t keyToken(uint64_t key) { return static_cast<int32_t>(~static_cast<uint32_t>(key)); }
-// For positive floats the IEEE bit pattern is already monotone.
-float keyProb(uint64_t key) { return std::bit_cast<float>(static_cast<uint32_t>(key >> 32)); }
-// Any float (logits may be negative) to a monotone uint32; NaN sorts below everything.
-uint32_t orderedFloatBits(float value)
-{
-    if (std::isnan(value)) return 0;
-    const uint32_t bits = std::bit_cast<uint32_t>(value);
-    return (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
-}
+// For positive floats the IEEE bit pattern is already monotone, so probability bits make keys.
+uint64_t keyWeight(uint64_t key, int shift) { return samplerWeight(static_cast<uint32_t>(key >> 32), shift); }
 
 struct Crossing {
-    uint64_t key = 0;        // the element where the running mass crosses the goal
-    double cumulative = 0.0; // mass of the keys >= it
+    uint64_t key = 0;         // the element where the running mass crosses the goal
+    uint64_t cumulative = 0;  // mass of the keys >= it
 };
 
 // Among `keys` that are >= `floor`, walking from the largest key down, returns the first element
-// at which the running mass reaches `goal` (strict: exceeds it). Radix selection narrows to one
-// bucket per level, so the work is a few passes over shrinking sets plus one small sort.
-Crossing findCrossing(const std::vector<uint64_t>& keys, uint64_t floor, double goal, bool strict)
+// at which the running mass C reaches `goal` (double(C) >= goal; strict: >). Radix selection
+// narrows to one bucket per level, so the work is a few passes over shrinking sets plus one
+// small sort. Masses are exact, so the result is the definition's, whatever the summation order.
+Crossing findCrossing(const std::vector<uint64_t>& keys, uint64_t floor, double goal, bool strict, int weightShift)
 {
     constexpr int kBits = 11;
     constexpr size_t kBuckets = size_t{1} << kBits;
     constexpr size_t kSortBelow = 512;
     Scratch& s = scratch();
-    auto crosses = [&](double cumulative) { return strict ? cumulative > goal : cumulative >= goal; };
+    auto crosses = [&](uint64_t cumulative) {
+        const auto c = static_cast<double>(cumulative);
+        return strict ? c > goal : c >= goal;
+    };
 
     std::vector<uint64_t>* subset = &s.subsetA;
     subset->clear();
     for (uint64_t key : keys)
         if (key >= floor) subset->push_back(key);
-    double before = 0.0;  // mass of the candidates above the current subset
+    uint64_t before = 0;  // mass of the candidates above the current subset
 
     for (int shift = 64 - kBits; subset->size() > kSortBelow && shift >= 0; shift -= kBits) {
-        double mass[kBuckets] = {};
-        for (uint64_t key : *subset) mass[(key >> shift) & (kBuckets - 1)] += keyProb(key);
+        uint64_t mass[kBuckets] = {};
+        for (uint64_t key : *subset) mass[(key >> shift) & (kBuckets - 1)] += keyWeight(key, weightShift);
         size_t chosen = kBuckets;
         size_t lowestNonEmpty = kBuckets;
         for (size_t b = kBuckets; b-- > 0;) {
-            if (mass[b] == 0.0) continue;
+            if (mass[b] == 0) continue;  // every candidate has a weight >= 1
             lowestNonEmpty = b;
             if (crosses(before + mass[b])) {
                 chosen = b;
@@ -115,7 +116,7 @@ Crossing findCrossing(const std::vector<uint64_t>& keys, uint64_t floor, double 
     std::sort(subset->begin(), subset->end(), std::greater<>());
     Crossing crossing;
     for (uint64_t key : *subset) {
-        before += keyProb(key);
+        before += keyWeight(key, weightShift);
         crossing = {key, before};
         if (crosses(before)) break;
     }
@@ -182,22 +183,22 @@ int32_t drawToken(std::span<const float> logits, const SamplingParams& params, d
     const float maxScaled = maxLogit / temperature;
     if (!std::isfinite(maxScaled)) return argmax(logits);  // temperature so small it overflows: greedy
 
-    // Two passes: the exps alone in a tight loop, then the keys (keeps the sum out of memory).
-    std::vector<float>& probs = s.probs;
+    // Two passes: the probabilities alone in a tight loop, then the keys.
+    std::vector<uint32_t>& probs = s.probs;
     probs.resize(logits.size());
-    for (size_t i = 0; i < logits.size(); ++i) {
-        const float logit = logits[i];
-        probs[i] = logit > kNegInf ? std::exp(logit / temperature - maxScaled) : 0.0f;  // masked or NaN: 0
-    }
+    for (size_t i = 0; i < logits.size(); ++i)
+        probs[i] = samplerProbBits(logits[i] / temperature - maxScaled);  // masked or NaN: 0
+    const int shift = samplerWeightShift(static_cast<int>(logits.size()));
+    const uint32_t minBits = floatBits(1.0f) - (static_cast<uint32_t>(shift) << 23);  // p >= 2^-shift: w >= 1
     std::vector<uint64_t>& keys = s.keys;
     keys.resize(logits.size());
     size_t count = 0;
-    double mass = 0.0;
+    uint64_t mass = 0;
     for (size_t i = 0; i < probs.size(); ++i) {
-        const float p = probs[i];
-        keys[count] = makeKey(std::bit_cast<uint32_t>(p), static_cast<int32_t>(i));
-        count += p > 0.0f;
-        mass += p;
+        const uint32_t p = probs[i];
+        keys[count] = makeKey(p, static_cast<int32_t>(i));
+        count += p >= minBits;
+        mass += samplerWeight(p, shift);
     }
     keys.resize(count);
     if (keys.empty()) return argmax(logits);
@@ -205,27 +206,28 @@ int32_t drawToken(std::span<const float> logits, const SamplingParams& params, d
     if (params.topK > 0 && static_cast<size_t>(params.topK) < keys.size()) {
         std::nth_element(keys.begin(), keys.begin() + params.topK, keys.end(), std::greater<>());
         keys.resize(static_cast<size_t>(params.topK));
-        mass = 0.0;
-        for (uint64_t key : keys) mass += keyProb(key);
+        mass = 0;
+        for (uint64_t key : keys) mass += keyWeight(key, shift);
     }
 
     // The kept set is always {key >= floor}: a prefix of the candidate order.
     uint64_t floor = 0;
     if (params.topP < 1.0f) {
-        const Crossing cut = findCrossing(keys, floor, static_cast<double>(std::max(params.topP, 0.0f)) * mass, false);
+        const double goal = static_cast<double>(std::max(params.topP, 0.0f)) * static_cast<double>(mass);
+        const Crossing cut = findCrossing(keys, floor, goal, false, shift);
         floor = cut.key;
         mass = cut.cumulative;
     }
     if (params.minP > 0.0f) {
         // min_p * p_max with p_max = 1; p >= t exactly when its key is >= bits(t) << 32.
-        const uint64_t threshold = static_cast<uint64_t>(std::bit_cast<uint32_t>(params.minP)) << 32;
+        const uint64_t threshold = static_cast<uint64_t>(floatBits(params.minP)) << 32;
         const uint64_t top = *std::max_element(keys.begin(), keys.end());
         floor = std::max(floor, std::min(threshold, top));  // the top token always stays
-        mass = 0.0;
+        mass = 0;
         for (uint64_t key : keys)
-            if (key >= floor) mass += keyProb(key);
+            if (key >= floor) mass += keyWeight(key, shift);
     }
-    return keyToken(findCrossing(keys, floor, u * mass, true).key);
+    return keyToken(findCrossing(keys, floor, u * static_cast<double>(mass), true, shift).key);
 }
 
 void fillLogprobs(SampleResult& result, std::span<const float> raw, int topN)

@@ -251,6 +251,8 @@ private slots:
         for (int topK : {0, 3, 2500}) add(uniform, [&](Row& r) { r.params.topK = topK; });
         add(uniform, [](Row& r) { r.params.topP = 0.5f; r.params.logprobs = 20; });
         add(uniform, [](Row& r) { r.params.temperature = 0.0f; });
+        for (float temperature : {1.0f, 0.6f})  // peaked, as real models: most tokens carry no weight
+            add(randomRow(kVocab, rng), [&](Row& r) { r.logits[77] = 42.0f; r.params.temperature = temperature; });
         add(randomRow(kVocab, rng), [](Row& r) { r.params.topP = 0.0f; });      // top token only
         add(randomRow(kVocab, rng), [](Row& r) { r.params.minP = 1.5f; });      // top token only
         add(randomRow(kVocab, rng), [](Row& r) { r.params.topK = kVocab + 5; }); // off

@@ -1,6 +1,7 @@
 // Tests for Sampler: every option against a plain reference (full sorts, double precision),
 // empirical frequencies against the softmax, and the (seed, step) determinism the GPU relies on.
 #include "engine/sampler.h"
+#include "engine/sampler_math.h"
 
 #include <QtTest/QtTest>
 
@@ -66,28 +67,34 @@ void expectFrequencies(const std::vector<double>& freq, const std::vector<double
     }
 }
 
-// The documented algorithm with full sorts, to check the lazy partial sorts against.
+// The documented algorithm (sampler.cpp's header: probabilities from samplerProbBits, exact
+// integer weights) with full sorts, to check the lazy partial sorts against.
 int32_t referenceDraw(const std::vector<float>& logits, const SamplingParams& params, uint64_t seed, int step)
 {
     const float maxLogit = *std::max_element(logits.begin(), logits.end());
     const float maxScaled = maxLogit / params.temperature;
+    const int shift = samplerWeightShift(static_cast<int>(logits.size()));
     std::vector<float> p(logits.size());
+    std::vector<uint64_t> w(logits.size());
     std::vector<int32_t> order;
     for (size_t i = 0; i < logits.size(); ++i) {
-        p[i] = std::exp(logits[i] / params.temperature - maxScaled);
-        if (p[i] > 0.0f) order.push_back(static_cast<int32_t>(i));
+        const uint32_t bits = samplerProbBits(logits[i] / params.temperature - maxScaled);
+        p[i] = bitsFloat(bits);
+        w[i] = samplerWeight(bits, shift);
+        if (w[i] > 0) order.push_back(static_cast<int32_t>(i));
     }
     std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return p[a] > p[b]; });
     size_t kept = order.size();
     if (params.topK > 0) kept = std::min(kept, static_cast<size_t>(params.topK));
     if (params.topP < 1.0f) {
-        double mass = 0.0;
-        for (size_t i = 0; i < kept; ++i) mass += p[order[i]];
-        double cumulative = 0.0;
+        uint64_t mass = 0;
+        for (size_t i = 0; i < kept; ++i) mass += w[order[i]];
+        const double goal = static_cast<double>(params.topP) * static_cast<double>(mass);
+        uint64_t cumulative = 0;
         size_t i = 0;
         while (i < kept) {
-            cumulative += p[order[i++]];
-            if (cumulative >= params.topP * mass) break;
+            cumulative += w[order[i++]];
+            if (static_cast<double>(cumulative) >= goal) break;
         }
         kept = i;
     }
@@ -96,13 +103,13 @@ int32_t referenceDraw(const std::vector<float>& logits, const SamplingParams& pa
         while (i < kept && p[order[i]] >= params.minP) ++i;
         kept = i;
     }
-    double mass = 0.0;
-    for (size_t i = 0; i < kept; ++i) mass += p[order[i]];
-    const double target = Sampler::uniform(seed, step) * mass;
-    double cumulative = 0.0;
+    uint64_t mass = 0;
+    for (size_t i = 0; i < kept; ++i) mass += w[order[i]];
+    const double target = Sampler::uniform(seed, step) * static_cast<double>(mass);
+    uint64_t cumulative = 0;
     for (size_t i = 0; i < kept; ++i) {
-        cumulative += p[order[i]];
-        if (target < cumulative) return order[i];
+        cumulative += w[order[i]];
+        if (target < static_cast<double>(cumulative)) return order[i];
     }
     return order[kept - 1];
 }

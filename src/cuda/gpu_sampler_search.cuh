@@ -1,0 +1,339 @@
+// Device-side building blocks of the GPU sampling kernel (gpu_sampler_kernel.cu), one CTA of
+// kThreads threads per row: block reductions with fixed trees, and the radix search that finds,
+// among keys walked in descending order, the first whose running (count, mass) meets a goal.
+// The search takes 11-bit digits from the top. Each level is a histogram of (count, mass) in
+// shared memory built with integer atomics (exact, so arrival order cannot change a result);
+// once the chosen bucket holds <= kListCapacity keys they are gathered into shared memory and
+// the remaining levels run there. Included by gpu_sampler_kernel.cu only.
+#pragma once
+
+#include "cuda/gpu_sampler_kernel.h"
+#include "engine/sampler_math.h"
+
+#include <climits>
+
+namespace brook::cuda::gpusample {
+
+constexpr int kThreads = 1024;
+constexpr int kWarps = kThreads / 32;
+constexpr int kDigitBits = 11;
+constexpr int kMaxBins = 1 << kDigitBits;
+constexpr int kBinsPerThread = kMaxBins / kThreads;
+constexpr int kListCapacity = 2048;
+constexpr unsigned kFullMask = 0xFFFFFFFFu;
+constexpr uint32_t kOneBits = 0x3F800000u;  // 1.0f
+static_assert(kBinsPerThread * kThreads == kMaxBins, "bins must split evenly over threads");
+
+using u64 = unsigned long long;
+
+struct Pick {
+    int bin;             // -1: no non-empty bin
+    unsigned count;      // keys in the bin
+    u64 mass;
+    unsigned aboveCount; // keys in the higher bins of this level
+    u64 aboveMass;
+};
+
+struct Shared {
+    unsigned binCount[kMaxBins];
+    u64 binMass[kMaxBins];
+    u64 list[kListCapacity];  // the keys of the current bucket, once few enough
+    u64 topKeys[kGpuMaxTopLogprobs];
+    float topRaw[kGpuMaxTopLogprobs];
+    unsigned scanCount[kWarps];
+    u64 scanMass[kWarps];
+    double reduceF64[kWarps];
+    u64 reduceU64[kWarps];
+    unsigned reduceU32[kWarps];
+    float reduceF32[kWarps];
+    int reduceI32[kWarps];
+    Pick pick;
+    u64 foundKey;
+    int listSize;
+    int chosenPos;
+    int lowestPos;
+    int topSize;
+    float chosenRaw;
+};
+
+// ---- block primitives (fixed reduction trees) ----
+
+struct SumOp {
+    template <typename T> __device__ T operator()(T a, T b) const { return a + b; }
+};
+struct MaxOp {
+    template <typename T> __device__ T operator()(T a, T b) const { return a > b ? a : b; }
+};
+
+template <typename T, typename Op>
+__device__ T blockReduce(T value, Op op, T* scratch)
+{
+    for (int offset = 16; offset > 0; offset /= 2) value = op(value, __shfl_xor_sync(kFullMask, value, offset));
+    if ((threadIdx.x & 31) == 0) scratch[threadIdx.x / 32] = value;
+    __syncthreads();
+    T total = scratch[0];
+    for (int w = 1; w < kWarps; ++w) total = op(total, scratch[w]);
+    __syncthreads();
+    return total;
+}
+
+struct ArgMax {
+    float value;
+    int index;
+};
+
+__device__ inline ArgMax better(ArgMax a, ArgMax b)
+{
+    if (b.value > a.value) return b;
+    if (a.value > b.value) return a;
+    return b.index < a.index ? b : a;  // equal values (never NaN here): the lower index
+}
+
+__device__ inline ArgMax blockArgMax(ArgMax best, Shared& sh)
+{
+    for (int offset = 16; offset > 0; offset /= 2) {
+        const ArgMax other{__shfl_xor_sync(kFullMask, best.value, offset), __shfl_xor_sync(kFullMask, best.index, offset)};
+        best = better(best, other);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        sh.reduceF32[threadIdx.x / 32] = best.value;
+        sh.reduceI32[threadIdx.x / 32] = best.index;
+    }
+    __syncthreads();
+    ArgMax total{sh.reduceF32[0], sh.reduceI32[0]};
+    for (int w = 1; w < kWarps; ++w) total = better(total, ArgMax{sh.reduceF32[w], sh.reduceI32[w]});
+    __syncthreads();
+    return total;
+}
+
+// Exclusive prefix sums over threads (in thread order) of a (count, mass) pair.
+__device__ inline void blockExclusiveScan(unsigned& count, u64& mass, Shared& sh)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+    unsigned c = count;
+    u64 m = mass;
+    for (int offset = 1; offset < 32; offset *= 2) {
+        const unsigned upC = __shfl_up_sync(kFullMask, c, offset);
+        const u64 upM = __shfl_up_sync(kFullMask, m, offset);
+        if (lane >= offset) {
+            c += upC;
+            m += upM;
+        }
+    }
+    if (lane == 31) {
+        sh.scanCount[warp] = c;
+        sh.scanMass[warp] = m;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        unsigned wc = sh.scanCount[lane];
+        u64 wm = sh.scanMass[lane];
+        for (int offset = 1; offset < 32; offset *= 2) {
+            const unsigned upC = __shfl_up_sync(kFullMask, wc, offset);
+            const u64 upM = __shfl_up_sync(kFullMask, wm, offset);
+            if (lane >= offset) {
+                wc += upC;
+                wm += upM;
+            }
+        }
+        sh.scanCount[lane] = wc;  // inclusive over warps
+        sh.scanMass[lane] = wm;
+    }
+    __syncthreads();
+    const unsigned warpC = warp > 0 ? sh.scanCount[warp - 1] : 0u;
+    const u64 warpM = warp > 0 ? sh.scanMass[warp - 1] : 0ull;
+    count = warpC + c - count;
+    mass = warpM + m - mass;
+    __syncthreads();
+}
+
+// ---- radix search ----
+
+// When the running (count, mass) of keys, walked in descending order, is enough.
+struct Goal {
+    enum Mode { kCountAtLeast, kMassAtLeast, kMassAbove };
+    Mode mode;
+    unsigned count;
+    double mass;
+
+    __device__ bool met(unsigned c, u64 m) const
+    {
+        if (mode == kCountAtLeast) return c >= count;
+        const double x = static_cast<double>(m);  // correctly rounded, as on the CPU
+        return mode == kMassAtLeast ? x >= mass : x > mass;
+    }
+};
+
+struct Found {
+    u64 key;
+    unsigned count;  // keys >= key (within the search's floor)
+    u64 mass;        // their mass; 0 for count goals, which tally no masses
+    bool ok;
+};
+
+// Keys of the draw: (probability bits, reversed index); candidates are those with weight >= 1.
+struct ProbKeys {
+    static constexpr bool kHasMass = true;
+    const uint32_t* probs;
+    int vocab;
+    int indexBits;
+    u64 indexMask;
+    uint32_t minBits;
+    int weightShift;
+
+    __device__ int keyBits() const { return 30 + indexBits; }  // p <= 1: bits < 2^30
+    __device__ bool load(int i, u64& key) const
+    {
+        const uint32_t bits = probs[i];
+        key = (static_cast<u64>(bits) << indexBits) | (indexMask - static_cast<u64>(i));
+        return bits >= minBits;
+    }
+    __device__ u64 weight(u64 key) const { return samplerWeight(static_cast<uint32_t>(key >> indexBits), weightShift); }
+};
+
+// Keys of the top-N logprobs: (ordered raw logit bits, reversed index); every token counts.
+struct RawKeys {
+    static constexpr bool kHasMass = false;
+    const float* logits;
+    int vocab;
+    int indexBits;
+    u64 indexMask;
+
+    __device__ int keyBits() const { return 32 + indexBits; }
+    __device__ bool load(int i, u64& key) const
+    {
+        key = (static_cast<u64>(orderedFloatBits(logits[i])) << indexBits) | (indexMask - static_cast<u64>(i));
+        return true;
+    }
+    __device__ u64 weight(u64) const { return 0; }  // never called: kHasMass is false
+};
+
+// Picks the bin where the goal is first met, walking bins from the highest; if it never is,
+// the lowest non-empty bin. Bins [0, bins) of sh.binCount / sh.binMass.
+__device__ inline Pick chooseBin(int bins, unsigned beforeCount, u64 beforeMass, const Goal& goal, Shared& sh)
+{
+    const int tid = threadIdx.x;
+    unsigned c[kBinsPerThread];
+    u64 m[kBinsPerThread];
+    unsigned sumC = 0;
+    u64 sumM = 0;
+#pragma unroll
+    for (int k = 0; k < kBinsPerThread; ++k) {
+        const int pos = tid * kBinsPerThread + k;  // position in descending bin order
+        c[k] = pos < bins ? sh.binCount[bins - 1 - pos] : 0u;
+        m[k] = pos < bins ? sh.binMass[bins - 1 - pos] : 0ull;
+        sumC += c[k];
+        sumM += m[k];
+    }
+    if (tid == 0) {
+        sh.chosenPos = INT_MAX;
+        sh.lowestPos = -1;
+    }
+    blockExclusiveScan(sumC, sumM, sh);  // now: the bins before mine in descending order
+    unsigned runC = beforeCount + sumC;
+    u64 runM = beforeMass + sumM;
+    int chosen = INT_MAX, lowest = -1;
+#pragma unroll
+    for (int k = 0; k < kBinsPerThread; ++k) {
+        if (c[k] == 0) continue;
+        runC += c[k];
+        runM += m[k];
+        lowest = tid * kBinsPerThread + k;
+        if (chosen == INT_MAX && goal.met(runC, runM)) chosen = lowest;
+    }
+    if (chosen != INT_MAX) atomicMin(&sh.chosenPos, chosen);
+    if (lowest >= 0) atomicMax(&sh.lowestPos, lowest);
+    __syncthreads();
+    int pos = sh.chosenPos;
+    if (pos == INT_MAX) pos = sh.lowestPos;
+    if (pos >= 0 && pos / kBinsPerThread == tid) {
+        const int k = pos % kBinsPerThread;
+        unsigned aboveC = sumC;
+        u64 aboveM = sumM;
+#pragma unroll
+        for (int j = 0; j < kBinsPerThread; ++j) {
+            if (j < k) {
+                aboveC += c[j];
+                aboveM += m[j];
+            }
+        }
+        sh.pick = Pick{bins - 1 - pos, c[k], m[k], aboveC, aboveM};
+    }
+    __syncthreads();
+    Pick pick{-1, 0u, 0ull, 0u, 0ull};
+    if (pos >= 0) pick = sh.pick;
+    __syncthreads();
+    return pick;
+}
+
+// Among the valid keys >= floor, walking from the largest down: the first key at which the
+// running (count, mass) meets the goal, with that running total; the smallest key if never.
+template <class Keys>
+__device__ Found radixSearch(const Keys& keys, u64 floor, const Goal& goal, Shared& sh)
+{
+    const int tid = threadIdx.x;
+    const bool withMass = Keys::kHasMass && goal.mode != Goal::kCountAtLeast;  // 64-bit atomics only if needed
+    u64 prefix = 0;               // the digits chosen so far
+    int shift = keys.keyBits();   // bits below the prefix
+    unsigned beforeCount = 0;     // keys above the current bucket
+    u64 beforeMass = 0;
+    bool inList = false;
+    while (shift > 0) {
+        const int width = shift < kDigitBits ? shift : kDigitBits;
+        const int above = shift;  // bits >= `above` are the prefix
+        shift -= width;
+        const int bins = 1 << width;
+        for (int b = tid; b < bins; b += kThreads) {
+            sh.binCount[b] = 0;
+            sh.binMass[b] = 0;
+        }
+        __syncthreads();
+        auto tally = [&](u64 key) {
+            if ((key >> above) != prefix) return;
+            const int bin = static_cast<int>(key >> shift) & (bins - 1);
+            atomicAdd(&sh.binCount[bin], 1u);
+            if (withMass) atomicAdd(&sh.binMass[bin], keys.weight(key));
+        };
+        if (inList) {
+            const int size = min(sh.listSize, kListCapacity);
+            for (int e = tid; e < size; e += kThreads) tally(sh.list[e]);
+        } else {
+            for (int i = tid; i < keys.vocab; i += kThreads) {
+                u64 key;
+                if (keys.load(i, key) && key >= floor) tally(key);
+            }
+        }
+        __syncthreads();
+        const Pick pick = chooseBin(bins, beforeCount, beforeMass, goal, sh);
+        if (pick.bin < 0) return Found{floor, beforeCount, beforeMass, false};
+        beforeCount += pick.aboveCount;
+        beforeMass += pick.aboveMass;
+        prefix = (prefix << width) | static_cast<u64>(pick.bin);
+        if (shift == 0) return Found{prefix, beforeCount + pick.count, beforeMass + pick.mass, true};
+        if (!inList && pick.count <= kListCapacity) {
+            if (tid == 0) sh.listSize = 0;
+            __syncthreads();
+            for (int i = tid; i < keys.vocab; i += kThreads) {
+                u64 key;
+                if (keys.load(i, key) && key >= floor && (key >> shift) == prefix) {
+                    const int slot = atomicAdd(&sh.listSize, 1);
+                    if (slot < kListCapacity) sh.list[slot] = key;
+                }
+            }
+            __syncthreads();
+            inList = true;
+        }
+        if (inList && pick.count == 1) {
+            const int size = min(sh.listSize, kListCapacity);
+            for (int e = tid; e < size; e += kThreads)
+                if ((sh.list[e] >> shift) == prefix) sh.foundKey = sh.list[e];
+            __syncthreads();
+            const u64 key = sh.foundKey;
+            __syncthreads();
+            return Found{key, beforeCount + 1, beforeMass + pick.mass, true};
+        }
+    }
+    return Found{floor, beforeCount, beforeMass, false};  // not reached: keyBits > 0
+}
+
+} // namespace brook::cuda::gpusample

@@ -1,0 +1,237 @@
+// ChatSession + ChatGenerator on the tiny CPU model: a sent message streams (coalesced) and both
+// turns are stored with their numbers; stop aborts and the engine frees the blocks; regenerate and
+// edit keep the old branches (also after reopening); two conversations generate at once on the
+// one engine; the GUI thread keeps running its timers during generation.
+#include "gui_test_support.h"
+
+#include "gui/chat_generator.h"
+#include "gui/chat_session.h"
+#include "gui/history_store.h"
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTimer>
+
+using namespace brook;
+using namespace brook::guitest;
+
+class TestChatSession : public QObject {
+    Q_OBJECT
+private:
+    std::unique_ptr<Engine> m_engine;
+    QTemporaryDir m_dir;
+    HistoryStore m_store;
+    std::unique_ptr<ChatGenerator> m_generator;
+    int m_forcedTokens = 0;  // > 0: every reply is exactly this long
+
+    qint64 newConversation(double temperature = 0.0)
+    {
+        ChatSettings s;
+        s.temperature = temperature;
+        s.seed = 1234;
+        s.maxTokens = 24;
+        return m_store.createConversation(QString(), s);
+    }
+
+    static bool waitIdle(ChatSession& session) { return waitFor([&] { return !session.isGenerating(); }); }
+
+private slots:
+    void initTestCase()
+    {
+        m_engine = testsupport::launch(chatOptions());
+        QVERIFY(m_store.open(m_dir.filePath("h.sqlite")).ok());
+        m_generator = std::make_unique<ChatGenerator>();
+        m_generator->setEngine(m_engine.get());
+        m_generator->setRequestHook([this](GenerationRequest& r) {
+            if (m_forcedTokens > 0) {
+                r.params.ignoreEos = true;
+                r.params.maxTokens = m_forcedTokens;
+            }
+        });
+    }
+
+    void cleanup() { m_forcedTokens = 0; }
+
+    void sendStreamsCoalescedAndStoresBothTurns()
+    {
+        m_forcedTokens = 300;
+        const qint64 id = newConversation();
+        ChatSession session(m_store, *m_generator, id);
+        QSignalSpy streamed(&session, &ChatSession::streamingTextChanged);
+        QSignalSpy arrived(m_generator.get(), &ChatGenerator::textArrived);
+        QSignalSpy completed(&session, &ChatSession::messageCompleted);
+        QVERIFY(session.send(QStringLiteral("你好，请介绍一下你自己")));
+        QVERIFY(session.isGenerating());
+        QVERIFY(waitIdle(session));
+        QCOMPARE(completed.count(), 1);
+
+        // Streamed text grows by appending and ends as the stored reply.
+        QString last;
+        for (const auto& args : streamed) {
+            const QString text = args[0].toString();
+            QVERIFY(text.startsWith(last));
+            last = text;
+        }
+        const QList<MessageRecord> stored = m_store.messages(id);
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[0].role, QStringLiteral("user"));
+        QCOMPARE(stored[0].content, QStringLiteral("你好，请介绍一下你自己"));
+        const MessageRecord& reply = stored[1];
+        QCOMPARE(reply.role, QStringLiteral("assistant"));
+        QCOMPARE(reply.parentId, stored[0].id);
+        QVERIFY(!reply.content.isEmpty());
+        QVERIFY(reply.content.startsWith(last));
+        QCOMPARE(reply.outputTokens, 300);
+        QCOMPARE(reply.finishReason, QStringLiteral("length"));
+        QVERIFY(reply.promptTokens > 5);
+        QVERIFY(reply.ttftSeconds > 0);
+        QVERIFY(reply.tokensPerSecond > 0);
+        // 300 tokens did not cost 300 GUI events: deltas were coalesced.
+        QVERIFY2(arrived.count() < 300 / 2, qPrintable(QString::number(arrived.count())));
+        QCOMPARE(m_store.conversation(id)->currentLeafId, reply.id);
+        QCOMPARE(session.title(), QStringLiteral("你好，请介绍一下你自己"));
+    }
+
+    void stopAbortsKeepsThePartialReplyAndFreesTheBlocks()
+    {
+        m_forcedTokens = 3500;
+        const qint64 id = newConversation(0.8);
+        ChatSession session(m_store, *m_generator, id);
+        const EngineStats before = m_engine->stats();
+        QVERIFY(session.send(QStringLiteral("Tell me a very long story")));
+        QVERIFY(waitFor([&] { return !session.streamingText().isEmpty(); }));
+        session.stop();
+        QVERIFY(waitIdle(session));
+        const QList<MessageRecord> stored = m_store.messages(id);
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[1].finishReason, QStringLiteral("abort"));
+        QVERIFY(stored[1].outputTokens > 0 && stored[1].outputTokens < 3500);
+        const EngineStats after = testsupport::waitIdle(*m_engine);
+        QCOMPARE(after.requestsAborted, before.requestsAborted + 1);
+        QCOMPARE(after.numKvBlocksFree, after.numKvBlocksTotal);
+    }
+
+    void stopBeforeTheFirstTokenStoresNoEmptyReply()
+    {
+        m_forcedTokens = 3500;
+        const qint64 id = newConversation();
+        ChatSession session(m_store, *m_generator, id);
+        QVERIFY(session.send(QStringLiteral("Hi")));
+        session.stop();  // at once: the engine aborts within a step
+        QVERIFY(waitIdle(session));
+        const QList<MessageRecord> stored = m_store.messages(id);
+        QVERIFY(stored.size() == 1 || stored[1].finishReason == QStringLiteral("abort"));
+        QCOMPARE(testsupport::waitIdle(*m_engine).numKvBlocksFree, m_engine->stats().numKvBlocksTotal);
+    }
+
+    void regenerateAndEditKeepBranches()
+    {
+        m_forcedTokens = 12;
+        const qint64 id = newConversation(1.0);
+        qint64 firstUser = 0, firstReply = 0, secondReply = 0, editedUser = 0;
+        {
+            ChatSession session(m_store, *m_generator, id);
+            QVERIFY(session.send(QStringLiteral("Question one")));
+            QVERIFY(waitIdle(session));
+            firstUser = session.visibleMessages()[0].id;
+            firstReply = session.visibleMessages()[1].id;
+
+            QVERIFY(session.regenerate(firstReply));
+            QVERIFY(waitIdle(session));
+            secondReply = session.visibleMessages().last().id;
+            QVERIFY(secondReply != firstReply);
+            QCOMPARE(session.tree().siblings(secondReply), (QList<qint64>{firstReply, secondReply}));
+
+            session.switchBranch(secondReply, -1);  // back to the first answer
+            QCOMPARE(session.visibleMessages().last().id, firstReply);
+            session.switchBranch(firstReply, +1);
+            QCOMPARE(session.visibleMessages().last().id, secondReply);
+
+            QVERIFY(session.editAndResend(firstUser, QStringLiteral("Question one, reworded")));
+            QVERIFY(waitIdle(session));
+            const QList<MessageRecord> path = session.visibleMessages();
+            QCOMPARE(path.size(), 2);
+            editedUser = path[0].id;
+            QCOMPARE(path[0].content, QStringLiteral("Question one, reworded"));
+            QCOMPARE(session.tree().siblings(editedUser), (QList<qint64>{firstUser, editedUser}));
+            QCOMPARE(session.tree().children(firstUser), (QList<qint64>{firstReply, secondReply}));  // old branch intact
+        }
+        // Reopened: every message is there and the shown branch is the one last looked at.
+        ChatSession reopened(m_store, *m_generator, id);
+        QCOMPARE(reopened.tree().size(), 5);
+        QCOMPARE(reopened.visibleMessages()[0].id, editedUser);
+        reopened.switchBranch(editedUser, -1);
+        QCOMPARE(reopened.visibleMessages().last().id, secondReply);  // the newest answer under the old question
+
+        // Deleting the shown answer falls back to its sibling.
+        QVERIFY(reopened.deleteMessage(secondReply));
+        QCOMPARE(reopened.visibleMessages().last().id, firstReply);
+        QCOMPARE(m_store.messages(id).size(), 4);
+    }
+
+    void twoConversationsGenerateTogether()
+    {
+        m_forcedTokens = 1500;
+        ChatSession a(m_store, *m_generator, newConversation(0.7));
+        ChatSession b(m_store, *m_generator, newConversation(0.7));
+        QVERIFY(a.send(QStringLiteral("first pane")));
+        QVERIFY(b.send(QStringLiteral("second pane")));
+        int maxRunning = 0;
+        QVERIFY(waitFor([&] {
+            maxRunning = std::max(maxRunning, m_engine->stats().numRunning);
+            return !a.isGenerating() && !b.isGenerating();
+        }));
+        QCOMPARE(maxRunning, 2);  // batched by the one engine, not taking turns
+        QCOMPARE(a.visibleMessages().last().outputTokens, 1500);
+        QCOMPARE(b.visibleMessages().last().outputTokens, 1500);
+    }
+
+    void guiThreadStaysResponsiveDuringGeneration()
+    {
+        m_forcedTokens = 2500;
+        ChatSession session(m_store, *m_generator, newConversation(0.9));
+        QElapsedTimer clock;
+        qint64 lastTick = 0, longestGap = 0;
+        int ticks = 0;
+        QTimer timer;
+        timer.setInterval(5);
+        connect(&timer, &QTimer::timeout, [&] {
+            const qint64 now = clock.elapsed();
+            longestGap = std::max(longestGap, now - lastTick);
+            lastTick = now;
+            ++ticks;
+        });
+        clock.start();
+        timer.start();
+        QVERIFY(session.send(QStringLiteral("keep going")));
+        QVERIFY(waitIdle(session));
+        timer.stop();
+        const qint64 elapsed = clock.elapsed();
+        QVERIFY2(elapsed > 100, "generation too short to judge responsiveness");
+        QVERIFY2(longestGap < 250, qPrintable(QStringLiteral("the event loop stalled for %1 ms").arg(longestGap)));
+        QVERIFY2(ticks > elapsed / 40, qPrintable(QStringLiteral("%1 ticks in %2 ms").arg(ticks).arg(elapsed)));
+    }
+
+    void refusesWhatCannotRun()
+    {
+        ChatSession session(m_store, *m_generator, newConversation());
+        QSignalSpy errors(&session, &ChatSession::errorOccurred);
+        QVERIFY(!session.send(QStringLiteral("   ")));  // nothing to send
+        ChatGenerator idle;
+        ChatSession noModel(m_store, idle, newConversation());
+        QSignalSpy noModelErrors(&noModel, &ChatSession::errorOccurred);
+        QVERIFY(!noModel.send(QStringLiteral("hello")));
+        QCOMPARE(noModelErrors.count(), 1);
+        QVERIFY(!session.regenerate(987654));  // unknown message
+        QCOMPARE(errors.count(), 0);
+    }
+
+    void cleanupTestCase()
+    {
+        m_generator.reset();
+        m_engine.reset();
+    }
+};
+
+QTEST_GUILESS_MAIN(TestChatSession)
+#include "test_chat_session.moc"

@@ -1,0 +1,201 @@
+// Message widgets without an engine: Markdown is rendered (headings, lists, tables) with each code
+// block in its own view whose Copy button puts exactly the code on the clipboard; streaming text
+// is shown plain; bubbles show the per-message numbers, the branch switcher and the right actions;
+// the settings dialog round-trips every field; the vector icons draw at high DPI.
+#include "gui/chat_settings_dialog.h"
+#include "gui/code_block_view.h"
+#include "gui/markdown_view.h"
+#include "gui/message_bubble.h"
+#include "gui/preset_editor_dialog.h"
+#include "gui/vector_icon_engine.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QPushButton>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTextBrowser>
+#include <QToolButton>
+#include <QtTest>
+
+using namespace brook;
+
+class TestChatWidgets : public QObject {
+    Q_OBJECT
+private slots:
+    void markdownIsRenderedAndCodeBlocksCopyExactly()
+    {
+        MarkdownView view;
+        view.resize(600, 400);
+        const QString code = QStringLiteral("for (int i = 0; i < 3; ++i) {\n    puts(\"hi\");\n}");
+        view.setMarkdown(QStringLiteral("# Title\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```c\n") + code +
+                         QStringLiteral("\n```\n\nAfter **bold**."));
+        view.show();
+        const QList<CodeBlockView*> blocks = view.findChildren<CodeBlockView*>();
+        QCOMPARE(blocks.size(), 1);
+        QCOMPARE(blocks[0]->code(), code);
+        const QString rendered = view.renderedText();
+        QVERIFY(rendered.contains(QStringLiteral("Title")));
+        QVERIFY(!rendered.contains(QStringLiteral("# Title")));   // a heading, not literal text
+        QVERIFY(!rendered.contains(QStringLiteral("**bold**")));
+        QVERIFY(!rendered.contains(QStringLiteral("|---|")));     // a table
+        QTextBrowser* prose = view.findChildren<QTextBrowser*>().first();
+        QVERIFY(prose->document()->toHtml().contains(QStringLiteral("<table")));
+
+        QApplication::clipboard()->clear();
+        QSignalSpy copied(blocks[0], &CodeBlockView::copied);
+        QTest::mouseClick(blocks[0]->findChild<QToolButton*>(QStringLiteral("copyCode")), Qt::LeftButton);
+        QCOMPARE(copied.count(), 1);
+        QCOMPARE(QApplication::clipboard()->text(), code);
+    }
+
+    void singleNewlinesOfPlainTextRepliesAreKept()
+    {
+        MarkdownView view;
+        view.setMarkdown(QStringLiteral("春天来临，万物复苏。\n花开燕归，孩童嬉戏。\n\n- a\n- b"));
+        const QString rendered = view.renderedText();
+        QVERIFY2(rendered.contains(QStringLiteral("万物复苏。\n花开燕归")), qPrintable(rendered));
+        QVERIFY(!rendered.contains(QStringLiteral("- a")));  // still Markdown: a list
+    }
+
+    void presetEditorAddsEditsAndDeletes()
+    {
+        PresetEditorDialog dialog{PresetLibrary()};
+        auto* list = dialog.findChild<QListWidget*>(QStringLiteral("presetList"));
+        const int before = list->count();
+        dialog.addPreset();
+        QCOMPARE(list->count(), before + 1);
+        dialog.findChild<QLineEdit*>(QStringLiteral("presetName"))->setText(QStringLiteral("Poems"));
+        dialog.findChild<QPlainTextEdit*>(QStringLiteral("presetTemplate"))->setPlainText(QStringLiteral("写一首诗：{input}"));
+        dialog.findChild<QLineEdit*>(QStringLiteral("presetKeywords"))->setText(QStringLiteral("诗，poem"));
+        const PresetLibrary& edited = dialog.library();
+        const auto chosen = edited.chooseFor(QStringLiteral("a poem please"));
+        QVERIFY(chosen.has_value());
+        QCOMPARE(chosen->name, QStringLiteral("Poems"));
+        QCOMPARE(chosen->expand(QStringLiteral("moon")), QStringLiteral("写一首诗：moon"));
+        QCOMPARE(chosen->keywords, (QStringList{QStringLiteral("诗"), QStringLiteral("poem")}));
+        list->setCurrentRow(0);
+        dialog.deleteCurrent();
+        QCOMPARE(list->count(), before);
+        QVERIFY(!dialog.library().find(QStringLiteral("general")));
+    }
+
+    void streamingTextIsPlainAndCheapToExtend()
+    {
+        MarkdownView view;
+        view.setStreamingText(QStringLiteral("# not yet a heading"));
+        QCOMPARE(view.renderedText(), QStringLiteral("# not yet a heading"));
+        view.setStreamingText(QStringLiteral("# not yet a heading\n```"));
+        QCOMPARE(view.findChildren<CodeBlockView*>().size(), 0);
+    }
+
+    void assistantBubbleShowsNumbersBranchesAndActions()
+    {
+        MessageRecord m;
+        m.id = 42;
+        m.role = QStringLiteral("assistant");
+        m.content = QStringLiteral("Answer");
+        m.outputTokens = 128;
+        m.ttftSeconds = 0.0456;
+        m.tokensPerSecond = 87.25;
+        m.finishReason = QStringLiteral("length");
+        MessageBubble bubble(m, 1, 3);
+        bubble.show();
+        const QString stats = bubble.findChild<QLabel*>(QStringLiteral("messageStats"))->text();
+        QVERIFY2(stats.contains(QStringLiteral("128 tokens")) && stats.contains(QStringLiteral("0.05 s")) &&
+                     stats.contains(QStringLiteral("87.3 tokens/s")) && stats.contains(QStringLiteral("max tokens")),
+                 qPrintable(stats));
+        QVERIFY(bubble.findChild<QToolButton*>(QStringLiteral("regenerateMessage"))->isVisible());
+        QVERIFY(!bubble.findChild<QToolButton*>(QStringLiteral("editMessage"))->isVisible());
+        auto* previous = bubble.findChild<QToolButton*>(QStringLiteral("previousBranch"));
+        auto* next = bubble.findChild<QToolButton*>(QStringLiteral("nextBranch"));
+        QVERIFY(previous->isVisible() && previous->isEnabled() && next->isEnabled());
+        QSignalSpy branch(&bubble, &MessageBubble::branchRequested);
+        QSignalSpy regenerate(&bubble, &MessageBubble::regenerateRequested);
+        QTest::mouseClick(next, Qt::LeftButton);
+        QTest::mouseClick(bubble.findChild<QToolButton*>(QStringLiteral("regenerateMessage")), Qt::LeftButton);
+        QCOMPARE(branch.count(), 1);
+        QCOMPARE(branch[0][0].toLongLong(), 42);
+        QCOMPARE(branch[0][1].toInt(), 1);
+        QCOMPARE(regenerate.count(), 1);
+        bubble.setActionsEnabled(false);  // while generating
+        QVERIFY(!next->isEnabled());
+        QVERIFY(!bubble.findChild<QToolButton*>(QStringLiteral("regenerateMessage"))->isEnabled());
+        QTest::mouseClick(bubble.findChild<QToolButton*>(QStringLiteral("copyMessage")), Qt::LeftButton);
+        QCOMPARE(QApplication::clipboard()->text(), QStringLiteral("Answer"));
+    }
+
+    void userBubbleEditsInPlace()
+    {
+        MessageRecord m;
+        m.id = 7;
+        m.role = QStringLiteral("user");
+        m.content = QStringLiteral("original *text*");
+        MessageBubble bubble(m, 0, 1);
+        bubble.show();
+        QVERIFY(!bubble.findChild<QToolButton*>(QStringLiteral("previousBranch"))->isVisible());  // no siblings
+        QCOMPARE(bubble.renderedText(), QStringLiteral("original *text*"));  // user text is shown as typed
+        QSignalSpy edit(&bubble, &MessageBubble::editRequested);
+        QTest::mouseClick(bubble.findChild<QToolButton*>(QStringLiteral("editMessage")), Qt::LeftButton);
+        auto* editor = bubble.findChild<QPlainTextEdit*>(QStringLiteral("messageEditor"));
+        QVERIFY(editor->isVisible());
+        QCOMPARE(editor->toPlainText(), m.content);
+        editor->setPlainText(QStringLiteral("changed"));
+        QTest::mouseClick(bubble.findChild<QPushButton*>(QStringLiteral("saveEdit")), Qt::LeftButton);
+        QCOMPARE(edit.count(), 1);
+        QCOMPARE(edit[0][1].toString(), QStringLiteral("changed"));
+        QVERIFY(!editor->isVisible());
+    }
+
+    void settingsDialogRoundTripsAndResetsSampling()
+    {
+        ChatSettings s;
+        s.systemPrompt = QStringLiteral("sys");
+        s.inputTemplate = QStringLiteral("T{input}");
+        s.temperature = 0.35;
+        s.topP = 0.65;
+        s.topK = 12;
+        s.maxTokens = 321;
+        s.repetitionPenalty = 1.2;
+        s.presencePenalty = -0.5;
+        s.frequencyPenalty = 0.7;
+        s.seed = 99;
+        s.presetName = QStringLiteral("mine");
+        ChatSettings defaults;
+        defaults.temperature = 0.8;
+        defaults.maxTokens = 1000;
+        ChatSettingsDialog dialog(s, defaults, 4096);
+        QCOMPARE(dialog.settings(), s);
+        dialog.findChild<QDoubleSpinBox*>(QStringLiteral("temperature"))->setValue(1.5);
+        QCOMPARE(dialog.settings().temperature, 1.5);
+        QTest::mouseClick(dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Reset), Qt::LeftButton);
+        const ChatSettings reset = dialog.settings();
+        QCOMPARE(reset.temperature, 0.8);
+        QCOMPARE(reset.maxTokens, 1000);
+        QCOMPARE(reset.systemPrompt, QStringLiteral("sys"));   // the prompts are the user's
+        QCOMPARE(reset.inputTemplate, QStringLiteral("T{input}"));
+        QCOMPARE(dialog.findChild<QSpinBox*>(QStringLiteral("maxTokens"))->maximum(), 4096);
+    }
+
+    void iconsDrawAtHighDpi()
+    {
+        const QIcon icon = VectorIconEngine::icon(IconShape::Send);
+        const QPixmap pixmap = icon.pixmap(QSize(24, 24), 2.0);
+        QCOMPARE(pixmap.devicePixelRatio(), 2.0);
+        QCOMPARE(pixmap.size(), QSize(48, 48));
+        const QImage image = pixmap.toImage();
+        int inked = 0;
+        for (int y = 0; y < image.height(); ++y)
+            for (int x = 0; x < image.width(); ++x) inked += qAlpha(image.pixel(x, y)) > 0;
+        QVERIFY(inked > 200);  // something was drawn, at full resolution
+    }
+};
+
+QTEST_MAIN(TestChatWidgets)
+#include "test_chat_widgets.moc"

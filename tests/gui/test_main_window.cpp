@@ -1,0 +1,302 @@
+// The whole window on the tiny model: welcome -> a bad folder's message -> load -> chat through
+// the input box (Ctrl+Enter, Esc), edit via a bubble, switch language at run time, settings
+// persisted, and the local endpoint serving the same engine (with its loopback-only rule).
+#include "gui_test_support.h"
+
+#include "gui/app_settings.h"
+#include "gui/chat_area.h"
+#include "gui/chat_generator.h"
+#include "gui/chat_pane.h"
+#include "gui/chat_session.h"
+#include "gui/conversation_actions.h"
+#include "gui/conversation_list_panel.h"
+#include "gui/endpoint_panel.h"
+#include "gui/engine_host.h"
+#include "gui/gui_log_sink.h"
+#include "gui/history_store.h"
+#include "gui/local_endpoint.h"
+#include "gui/main_window.h"
+#include "gui/message_bubble.h"
+#include "gui/model_panel.h"
+#include "gui/theme_manager.h"
+#include "gui/translation_manager.h"
+#include "server/openai_client.h"
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QToolButton>
+
+#include <spdlog/spdlog.h>
+
+using namespace brook;
+using namespace brook::guitest;
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    std::unique_ptr<AppSettings> m_settings;
+    HistoryStore m_store;
+    std::unique_ptr<TranslationManager> m_translations;
+    std::unique_ptr<ThemeManager> m_theme;
+    std::shared_ptr<GuiLogSink> m_sink;
+    std::unique_ptr<MainWindow> m_window;
+    int m_forcedTokens = 0;
+
+    ChatPane* pane() const { return m_window->chatArea()->currentPane(); }
+    QString menuTitle(int index) const { return m_window->menuBar()->actions().value(index)->text(); }
+
+private slots:
+    void initTestCase()
+    {
+        m_settings = std::make_unique<AppSettings>(m_dir.filePath("brook.ini"));
+        m_settings->setLanguage(QStringLiteral("en"));
+        QVERIFY(m_store.open(m_dir.filePath("history.sqlite")).ok());
+        m_translations = std::make_unique<TranslationManager>();
+        m_theme = std::make_unique<ThemeManager>();
+        m_sink = std::make_shared<GuiLogSink>();
+        spdlog::default_logger()->sinks().push_back(m_sink);
+        m_window = std::make_unique<MainWindow>(*m_settings, m_store, *m_translations, *m_theme, m_sink);
+        m_window->resize(1200, 800);
+        m_window->show();
+        m_window->generator().setRequestHook([this](GenerationRequest& r) {
+            if (m_forcedTokens > 0) {
+                r.params.ignoreEos = true;
+                r.params.maxTokens = m_forcedTokens;
+            }
+        });
+    }
+
+    void startsOnTheWelcomePage()
+    {
+        QVERIFY(m_window->showingWelcome());
+        QVERIFY(!m_window->engineHost().isLoaded());
+        QCOMPARE(menuTitle(0), QStringLiteral("&File"));
+    }
+
+    void aFolderWithoutAModelSaysWhatIsMissing()
+    {
+        QTemporaryDir empty;
+        QSignalSpy failed(&m_window->engineHost(), &EngineHost::modelLoadFailed);
+        m_window->loadModel(empty.path());
+        QVERIFY(waitFor([&] { return failed.count() == 1; }));
+        QVERIFY(m_window->showingWelcome());
+        QVERIFY2(m_window->modelPanel()->errorText().contains(QStringLiteral("config.json")),
+                 qPrintable(m_window->modelPanel()->errorText()));
+        QVERIFY(m_settings->recentModels().isEmpty());  // failures are not remembered
+    }
+
+    void loadsTheModelAndOpensAChat()
+    {
+        const QString dir = QString::fromStdString(testsupport::tinyModelDir().string());
+        QSignalSpy loaded(&m_window->engineHost(), &EngineHost::modelLoaded);
+        QSignalSpy stages(&m_window->engineHost(), &EngineHost::loadStageChanged);
+        QSignalSpy estimate(&m_window->engineHost(), &EngineHost::memoryEstimated);
+        m_window->loadModel(dir);
+        QVERIFY(waitFor([&] { return loaded.count() == 1; }));
+        QCOMPARE(estimate.count(), 1);
+        QVERIFY(estimate[0][0].value<MemoryEstimate>().weightsBytes > 0);
+        QList<EngineHost::Stage> seen;
+        for (const auto& s : stages) seen << s[0].value<EngineHost::Stage>();
+        QCOMPARE(seen, (QList<EngineHost::Stage>{EngineHost::Stage::Checking, EngineHost::Stage::Loading,
+                                                 EngineHost::Stage::WarmingUp, EngineHost::Stage::Ready}));
+        QVERIFY(!m_window->showingWelcome());
+        QVERIFY(pane());
+        QCOMPARE(m_settings->recentModels(), QStringList{dir});
+    }
+
+    void ctrlEnterSendsAndTheReplyStreamsIntoABubble()
+    {
+        m_forcedTokens = 400;
+        ChatPane* p = pane();
+        ChatSettings settings = p->session()->settings();
+        settings.seed = 7;  // a fixed, sampled reply: the same text every run
+        settings.temperature = 0.8;
+        p->session()->setSettings(settings);
+        QTest::keyClicks(p->input(), QStringLiteral("Hello there"));
+        QTest::keyClick(p->input(), Qt::Key_Return, Qt::ControlModifier);
+        QVERIFY(p->session()->isGenerating());
+        QVERIFY(p->input()->toPlainText().isEmpty());
+        // While generating: the question plus a streaming bubble.
+        QVERIFY(waitFor([&] {
+            auto b = p->bubbles();
+            return b.size() == 2 && b.last()->isStreaming() && !b.last()->renderedText().isEmpty();
+        }));
+        QVERIFY(waitFor([&] { return !p->session()->isGenerating(); }));
+        const QList<MessageBubble*> bubbles = p->bubbles();
+        QCOMPARE(bubbles.size(), 2);
+        QVERIFY(!bubbles[1]->isStreaming());
+        QCOMPARE(bubbles[1]->message().outputTokens, 400);
+        QVERIFY(bubbles[1]->findChild<QLabel*>(QStringLiteral("messageStats"))->text().contains(QStringLiteral("400 tokens")));
+        // The list shows the conversation under its new title.
+        QListWidget* list = m_window->conversationList()->list();
+        QVERIFY(waitFor([&] { return list->count() == 1 && list->item(0)->text() == QStringLiteral("Hello there"); }));
+    }
+
+    void escapeStopsGeneration()
+    {
+        m_forcedTokens = 3500;
+        ChatPane* p = pane();
+        p->input()->setPlainText(QStringLiteral("a long one"));
+        p->sendInput();
+        QVERIFY(waitFor([&] { return p->session()->streamingTokens() > 0; }));
+        QTest::keyClick(p->input(), Qt::Key_Escape);
+        QVERIFY(waitFor([&] { return !p->session()->isGenerating(); }));
+        const MessageRecord last = p->session()->visibleMessages().last();
+        QCOMPARE(last.finishReason, QStringLiteral("abort"));
+        QVERIFY(last.outputTokens < 3500);
+    }
+
+    void editingABubbleResendsAsABranch()
+    {
+        m_forcedTokens = 8;
+        ChatPane* p = pane();
+        MessageBubble* question = p->bubbles()[0];
+        const qint64 original = question->messageId();
+        question->startEditing();
+        auto* editor = question->findChild<QPlainTextEdit*>(QStringLiteral("messageEditor"));
+        QVERIFY(editor);
+        QVERIFY(waitFor([&] { return editor->isVisible(); }));  // new bubbles are shown by the event loop
+        editor->setPlainText(QStringLiteral("Hello again"));
+        QTest::mouseClick(question->findChild<QPushButton*>(QStringLiteral("saveEdit")), Qt::LeftButton);
+        QVERIFY(waitFor([&] { return !p->session()->isGenerating() && p->bubbles().size() == 2; }));
+        MessageBubble* edited = p->bubbles()[0];
+        QVERIFY(edited->messageId() != original);
+        QCOMPARE(edited->message().content, QStringLiteral("Hello again"));
+        QCOMPARE(p->session()->tree().siblings(edited->messageId()).size(), 2);
+        QVERIFY(edited->findChild<QToolButton*>(QStringLiteral("previousBranch"))->isEnabled());
+    }
+
+    void twoConversationsSideBySideGenerateTogether()
+    {
+        m_forcedTokens = 1500;
+        ChatPane* left = pane();
+        ChatPane* right = m_window->newChat();
+        QVERIFY(right && right != left);
+        m_window->chatArea()->moveToOtherSide(right);
+        QCOMPARE(m_window->chatArea()->sideCount(), 2);
+        left->input()->setPlainText(QStringLiteral("left question"));
+        left->sendInput();
+        right->input()->setPlainText(QStringLiteral("right question"));
+        right->sendInput();
+        QVERIFY(left->session()->isGenerating() && right->session()->isGenerating());
+        int maxRunning = 0;
+        Engine* engine = m_window->engineHost().engine();
+        QVERIFY(waitFor([&] {
+            maxRunning = std::max(maxRunning, engine->stats().numRunning);
+            return !left->session()->isGenerating() && !right->session()->isGenerating();
+        }));
+        QCOMPARE(maxRunning, 2);
+        m_window->chatArea()->closePane(right);
+        QVERIFY(waitFor([&] { return m_window->chatArea()->sideCount() == 1; }));
+        m_window->chatArea()->showPane(left);
+    }
+
+    void exportThenImportGivesTheSameBranch()
+    {
+        ChatPane* p = pane();
+        const QList<MessageRecord> shown = p->session()->visibleMessages();
+        QVERIFY(shown.size() >= 2);
+        QTemporaryDir out;
+        QString error;
+        ConversationActions* actions = m_window->conversationActions();
+        QVERIFY(actions->exportTo(p, out.filePath("c.md"), true, QString(), &error));
+        QVERIFY(actions->exportTo(p, out.filePath("c.json"), false, QStringLiteral("tiny"), &error));
+        QFile md(out.filePath("c.md"));
+        QVERIFY(md.open(QIODevice::ReadOnly));
+        QVERIFY(QString::fromUtf8(md.readAll()).contains(shown.first().content));
+        const QString imported = m_window->importConversation(out.filePath("c.json"));
+        QVERIFY2(imported.isEmpty(), qPrintable(imported));
+        ChatPane* copy = pane();
+        QVERIFY(copy != p);
+        const QList<MessageRecord> back = copy->session()->visibleMessages();
+        QCOMPARE(back.size(), shown.size());
+        for (int i = 0; i < shown.size(); ++i) {
+            QCOMPARE(back[i].role, shown[i].role);
+            QCOMPARE(back[i].content, shown[i].content);
+        }
+        QVERIFY(!m_window->importConversation(out.filePath("missing.json")).isEmpty());
+        m_window->chatArea()->closePane(copy);
+        m_window->chatArea()->showPane(p);
+    }
+
+    void languageSwitchesAtRunTimeAndPersists()
+    {
+        const QString englishSend = pane()->findChild<QPushButton*>(QStringLiteral("sendButton"))->text();
+        m_window->setLanguage(QStringLiteral("zh_CN"));
+        QCoreApplication::processEvents();
+        QCOMPARE(menuTitle(0), QStringLiteral("文件(&F)"));
+        const QString chineseSend = pane()->findChild<QPushButton*>(QStringLiteral("sendButton"))->text();
+        QCOMPARE(chineseSend, QStringLiteral("发送"));
+        QVERIFY(chineseSend != englishSend);
+        QCOMPARE(m_settings->language(), QStringLiteral("zh_CN"));
+        m_window->setLanguage(QStringLiteral("en"));
+        QCoreApplication::processEvents();
+        QCOMPARE(menuTitle(0), QStringLiteral("&File"));
+        QCOMPARE(pane()->findChild<QPushButton*>(QStringLiteral("sendButton"))->text(), englishSend);
+    }
+
+    void themeAppliesAndPersists()
+    {
+        m_window->setTheme(QStringLiteral("dark"));
+        QVERIFY(QApplication::palette().color(QPalette::Window).lightness() < 100);
+        QCOMPARE(m_settings->theme(), QStringLiteral("dark"));
+        m_window->setTheme(QStringLiteral("light"));
+        QVERIFY(QApplication::palette().color(QPalette::Window).lightness() > 150);
+    }
+
+    void localEndpointServesTheSameEngine()
+    {
+        EndpointPanel* panel = m_window->endpointPanel();
+        panel->setSettings({QStringLiteral("127.0.0.1"), 0, QString()});
+        panel->enableSwitch()->setChecked(true);
+        QVERIFY(m_window->endpoint().isRunning());
+        const QString base = m_window->endpoint().baseUrl();
+        QVERIFY(base.startsWith(QStringLiteral("http://127.0.0.1:")) && base.endsWith(QStringLiteral("/v1")));
+        OpenAiClient client(base.chopped(3).toStdString());
+        const HttpResult models = client.get("/v1/models");
+        QCOMPARE(models.status, 200);
+        nlohmann::json body{{"model", models.json["data"][0]["id"]}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"max_tokens", 5}};
+        const HttpResult chat = client.post("/v1/chat/completions", body);
+        QCOMPARE(chat.status, 200);
+        QVERIFY(waitFor([&] { return m_window->endpoint().servedRequests() == 1; }));
+        QVERIFY(waitFor([&] { return panel->countersText().contains(QStringLiteral("served: 1")); }));
+        QVERIFY(m_window->endpoint().curlExample().contains(base + QStringLiteral("/chat/completions")));
+
+        panel->enableSwitch()->setChecked(false);
+        QVERIFY(!m_window->endpoint().isRunning());
+        // Not loopback and no key: refused with a message, nothing listens.
+        panel->setSettings({QStringLiteral("0.0.0.0"), 0, QString()});
+        panel->enableSwitch()->setChecked(true);
+        QVERIFY(!m_window->endpoint().isRunning());
+        QVERIFY(!panel->enableSwitch()->isChecked());
+        QVERIFY(!LocalEndpoint::checkSettings({QStringLiteral("0.0.0.0"), 8000, QString()}).isEmpty());
+        QVERIFY(LocalEndpoint::checkSettings({QStringLiteral("0.0.0.0"), 8000, QStringLiteral("secret")}).isEmpty());
+        QVERIFY(LocalEndpoint::checkSettings({QStringLiteral("localhost"), 8000, QString()}).isEmpty());
+    }
+
+    void theLogViewShowsEngineLines()
+    {
+        auto* log = m_window->findChild<QPlainTextEdit*>(QStringLiteral("logText"));
+        QVERIFY(log);
+        spdlog::info("a line for the log view {}", 4242);
+        QVERIFY(waitFor([&] { return log->toPlainText().contains(QStringLiteral("a line for the log view 4242")); }));
+        QVERIFY(log->toPlainText().contains(QStringLiteral("KV cache")));  // the launcher's line
+    }
+
+    void cleanupTestCase()
+    {
+        m_window.reset();
+        spdlog::default_logger()->sinks().pop_back();
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "test_main_window.moc"

@@ -1,0 +1,221 @@
+// ModelDownloader against a local fake of the Hugging Face Hub (cpp-httplib): it downloads into
+// the cache layout with progress, resumes after a dropped connection and after Cancel (HTTP Range
+// from where the partial file stopped), rejects a file whose sha256 is not the hub's, and an
+// unreachable hub reads as "offline".
+#include "gui/model_downloader.h"
+#include "server/sha256.h"
+
+#include <httplib.h>
+
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <atomic>
+#include <mutex>
+#include <random>
+#include <thread>
+
+using namespace brook;
+
+namespace {
+
+const std::string kCommit = "0123456789abcdef0123456789abcdef01234567";
+const std::string kRepo = "acme/tiny-model";
+
+class FakeHub {
+public:
+    FakeHub()
+    {
+        std::mt19937 rng(17);
+        m_weights.resize(3 << 20);
+        for (char& c : m_weights) c = char(rng());
+        m_config = R"({"architectures": ["Ernie4_5ForCausalLM"], "hidden_size": 64})";
+        m_server.Get("/api/models/acme/tiny-model/revision/main", [this](const httplib::Request&, httplib::Response& res) {
+            const std::string sha = corrupt ? std::string(64, 'a') : Sha256::hash(m_weights);
+            const std::string body = R"({"sha": ")" + kCommit + R"(", "siblings": [)" + R"({"rfilename": "config.json", "size": )" +
+                                     std::to_string(m_config.size()) + R"(, "blobId": "1111111111111111111111111111111111111111"},)" +
+                                     R"({"rfilename": "model.safetensors", "size": )" + std::to_string(m_weights.size()) +
+                                     R"(, "blobId": "2222222222222222222222222222222222222222", "lfs": {"sha256": ")" + sha +
+                                     R"(", "size": )" + std::to_string(m_weights.size()) + R"(}}, {"rfilename": "README.md", "size": 3}]})";
+            res.set_content(body, "application/json");
+        });
+        m_server.Get("/acme/tiny-model/resolve/" + kCommit + "/config.json",
+                     [this](const httplib::Request&, httplib::Response& res) { res.set_content(m_config, "application/json"); });
+        m_server.Get("/acme/tiny-model/resolve/" + kCommit + "/model.safetensors", [this](const httplib::Request& req, httplib::Response& res) {
+            {
+                std::lock_guard lock(m_mutex);
+                m_rangeHeaders.push_back(req.get_header_value("Range"));
+            }
+            const bool drop = dropNext.exchange(false);
+            res.set_content_provider(m_weights.size(), "application/octet-stream",
+                                     [this, drop, sent = size_t(0)](size_t offset, size_t length, httplib::DataSink& sink) mutable {
+                                         const size_t chunk = std::min<size_t>(length, 64 << 10);
+                                         if (drop && sent >= m_weights.size() / 3) return false;  // hang up mid-file
+                                         if (slowMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slowMs.load()));
+                                         sink.write(m_weights.data() + offset, chunk);
+                                         sent += chunk;
+                                         return true;
+                                     });
+        });
+        m_port = m_server.bind_to_any_port("127.0.0.1");
+        m_thread = std::thread([this] { m_server.listen_after_bind(); });
+        while (!m_server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ~FakeHub()
+    {
+        m_server.stop();
+        m_thread.join();
+    }
+
+    HubOptions options(const QString& cache) const
+    {
+        HubOptions o;
+        o.endpoint = "http://127.0.0.1:" + std::to_string(m_port);
+        o.cacheDir = cache.toStdString();
+        o.connectTimeoutSeconds = 2;
+        o.readTimeoutSeconds = 5;
+        o.maxRetries = 3;
+        return o;
+    }
+    std::vector<std::string> ranges()
+    {
+        std::lock_guard lock(m_mutex);
+        return m_rangeHeaders;
+    }
+    const std::string& weights() const { return m_weights; }
+
+    std::atomic<bool> dropNext{false};
+    std::atomic<bool> corrupt{false};
+    std::atomic<int> slowMs{0};
+
+private:
+    httplib::Server m_server;
+    std::thread m_thread;
+    int m_port = 0;
+    std::string m_weights, m_config;
+    std::mutex m_mutex;
+    std::vector<std::string> m_rangeHeaders;
+};
+
+QByteArray readAll(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+bool waitForSignal(QSignalSpy& spy, int timeoutMs = 30000) { return spy.count() > 0 || spy.wait(timeoutMs); }
+
+} // namespace
+
+class TestModelDownloader : public QObject {
+    Q_OBJECT
+private slots:
+    void downloadsIntoTheCacheWithProgress()
+    {
+        FakeHub hub;
+        QTemporaryDir cache;
+        ModelDownloader downloader;
+        QSignalSpy progress(&downloader, &ModelDownloader::progressChanged);
+        QSignalSpy finished(&downloader, &ModelDownloader::finished);
+        QVERIFY(downloader.start(QString::fromStdString(kRepo), hub.options(cache.path())));
+        QVERIFY(!downloader.start(QString::fromStdString(kRepo), hub.options(cache.path())));  // one at a time
+        QVERIFY(waitForSignal(finished));
+        const QString folder = finished[0][0].toString();
+        QVERIFY(folder.endsWith(QString::fromStdString("snapshots/" + kCommit)));
+        QCOMPARE(readAll(folder + "/model.safetensors"), QByteArray::fromStdString(hub.weights()));
+        QVERIFY(readAll(folder + "/config.json").contains("hidden_size"));
+        QVERIFY(!QFile::exists(folder + "/README.md"));  // only model files
+        QVERIFY(progress.count() >= 1);
+        const auto last = progress.last()[0].value<DownloadStatus>();
+        QVERIFY(last.bytesTotal >= qint64(hub.weights().size()));
+        QVERIFY(!downloader.isRunning());
+    }
+
+    void resumesAfterADroppedConnection()
+    {
+        FakeHub hub;
+        hub.dropNext = true;
+        QTemporaryDir cache;
+        ModelDownloader downloader;
+        QSignalSpy finished(&downloader, &ModelDownloader::finished);
+        QSignalSpy failed(&downloader, &ModelDownloader::failed);
+        downloader.start(QString::fromStdString(kRepo), hub.options(cache.path()));
+        QVERIFY(waitForSignal(finished));
+        QCOMPARE(failed.count(), 0);
+        const auto ranges = hub.ranges();
+        QCOMPARE(ranges.size(), size_t(2));
+        QVERIFY(ranges[0].empty());
+        QVERIFY2(ranges[1].rfind("bytes=", 0) == 0 && ranges[1] != "bytes=0-", ranges[1].c_str());  // from where it stopped
+        QCOMPARE(readAll(finished[0][0].toString() + "/model.safetensors"), QByteArray::fromStdString(hub.weights()));
+    }
+
+    void cancelKeepsThePartialFileAndTheNextStartResumes()
+    {
+        FakeHub hub;
+        hub.slowMs = 30;
+        QTemporaryDir cache;
+        ModelDownloader downloader;
+        QSignalSpy progress(&downloader, &ModelDownloader::progressChanged);
+        QSignalSpy cancelled(&downloader, &ModelDownloader::cancelled);
+        QSignalSpy finished(&downloader, &ModelDownloader::finished);
+        downloader.start(QString::fromStdString(kRepo), hub.options(cache.path()));
+        QVERIFY(QTest::qWaitFor([&] {
+            return !progress.isEmpty() && progress.last()[0].value<DownloadStatus>().file == QStringLiteral("model.safetensors") &&
+                   progress.last()[0].value<DownloadStatus>().bytesDone > 200000;
+        }, 30000));
+        downloader.cancel();
+        QVERIFY(waitForSignal(cancelled));
+        QCOMPARE(finished.count(), 0);
+
+        hub.slowMs = 0;
+        downloader.start(QString::fromStdString(kRepo), hub.options(cache.path()));
+        QVERIFY(waitForSignal(finished));
+        const auto ranges = hub.ranges();
+        QVERIFY(ranges.size() >= 2);
+        const long resumedAt = std::stol(ranges.back().substr(6));
+        QVERIFY2(resumedAt > 200000, ranges.back().c_str());
+        QCOMPARE(readAll(finished[0][0].toString() + "/model.safetensors"), QByteArray::fromStdString(hub.weights()));
+    }
+
+    void rejectsAWrongChecksum()
+    {
+        FakeHub hub;
+        hub.corrupt = true;
+        QTemporaryDir cache;
+        ModelDownloader downloader;
+        QSignalSpy failed(&downloader, &ModelDownloader::failed);
+        QSignalSpy finished(&downloader, &ModelDownloader::finished);
+        downloader.start(QString::fromStdString(kRepo), hub.options(cache.path()));
+        QVERIFY(waitForSignal(failed));
+        QCOMPARE(finished.count(), 0);
+        const QString message = failed[0][0].toString();
+        QVERIFY2(message.contains(QStringLiteral("sha256")), qPrintable(message));
+        QVERIFY(!ModelDownloader::isOfflineError(message));
+        QVERIFY(!QFile::exists(cache.filePath(QString::fromStdString("models--acme--tiny-model/snapshots/" + kCommit + "/model.safetensors"))));
+    }
+
+    void anUnreachableHubReadsAsOffline()
+    {
+        QTemporaryDir cache;
+        HubOptions options;
+        options.endpoint = "http://127.0.0.1:9";  // discard port: nothing listens
+        options.cacheDir = cache.path().toStdString();
+        options.connectTimeoutSeconds = 1;
+        ModelDownloader downloader;
+        QSignalSpy failed(&downloader, &ModelDownloader::failed);
+        downloader.start(QString::fromStdString(kRepo), options);
+        QVERIFY(waitForSignal(failed));
+        QVERIFY2(ModelDownloader::isOfflineError(failed[0][0].toString()), qPrintable(failed[0][0].toString()));
+    }
+
+    void mirrorEndpointOverridesTheEnvironment()
+    {
+        QCOMPARE(ModelDownloader::optionsFor(QStringLiteral("https://hf-mirror.com/")).endpoint, std::string("https://hf-mirror.com"));
+        QCOMPARE(ModelDownloader::optionsFor(QString()).endpoint, HubOptions::fromEnvironment().endpoint);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestModelDownloader)
+#include "test_model_downloader.moc"

@@ -1,0 +1,119 @@
+// brook-bench serve and baseline (the built binary) against an in-process server: the report's
+// token counts must match what the server's own /metrics counted.
+#include "server_test_support.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <fstream>
+#include <numeric>
+
+using namespace brook;
+using namespace brook::testsupport;
+using nlohmann::json;
+
+namespace {
+
+const QString kBench = QStringLiteral(BROOK_BIN_DIR "/brook-bench");
+
+std::pair<int, std::string> runBench(const QStringList& args)
+{
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(kBench, args);
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAll().toStdString()};
+}
+
+} // namespace
+
+class TestBenchServe : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        if (!QFileInfo::exists(kBench)) QSKIP("brook-bench is not built");
+    }
+
+    void serveReportsWhatTheServerCounted()
+    {
+        InProcessServer server;
+        QTemporaryDir dir;
+        const QString resultFile = dir.filePath("result.json");
+        const PromText before = parsePrometheus(server.client().get("/metrics").body);
+        auto [code, out] = runBench({"serve", "--base-url", QString::fromStdString(server.baseUrl()), "--num-prompts", "12",
+                                     "--random-input-len", "16", "--random-output-len", "8", "--ignore-eos",
+                                     "--max-concurrency", "4", "--seed", "3", "--save-result", resultFile});
+        QVERIFY2(code == 0, out.c_str());
+        QVERIFY(out.find("Serving Benchmark Result") != std::string::npos);
+        QVERIFY(out.find("P99 ITL (ms):") != std::string::npos);
+        std::ifstream in(resultFile.toStdString());
+        const json result = json::parse(in);
+        QCOMPARE(result["completed"].get<int>(), 12);
+        QCOMPARE(result["failed"].get<int>(), 0);
+        QCOMPARE(result["total_output_tokens"].get<int>(), 96);
+        QVERIFY(result["max_concurrent_requests"].get<int>() <= 4);
+        QCOMPARE(result["model_id"].get<std::string>(), std::string("tiny-ernie"));
+        const auto inputLens = result["input_lens"].get<std::vector<int>>();
+        QCOMPARE(std::accumulate(inputLens.begin(), inputLens.end(), 0), result["total_input_tokens"].get<int>());
+        QVERIFY(result["median_ttft_ms"].get<double>() > 0);
+        QVERIFY(result["p99_ttft_ms"].get<double>() >= result["median_ttft_ms"].get<double>());
+        QVERIFY(result["p99_e2el_ms"].get<double>() >= result["p99_ttft_ms"].get<double>());
+        QVERIFY(result["mean_tpot_ms"].get<double>() > 0);
+
+        const PromText after = parsePrometheus(server.client().get("/metrics").body);
+        QCOMPARE(after.value("vllm:prompt_tokens_total") - before.value("vllm:prompt_tokens_total"),
+                 result["total_input_tokens"].get<double>());
+        QCOMPARE(after.value("vllm:generation_tokens_total") - before.value("vllm:generation_tokens_total"), 96.0);
+
+        // The same seed gives the same prompts.
+        auto [code2, out2] = runBench({"serve", "--base-url", QString::fromStdString(server.baseUrl()), "--num-prompts", "12",
+                                       "--random-input-len", "16", "--random-output-len", "8", "--ignore-eos", "--seed", "3",
+                                       "--save-result", resultFile, "--endpoint", "/v1/completions"});
+        QCOMPARE(code2, 0);
+        std::ifstream in2(resultFile.toStdString());
+        QCOMPARE(json::parse(in2)["total_input_tokens"], result["total_input_tokens"]);
+    }
+
+    void baselineAppendsAndCompares()
+    {
+        InProcessServer server;
+        QTemporaryDir dir;
+        const QString history = dir.filePath("history.jsonl");
+        const QStringList args = {"baseline", "--base-url", QString::fromStdString(server.baseUrl()), "--history", history,
+                                  "--label", "ci"};
+        auto [code, out] = runBench(args);
+        QVERIFY2(code == 0, out.c_str());
+        auto [code2, out2] = runBench(args);
+        QVERIFY2(code2 == 0, out2.c_str());
+        QVERIFY2(out2.find("vs ") != std::string::npos, out2.c_str());
+        std::ifstream in(history.toStdString());
+        std::vector<json> lines;
+        for (std::string l; std::getline(in, l);) lines.push_back(json::parse(l));
+        QCOMPARE(lines.size(), size_t(2));
+        for (const json& line : lines) {
+            QCOMPARE(line["output_tokens"].get<int>(), 64);
+            QCOMPARE(line["requests"].get<int>(), 3);
+            QCOMPARE(line["label"].get<std::string>(), std::string("ci"));
+            QVERIFY(line["memory_used_mib"].get<double>() > 0);
+            QCOMPARE(line["queue_waiting"].get<double>(), 0.0);
+            QVERIFY(line["median_output_tok_s"].get<double>() > 0);
+            QCOMPARE(line["server_version"].get<std::string>(), std::string(BROOK_VERSION));
+        }
+    }
+
+    void unreachableServerFails()
+    {
+        auto [code, out] = runBench({"serve", "--base-url", "http://127.0.0.1:1", "--num-prompts", "2"});
+        QCOMPARE(code, 1);
+        QVERIFY2(out.find("cannot list models") != std::string::npos, out.c_str());
+    }
+};
+
+QTEST_APPLESS_MAIN(TestBenchServe)
+#include "test_bench_serve.moc"
