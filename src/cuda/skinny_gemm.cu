@@ -7,31 +7,85 @@ namespace {
 
 constexpr int kWarps = 8;            // per block
 constexpr int kColumnsPerWarp = 2;   // output columns (weight rows) per warp
+constexpr int kUnroll = 4;           // 16-byte weight loads per column in flight per lane
 constexpr int kMaxK = 4096;
 
 template <typename T>
-struct Vec8 {
-    uint4 raw;  // 8 elements of T
-    __device__ float at(int i) const { return toFloat(reinterpret_cast<const T*>(&raw)[i]); }
-};
+__device__ inline float element(const uint4& raw, int i)
+{
+    return toFloat(reinterpret_cast<const T*>(&raw)[i]);
+}
 
-template <typename T, int M, typename Out>
+// Fills xs [M, K] (element type) with f(x) for the prologue.
+template <typename T, int M, SkinnyPrologue P>
+__device__ void fillRows(const void* x, const T* normWeight, float eps, T* xs, int K)
+{
+    if constexpr (P == SkinnyPrologue::None) {
+        const uint4* src = static_cast<const uint4*>(x);
+        uint4* dst = reinterpret_cast<uint4*>(xs);
+        for (int i = threadIdx.x; i < M * K / 8; i += blockDim.x) dst[i] = src[i];
+    } else if constexpr (P == SkinnyPrologue::SiluMul) {
+        const T* gateUp = static_cast<const T*>(x);
+        for (int i = threadIdx.x; i < M * K; i += blockDim.x) {
+            const int m = i / K, k = i % K;
+            const float g = toFloat(gateUp[int64_t(m) * 2 * K + k]);
+            const float u = toFloat(gateUp[int64_t(m) * 2 * K + K + k]);
+            xs[i] = fromFloat<T>(g / (1.0f + __expf(-g)) * u);
+        }
+    } else {
+        const float* residual = static_cast<const float*>(x);
+        __shared__ float partial[kWarps][M];
+        __shared__ float scale[M];
+        float sums[M];
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+            sums[m] = 0.0f;
+            for (int k = threadIdx.x; k < K; k += blockDim.x) {
+                const float v = residual[int64_t(m) * K + k];
+                sums[m] += v * v;
+            }
+            for (int offset = 16; offset > 0; offset /= 2) sums[m] += __shfl_xor_sync(0xffffffffu, sums[m], offset);
+            if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32][m] = sums[m];
+        }
+        __syncthreads();
+        if (threadIdx.x < M) {
+            float total = 0.0f;
+            for (int w = 0; w < kWarps; ++w) total += partial[w][threadIdx.x];
+            scale[threadIdx.x] = rsqrtf(total / float(K) + eps);
+        }
+        __syncthreads();
+        for (int i = threadIdx.x; i < M * K; i += blockDim.x) {
+            const int m = i / K, k = i % K;
+            xs[i] = fromFloat<T>(residual[i] * scale[m] * toFloat(normWeight[k]));
+        }
+    }
+}
+
+template <typename T, int M, typename Out, SkinnyPrologue P>
 __global__ void __launch_bounds__(kWarps * 32)
-skinny_gemm_kernel(const T* __restrict__ x, const T* __restrict__ w, Out* __restrict__ out, int N, int K,
-                   bool accumulate)
+skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __restrict__ out, int N, int K,
+                   bool accumulate, const T* __restrict__ normWeight, float eps)
 {
     extern __shared__ __align__(16) unsigned char shared[];
     T* xs = reinterpret_cast<T*>(shared);  // [M, K]
-    {
-        const uint4* src = reinterpret_cast<const uint4*>(x);
-        uint4* dst = reinterpret_cast<uint4*>(xs);
-        for (int i = threadIdx.x; i < M * K / 8; i += blockDim.x) dst[i] = src[i];
-    }
-    __syncthreads();
-
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int column0 = (blockIdx.x * kWarps + warp) * kColumnsPerWarp;
-    if (column0 >= N) return;
+    const uint4* rows[kColumnsPerWarp];
+#pragma unroll
+    for (int c = 0; c < kColumnsPerWarp; ++c)  // idle warps read a valid row and write nothing
+        rows[c] = reinterpret_cast<const uint4*>(w + int64_t(min(column0 + c, N - 1)) * K);
+    const int vectors = K / 8;  // 16-byte chunks per weight row
+
+    // Issue the first weight loads before filling xs, so their latency overlaps the prologue.
+    uint4 current[kUnroll][kColumnsPerWarp];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+        const int v = u * 32 + lane;
+#pragma unroll
+        for (int c = 0; c < kColumnsPerWarp; ++c) current[u][c] = v < vectors ? __ldg(rows[c] + v) : make_uint4(0, 0, 0, 0);
+    }
+    fillRows<T, M, P>(x, normWeight, eps, xs, K);
+    __syncthreads();
 
     float acc[kColumnsPerWarp][M];
 #pragma unroll
@@ -39,25 +93,34 @@ skinny_gemm_kernel(const T* __restrict__ x, const T* __restrict__ w, Out* __rest
 #pragma unroll
         for (int m = 0; m < M; ++m) acc[c][m] = 0.0f;
 
-    const int vectors = K / 8;  // 16-byte chunks per weight row
-    for (int v = lane; v < vectors; v += 32) {
-        Vec8<T> wv[kColumnsPerWarp];
+    for (int base = 0; base < vectors; base += 32 * kUnroll) {
+        uint4 next[kUnroll][kColumnsPerWarp];
+        const int nextBase = base + 32 * kUnroll;
 #pragma unroll
-        for (int c = 0; c < kColumnsPerWarp; ++c) {
-            const int column = min(column0 + c, N - 1);
-            wv[c].raw = __ldg(reinterpret_cast<const uint4*>(w + int64_t(column) * K) + v);
+        for (int u = 0; u < kUnroll; ++u) {
+            const int v = nextBase + u * 32 + lane;
+#pragma unroll
+            for (int c = 0; c < kColumnsPerWarp; ++c) next[u][c] = v < vectors ? __ldg(rows[c] + v) : make_uint4(0, 0, 0, 0);
         }
 #pragma unroll
-        for (int m = 0; m < M; ++m) {
-            Vec8<T> xv;
-            xv.raw = reinterpret_cast<const uint4*>(xs + m * K)[v];
+        for (int u = 0; u < kUnroll; ++u) {
+            const int v = base + u * 32 + lane;
+            if (v >= vectors) break;
 #pragma unroll
-            for (int i = 0; i < 8; ++i) {
-                const float xi = xv.at(i);
+            for (int m = 0; m < M; ++m) {
+                const uint4 xv = reinterpret_cast<const uint4*>(xs + m * K)[v];
 #pragma unroll
-                for (int c = 0; c < kColumnsPerWarp; ++c) acc[c][m] += xi * wv[c].at(i);
+                for (int i = 0; i < 8; ++i) {
+                    const float xi = element<T>(xv, i);
+#pragma unroll
+                    for (int c = 0; c < kColumnsPerWarp; ++c) acc[c][m] += xi * element<T>(current[u][c], i);
+                }
             }
         }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+            for (int c = 0; c < kColumnsPerWarp; ++c) current[u][c] = next[u][c];
     }
 #pragma unroll
     for (int c = 0; c < kColumnsPerWarp; ++c)
@@ -81,32 +144,54 @@ skinny_gemm_kernel(const T* __restrict__ x, const T* __restrict__ w, Out* __rest
     }
 }
 
-template <typename T, typename Out, int M>
-void launchRows(const void* x, const void* w, void* out, int N, int K, bool accumulate, cudaStream_t stream)
+struct Launch {
+    const void* x;
+    const void* w;
+    void* out;
+    int N, K;
+    bool accumulate;
+    const void* normWeight;
+    float eps;
+    cudaStream_t stream;
+};
+
+template <typename T, typename Out, int M, SkinnyPrologue P>
+void launchRows(const Launch& l)
 {
     const int columnsPerBlock = kWarps * kColumnsPerWarp;
-    const int blocks = (N + columnsPerBlock - 1) / columnsPerBlock;
-    const size_t sharedBytes = size_t(M) * K * sizeof(T);
-    auto kernel = skinny_gemm_kernel<T, M, Out>;
+    const int blocks = (l.N + columnsPerBlock - 1) / columnsPerBlock;
+    const size_t sharedBytes = size_t(M) * l.K * sizeof(T);
+    auto kernel = skinny_gemm_kernel<T, M, Out, P>;
     if (sharedBytes > 48 * 1024)
         BROOK_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes)));
-    kernel<<<blocks, kWarps * 32, sharedBytes, stream>>>(static_cast<const T*>(x), static_cast<const T*>(w),
-                                                         static_cast<Out*>(out), N, K, accumulate);
+    kernel<<<blocks, kWarps * 32, sharedBytes, l.stream>>>(l.x, static_cast<const T*>(l.w), static_cast<Out*>(l.out),
+                                                          l.N, l.K, l.accumulate,
+                                                          static_cast<const T*>(l.normWeight), l.eps);
     BROOK_CUDA_CHECK_LAUNCH();
 }
 
-template <typename T, typename Out>
-void dispatchRows(int M, const void* x, const void* w, void* out, int N, int K, bool accumulate, cudaStream_t stream)
+template <typename T, typename Out, SkinnyPrologue P>
+void dispatchRows(int M, const Launch& l)
 {
     switch (M) {
-    case 1: launchRows<T, Out, 1>(x, w, out, N, K, accumulate, stream); break;
-    case 2: launchRows<T, Out, 2>(x, w, out, N, K, accumulate, stream); break;
-    case 3: launchRows<T, Out, 3>(x, w, out, N, K, accumulate, stream); break;
-    case 4: launchRows<T, Out, 4>(x, w, out, N, K, accumulate, stream); break;
-    case 5: launchRows<T, Out, 5>(x, w, out, N, K, accumulate, stream); break;
-    case 6: launchRows<T, Out, 6>(x, w, out, N, K, accumulate, stream); break;
-    case 7: launchRows<T, Out, 7>(x, w, out, N, K, accumulate, stream); break;
-    default: launchRows<T, Out, 8>(x, w, out, N, K, accumulate, stream); break;
+    case 1: launchRows<T, Out, 1, P>(l); break;
+    case 2: launchRows<T, Out, 2, P>(l); break;
+    case 3: launchRows<T, Out, 3, P>(l); break;
+    case 4: launchRows<T, Out, 4, P>(l); break;
+    case 5: launchRows<T, Out, 5, P>(l); break;
+    case 6: launchRows<T, Out, 6, P>(l); break;
+    case 7: launchRows<T, Out, 7, P>(l); break;
+    default: launchRows<T, Out, 8, P>(l); break;
+    }
+}
+
+template <typename T, typename Out>
+void dispatchPrologue(int M, SkinnyPrologue prologue, const Launch& l)
+{
+    switch (prologue) {
+    case SkinnyPrologue::None: dispatchRows<T, Out, SkinnyPrologue::None>(M, l); break;
+    case SkinnyPrologue::RmsNorm: dispatchRows<T, Out, SkinnyPrologue::RmsNorm>(M, l); break;
+    case SkinnyPrologue::SiluMul: dispatchRows<T, Out, SkinnyPrologue::SiluMul>(M, l); break;
     }
 }
 
@@ -118,12 +203,15 @@ bool skinny_gemm_supported(int M, int K)
 }
 
 void launch_skinny_gemm(const void* x, const void* w, void* out, int M, int N, int K, ElementType type,
-                        bool outFloat, bool accumulate, cudaStream_t stream)
+                        bool outFloat, bool accumulate, cudaStream_t stream, SkinnyPrologue prologue,
+                        const void* normWeight, float eps)
 {
     if (!skinny_gemm_supported(M, K)) throw CudaError("skinny GEMM: unsupported shape");
+    if (prologue == SkinnyPrologue::RmsNorm && !normWeight) throw CudaError("skinny GEMM: RmsNorm needs a weight");
+    const Launch l{x, w, out, N, K, accumulate, normWeight, eps, stream};
     BROOK_DISPATCH_ELEMENT_TYPE(type, E, {
-        if (outFloat) dispatchRows<E, float>(M, x, w, out, N, K, accumulate, stream);
-        else dispatchRows<E, E>(M, x, w, out, N, K, accumulate, stream);
+        if (outFloat) dispatchPrologue<E, float>(M, prologue, l);
+        else dispatchPrologue<E, E>(M, prologue, l);
     });
 }
 

@@ -1,9 +1,15 @@
-// Skinny GEMM for decode: out[M, N] (+)= x[M, K] @ w[N, K]^T for M <= kSkinnyMaxRows.
+// Skinny GEMM for decode: out[M, N] (+)= f(x)[M, K] @ w[N, K]^T for M <= kSkinnyMaxRows.
 // At batch 1-8 a decode step is a weight stream: each ERNIE matrix is only 4-13 MB, so the
 // kernel must reach full bandwidth within microseconds. One warp owns two output columns and
-// streams their weight rows with 16-byte loads (all in flight at once), multiplying by every
-// row of x held in shared memory; fp32 accumulation, warp-shuffle reduction.
-// Reference: cpu::linear. Test: tests/cuda/test_gemm.cpp.
+// streams their weight rows with 16-byte loads, four per column in flight and the next four
+// prefetched while the current ones are multiplied (the loop is latency-bound otherwise); the
+// rows of f(x) sit in shared memory; fp32 accumulation, warp-shuffle reduction.
+// f, the prologue, fuses the small kernel that would otherwise run before the GEMM:
+//   None:     f(x) = x                                  (x: [M, K] element type)
+//   RmsNorm:  f(x) = rmsnorm(x) * normWeight            (x: [M, K] fp32 residual rows)
+//   SiluMul:  f(x) = silu(x[:, :K]) * x[:, K:]          (x: [M, 2K] element type, gate | up)
+// each rounded to the element type exactly as the standalone kernels round.
+// Reference: cpu::linear (+ cpu::rmsnorm / cpu::siluMul). Test: tests/cuda/test_gemm.cpp.
 #pragma once
 
 #include "cuda/cuda_dtype.h"
@@ -14,11 +20,16 @@ namespace brook::cuda {
 
 inline constexpr int kSkinnyMaxRows = 8;
 
-// True when the shape suits the skinny kernel (M <= 8, K % 8 == 0, x fits in shared memory).
+enum class SkinnyPrologue { None, RmsNorm, SiluMul };
+
+// True when the shape suits the skinny kernel (M <= 8, K % 8 == 0, f(x) fits in shared memory).
 bool skinny_gemm_supported(int M, int K);
 
 // outFloat: out is fp32 (else the element type); accumulate: out += result (else out = result).
+// normWeight and eps are used by the RmsNorm prologue only.
 void launch_skinny_gemm(const void* x, const void* w, void* out, int M, int N, int K, ElementType type,
-                        bool outFloat, bool accumulate, cudaStream_t stream);
+                        bool outFloat, bool accumulate, cudaStream_t stream,
+                        SkinnyPrologue prologue = SkinnyPrologue::None, const void* normWeight = nullptr,
+                        float eps = 0.0f);
 
 } // namespace brook::cuda

@@ -287,7 +287,13 @@ void Engine::publishStats()
     s.requestsFinished = m_requestsFinished;
     s.requestsAborted = m_requestsAborted;
     s.steps = m_steps;
-    s.memory = m_backend->memory();
+    // Asking the device for its free memory costs a driver call: not on every decode step.
+    const Clock::time_point now = Clock::now();
+    if (now - m_lastMemoryQuery > std::chrono::milliseconds(250)) {
+        m_memory = m_backend->memory();
+        m_lastMemoryQuery = now;
+    }
+    s.memory = m_memory;
     m_metrics.setSchedulerState(s.numRunning, s.numWaiting, s.kvCacheUsage);
     std::lock_guard lock(m_mutex);
     m_stats = s;

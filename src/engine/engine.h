@@ -85,6 +85,8 @@ private:
     long long m_promptTokensTotal = 0, m_generationTokensTotal = 0, m_steps = 0;
     long long m_requestsFinished = 0, m_requestsAborted = 0;
     Clock::time_point m_lastStatsLog;
+    Clock::time_point m_lastMemoryQuery;   // backend memory is queried at most every 250 ms
+    BackendMemory m_memory;
     long long m_lastLoggedPrompt = 0, m_lastLoggedGeneration = 0;
 
     // Shared between callers and the engine thread.

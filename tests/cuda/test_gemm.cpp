@@ -5,6 +5,7 @@
 #include "cuda_test_support.h"
 
 #include "cuda/cublaslt_gemm.h"
+#include "cuda/skinny_gemm.h"
 #include "engine/cpu/cpu_ops.h"
 
 using namespace brook;
@@ -48,6 +49,52 @@ private slots:
         QFETCH(bool, bf16);
         bf16 ? run<__nv_bfloat16>(M, N, K, skinny, outFloat, accumulate, ElementType::BF16)
              : run<__half>(M, N, K, skinny, outFloat, accumulate, ElementType::F16);
+    }
+
+    // The fused prologues against the standalone references: rmsnorm of fp32 residual rows, and
+    // SiLU(gate) * up, each rounded to the element type before the GEMM as the kernels round.
+    void prologues_data()
+    {
+        QTest::addColumn<int>("M");
+        QTest::addColumn<bool>("norm");
+        QTest::newRow("rmsnorm M1 (qkv)") << 1 << true;
+        QTest::newRow("rmsnorm M8 (gate-up)") << 8 << true;
+        QTest::newRow("silu M1 (down)") << 1 << false;
+        QTest::newRow("silu M6 (down)") << 6 << false;
+    }
+    void prologues()
+    {
+        BROOK_REQUIRE_GPU();
+        QFETCH(int, M);
+        QFETCH(bool, norm);
+        const int K = norm ? 1024 : 3072, N = norm ? 2560 : 1024;
+        const float eps = 1e-5f;
+        auto w = toDevice<__nv_bfloat16>(randomFloats(size_t(N) * K, 400, 1.0f / 32));
+        auto dw = upload(w);
+        std::vector<float> fx(size_t(M) * K);  // the prologue's output, as the GEMM sees it
+        DeviceBuffer input, weight;
+        if (norm) {
+            const std::vector<float> residual = randomFloats(size_t(M) * K, 401, 2.0f);
+            std::vector<float> nw = randomFloats(size_t(K), 402, 0.3f);
+            for (auto& v : nw) v += 1.0f;
+            auto nwDevice = toDevice<__nv_bfloat16>(nw);
+            input = upload(residual);
+            weight = upload(nwDevice);
+            cpu::rmsnorm(residual.data(), toHostFloat(nwDevice).data(), fx.data(), M, K, eps);
+        } else {
+            auto gateUp = toDevice<__nv_bfloat16>(randomFloats(size_t(M) * 2 * K, 403, 2.0f));
+            input = upload(gateUp);
+            cpu::siluMul(toHostFloat(gateUp).data(), fx.data(), M, K);
+        }
+        fx = toHostFloat(toDevice<__nv_bfloat16>(fx));  // rounded like the kernel's shared-memory rows
+        DeviceBuffer out(size_t(M) * N * 2);
+        launch_skinny_gemm(input.get(), dw.get(), out.get(), M, N, K, ElementType::BF16, false, false, nullptr,
+                           norm ? SkinnyPrologue::RmsNorm : SkinnyPrologue::SiluMul, weight.get(), eps);
+        const auto got = toHostFloat(download<__nv_bfloat16>(out, size_t(M) * N));
+        std::vector<float> want(size_t(M) * N);
+        cpu::linear(fx.data(), toHostFloat(w).data(), want.data(), M, K, N);
+        const double err = relativeError(got, want);
+        QVERIFY2(err < 1.5e-2, qPrintable(QString("relative error %1").arg(err)));
     }
 
 private:
