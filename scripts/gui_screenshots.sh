@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 build="${1:-build}"
 work="$(mktemp -d)"
 trap 'kill "${app:-0}" "${xvfb:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
-"$build/bin/brook-make-test-model" "$work/model" >/dev/null
+"$build/bin/brook-make-test-model" "$work/tiny-ernie" >/dev/null
 display=":$((90 + RANDOM % 9))"
 Xvfb "$display" -screen 0 1280x820x24 >/dev/null 2>&1 &
 xvfb=$!
@@ -18,7 +18,7 @@ shoot() {  # language, output, conversations...
   local imports=()
   for c in "$@"; do imports+=(--import "$c"); done
   DISPLAY="$display" "$build/bin/brook" --data-dir "$work/data-$language" --language "$language" --theme light \
-    --model "$work/model" "${imports[@]}" >/dev/null 2>&1 &
+    --model "$work/tiny-ernie" "${imports[@]}" >/dev/null 2>&1 &
   app=$!
   sleep 8  # load, warm up, settle the status bar
   DISPLAY="$display" import -window root "$out"

@@ -3,6 +3,8 @@
 //               (lengths uniform in [--min-len, --max-len], or fixed --input-len/--output-len).
 //   latency:    one request at a time: time to first token and decode tokens/s.
 // Model: a folder, or --random-weights tiny|ernie-0.3b (written to a temporary folder).
+//   serve, baseline: online, over HTTP against a running server (bench_serve.h).
+#include "app/bench_serve.h"
 #include "app/cli_logging.h"
 #include "app/launch_flags.h"
 #include "backends/engine_launcher.h"
@@ -169,8 +171,15 @@ int main(int argc, char** argv)
         sub->add_option("--log-level", logLevel)->capture_default_str();
         addLaunchFlags(*sub, launch);
     }
+    ServeBenchOptions serveBench;
+    BaselineOptions baseline;
+    addServeBenchFlags(*app.add_subcommand("serve", "online benchmark of an OpenAI-compatible server (vllm bench serve)"),
+                       serveBench);
+    addBaselineFlags(*app.add_subcommand("baseline", "daily check: three standard requests, one line of history"), baseline);
     CLI11_PARSE(app, argc, argv);
     setUpCliLogging(logLevel);
+    if (app.got_subcommand("serve")) return runServeBench(serveBench);
+    if (app.got_subcommand("baseline")) return runBaseline(baseline);
 
     std::filesystem::path tempDir;
     if (!randomShape.empty()) {

@@ -171,7 +171,7 @@ private slots:
 
     void twoConversationsGenerateTogether()
     {
-        m_forcedTokens = 1500;
+        m_forcedTokens = 600;
         ChatSession a(m_store, *m_generator, newConversation(0.7));
         ChatSession b(m_store, *m_generator, newConversation(0.7));
         QVERIFY(a.send(QStringLiteral("first pane")));
@@ -182,8 +182,8 @@ private slots:
             return !a.isGenerating() && !b.isGenerating();
         }));
         QCOMPARE(maxRunning, 2);  // batched by the one engine, not taking turns
-        QCOMPARE(a.visibleMessages().last().outputTokens, 1500);
-        QCOMPARE(b.visibleMessages().last().outputTokens, 1500);
+        QCOMPARE(a.visibleMessages().last().outputTokens, 600);
+        QCOMPARE(b.visibleMessages().last().outputTokens, 600);
     }
 
     void guiThreadStaysResponsiveDuringGeneration()

@@ -12,6 +12,7 @@
 #include "gui/conversation_list_panel.h"
 #include "gui/endpoint_panel.h"
 #include "gui/engine_host.h"
+#include "gui/engine_monitor.h"
 #include "gui/gui_log_sink.h"
 #include "gui/history_store.h"
 #include "gui/local_endpoint.h"
@@ -120,16 +121,24 @@ private slots:
         settings.seed = 7;  // a fixed, sampled reply: the same text every run
         settings.temperature = 0.8;
         p->session()->setSettings(settings);
+        // Each streamed update: the question plus a streaming bubble showing the text so far
+        // (the pane handles the signal before this check, it connected first).
+        int streamedUpdates = 0;
+        bool bubbleShowedStream = true;
+        connect(p->session(), &ChatSession::streamingTextChanged, this, [&](const QString& text) {
+            if (text.isEmpty()) return;
+            ++streamedUpdates;
+            const auto b = p->bubbles();
+            bubbleShowedStream &= b.size() == 2 && b.last()->isStreaming() && b.last()->renderedText() == text;
+        });
         QTest::keyClicks(p->input(), QStringLiteral("Hello there"));
         QTest::keyClick(p->input(), Qt::Key_Return, Qt::ControlModifier);
         QVERIFY(p->session()->isGenerating());
         QVERIFY(p->input()->toPlainText().isEmpty());
-        // While generating: the question plus a streaming bubble.
-        QVERIFY(waitFor([&] {
-            auto b = p->bubbles();
-            return b.size() == 2 && b.last()->isStreaming() && !b.last()->renderedText().isEmpty();
-        }));
         QVERIFY(waitFor([&] { return !p->session()->isGenerating(); }));
+        disconnect(p->session(), &ChatSession::streamingTextChanged, this, nullptr);
+        QVERIFY(streamedUpdates > 0);
+        QVERIFY(bubbleShowedStream);
         const QList<MessageBubble*> bubbles = p->bubbles();
         QCOMPARE(bubbles.size(), 2);
         QVERIFY(!bubbles[1]->isStreaming());
@@ -176,7 +185,7 @@ private slots:
 
     void twoConversationsSideBySideGenerateTogether()
     {
-        m_forcedTokens = 1500;
+        m_forcedTokens = 600;
         ChatPane* left = pane();
         ChatPane* right = m_window->newChat();
         QVERIFY(right && right != left);
@@ -280,6 +289,16 @@ private slots:
         QVERIFY(!LocalEndpoint::checkSettings({QStringLiteral("0.0.0.0"), 8000, QString()}).isEmpty());
         QVERIFY(LocalEndpoint::checkSettings({QStringLiteral("0.0.0.0"), 8000, QStringLiteral("secret")}).isEmpty());
         QVERIFY(LocalEndpoint::checkSettings({QStringLiteral("localhost"), 8000, QString()}).isEmpty());
+    }
+
+    void theEngineMonitorPollsStats()
+    {
+        auto* monitor = m_window->findChild<EngineMonitor*>();
+        QVERIFY(monitor);
+        const int before = monitor->sampleCount();
+        QVERIFY(waitFor([&] { return monitor->sampleCount() >= before + 2; }, 5000));  // a timer, not per token
+        QVERIFY(monitor->sampleCount() <= EngineMonitor::kPoints);
+        QVERIFY(monitor->summaryText().contains(QStringLiteral("tokens/s")));
     }
 
     void theLogViewShowsEngineLines()

@@ -121,6 +121,8 @@ private slots:
         const json& last = s.events[s.events.size() - 2].data;
         QCOMPARE(last["choices"][0]["finish_reason"].get<std::string>(), std::string("length"));
         for (size_t i = 0; i + 1 < s.events.size(); ++i) QVERIFY(s.events[i].data["usage"].is_null());
+        // One chunk per token (as vLLM), besides the opening role chunk and the usage chunk.
+        QCOMPARE(s.events.size(), size_t(1 + 16 + 1));
 
         body["stream"] = false;
         body.erase("stream_options");

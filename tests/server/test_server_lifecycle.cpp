@@ -213,7 +213,7 @@ private slots:
     void requestTimeoutAborts()
     {
         ServeConfig config = testServeConfig();
-        config.requestTimeoutSeconds = 0.2;
+        config.requestTimeoutSeconds = 0.1;
         InProcessServer server(config);
         json body = longStream(4000);
         body["stream"] = false;

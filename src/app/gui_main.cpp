@@ -1,0 +1,79 @@
+// brook: the desktop app. Wires the pieces together: settings, the history database, the
+// translations, the log sink feeding the log view, and the main window (which owns the engine).
+//
+//   brook [--model DIR] [--data-dir DIR] [--language en|zh_CN] [--theme system|light|dark] [--import FILE.json]
+#include "gui/app_settings.h"
+#include "gui/gui_log_sink.h"
+#include "gui/history_store.h"
+#include "gui/main_window.h"
+#include "gui/theme_manager.h"
+#include "gui/translation_manager.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QStandardPaths>
+#include <QStyleFactory>
+
+#include <spdlog/spdlog.h>
+
+int main(int argc, char** argv)
+{
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("Brook"));
+    QApplication::setApplicationName(QStringLiteral("Brook"));
+    QApplication::setApplicationVersion(QStringLiteral(BROOK_VERSION));
+    QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));  // the same look, light or dark, everywhere
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Brook: chat with ERNIE-4.5 on this computer"));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Model folder to load at start."), QStringLiteral("dir"));
+    const QCommandLineOption dataDir(QStringLiteral("data-dir"),
+                                     QStringLiteral("Folder for the history database and settings (default: the user's app data)."),
+                                     QStringLiteral("dir"));
+    const QCommandLineOption language(QStringLiteral("language"), QStringLiteral("en or zh_CN."), QStringLiteral("language"));
+    const QCommandLineOption theme(QStringLiteral("theme"), QStringLiteral("system, light or dark."), QStringLiteral("theme"));
+    const QCommandLineOption import(QStringLiteral("import"), QStringLiteral("Import a conversation (OpenAI JSON) at start."),
+                                    QStringLiteral("file"));
+    parser.addOptions({model, dataDir, language, theme, import});
+    parser.process(app);
+
+    // Every spdlog line (engine, server, app) also goes to the log view.
+    auto sink = std::make_shared<brook::GuiLogSink>();
+    spdlog::default_logger()->sinks().push_back(sink);
+
+    const QString data = parser.isSet(dataDir) ? QDir(parser.value(dataDir)).absolutePath()
+                                               : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    QDir().mkpath(data);
+    brook::AppSettings settings(parser.isSet(dataDir) ? QDir(data).filePath(QStringLiteral("brook.ini")) : QString());
+
+    brook::TranslationManager translations;
+    translations.setLanguage(parser.isSet(language) ? parser.value(language) : settings.language());
+    brook::ThemeManager themes;
+    themes.apply(parser.isSet(theme) ? parser.value(theme) : settings.theme());
+
+    brook::HistoryStore store;
+    if (auto opened = store.open(QDir(data).filePath(QStringLiteral("history.sqlite"))); !opened) {
+        QMessageBox::critical(nullptr, QStringLiteral("Brook"),
+                              QApplication::translate("main", "Cannot open the conversation history:\n%1")
+                                  .arg(QString::fromStdString(opened.error())));
+        return 1;
+    }
+
+    brook::MainWindow window(settings, store, translations, themes, sink);
+    window.show();
+    for (const QString& file : parser.values(import))
+        if (const QString error = window.importConversation(file); !error.isEmpty()) spdlog::error("{}", error.toStdString());
+    if (parser.isSet(model)) {
+        window.loadModel(QFileInfo(parser.value(model)).absoluteFilePath());
+    } else if (const QStringList recent = settings.recentModels(); !recent.isEmpty() && QFileInfo(recent.first()).isDir()) {
+        window.loadModel(recent.first());  // the model used last time
+    }
+    const int code = app.exec();
+    spdlog::default_logger()->sinks().pop_back();  // the sink's receiver is gone with the window
+    return code;
+}

@@ -1,0 +1,150 @@
+// brook-serve: the OpenAI-compatible server, as `vllm serve` is used:
+//   brook-serve [MODEL] [--host H] [--port P] [--api-key K] [--config FILE.yaml] [engine flags]
+// MODEL is a folder or a Hugging Face id (downloaded into the HF cache). The HTTP server listens
+// first (GET /health answers 503 while the model loads). SIGINT/SIGTERM: new requests get 503,
+// running ones have --shutdown-timeout seconds to finish, the rest are aborted; exit code 0.
+// A second signal exits at once.
+#include "app/cli_logging.h"
+#include "app/launch_flags.h"
+#include "backends/engine_launcher.h"
+#include "server/model_resolver.h"
+#include "server/openai_server.h"
+#include "server/serve_config.h"
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <unistd.h>
+#include <thread>
+
+using namespace brook;
+
+namespace {
+
+// The handler only writes the signal number into a pipe (async-signal-safe, and it may run on
+// any thread, including ones libraries started before main); a watcher thread acts on it.
+int g_signalPipe[2] = {-1, -1};
+
+void onSignal(int signal)
+{
+    const char byte = char(signal);
+    [[maybe_unused]] ssize_t written = ::write(g_signalPipe[1], &byte, 1);
+}
+
+struct StopSignal {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::atomic<bool> requested{false};
+
+    void wait()
+    {
+        std::unique_lock lock(mutex);
+        cv.wait(lock, [&] { return requested.load(); });
+    }
+};
+
+void watchSignals(StopSignal& stop)
+{
+    for (;;) {
+        char signal = 0;
+        if (::read(g_signalPipe[0], &signal, 1) != 1) continue;
+        if (stop.requested.exchange(true)) {
+            spdlog::warn("second signal: exiting now");
+            std::_Exit(1);
+        }
+        spdlog::info("received {}: shutting down", signal == SIGINT ? "SIGINT" : "SIGTERM");
+        std::lock_guard lock(stop.mutex);
+        stop.cv.notify_all();
+    }
+}
+
+Result<GenerationDefaults> generationDefaultsFor(const ServeConfig& config, const LaunchedEngine& launched)
+{
+    if (config.generationConfig == "auto") return launched.generationDefaults;
+    if (config.generationConfig == "vllm" || config.generationConfig == "none") return GenerationDefaults{};
+    return loadGenerationDefaults(std::filesystem::path(config.generationConfig) / "generation_config.json");
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    ServeConfig config;
+    if (const std::string file = findConfigArgument(argc, argv); !file.empty()) {
+        if (auto loaded = loadServeConfigYaml(file, config); !loaded) {
+            std::cerr << "brook-serve: " << loaded.error() << "\n";
+            return 2;
+        }
+    }
+    CLI::App app{"brook-serve: an OpenAI-compatible server for ERNIE-4.5 (vLLM's flags)"};
+    addServeFlags(app, config);
+    addLaunchFlags(app, config.launch);
+    CLI11_PARSE(app, argc, argv);
+    if (config.apiKey.empty())
+        if (const char* key = std::getenv("BROOK_API_KEY")) config.apiKey = key;
+    normalizeServeConfig(config);
+    if (auto valid = validateServeConfig(config); !valid) {
+        std::cerr << "brook-serve: " << valid.error() << "\n";
+        return 2;
+    }
+    setUpCliLogging(config.logLevel);
+
+    StopSignal stop;
+    if (::pipe(g_signalPipe) != 0) {
+        std::cerr << "brook-serve: cannot create the signal pipe\n";
+        return 1;
+    }
+    std::thread(watchSignals, std::ref(stop)).detach();
+    struct sigaction action {};
+    action.sa_handler = onSignal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &action, nullptr);  // also when started in the background with SIGINT ignored
+    sigaction(SIGTERM, &action, nullptr);
+
+    OpenAiServer server(config);
+    auto port = server.start();
+    if (!port) {
+        spdlog::error("{}", port.error());
+        return 1;
+    }
+
+    auto fail = [&](const std::string& message) {
+        spdlog::error("{}", message);
+        server.setLoadError(message);
+        server.stop();
+        return 1;
+    };
+    spdlog::info("loading {}", config.model);
+    auto logProgress = ModelResolver::loggingProgress();
+    auto modelDir = ModelResolver().resolve(config.model, [&](const DownloadProgress& p) {
+        return !stop.requested.load() && logProgress(p);
+    });
+    if (!modelDir) return stop.requested ? (server.stop(), 0) : fail(modelDir.error());
+
+    LaunchOptions launch = config.launch;
+    launch.modelDir = *modelDir;
+    launch.servedModelName = config.primaryModelName();
+    launch.logStats = !config.disableLogStats;
+    if (config.cpuKvCacheSpaceGiB > 0) launch.cpuKvCacheBytes = int64_t(config.cpuKvCacheSpaceGiB * double(1LL << 30));
+    auto launched = launchEngine(launch);
+    if (!launched) return fail(launched.error());
+    auto defaults = generationDefaultsFor(config, *launched);
+    if (!defaults) return fail(defaults.error());
+
+    server.attach(*launched->engine, *defaults, *modelDir);
+    spdlog::info("ready: http://{}:{}/v1 serves '{}'", config.host, *port, config.primaryModelName());
+    stop.wait();
+
+    server.drain(std::chrono::duration<double>(config.shutdownTimeoutSeconds));
+    server.stop();
+    launched->engine->shutdown();
+    spdlog::info("stopped");
+    return 0;
+}

@@ -1,0 +1,129 @@
+#include "gui/engine_host.h"
+
+#include "backends/engine_launcher.h"
+#include "engine/model_folder.h"
+#include "engine/request_stream.h"
+#include "engine/tokenizer.h"
+
+#include <QMetaObject>
+
+#include <spdlog/spdlog.h>
+
+namespace brook {
+
+EngineHost::EngineHost(QObject* parent) : QObject(parent)
+{
+    qRegisterMetaType<brook::MemoryEstimate>("brook::MemoryEstimate");
+    qRegisterMetaType<brook::EngineHost::Stage>("brook::EngineHost::Stage");
+}
+
+EngineHost::~EngineHost()
+{
+    if (m_loader.joinable()) m_loader.join();
+    m_engine.reset();
+}
+
+QString EngineHost::backendName() const
+{
+    return m_engine ? QString::fromStdString(m_engine->backendName()) : QString();
+}
+
+MemoryEstimate EngineHost::estimate(const ModelConfig& c, const LaunchOptions& options, bool cuda)
+{
+    // Parameters of an ERNIE-4.5 dense model, from its dimensions.
+    const qint64 H = c.hiddenSize, I = c.intermediateSize, V = c.vocabSize;
+    const qint64 perLayer = H * c.qDim() + 2 * H * c.kvDim() + qint64(c.qDim()) * H + 3 * H * I + 2 * H;
+    qint64 params = V * H + c.numLayers * perLayer + H;
+    if (!c.tieWordEmbeddings) params += V * H;
+
+    MemoryEstimate e;
+    e.device = cuda ? QStringLiteral("cuda") : QStringLiteral("cpu");
+    if (cuda) {
+        const int element = options.dtype == "float32" ? 4 : 2;
+        e.weightsBytes = params * element;
+    } else {
+        e.weightsBytes = params * 4;  // the CPU backend computes in fp32
+        const int maxLen = options.maxModelLen > 0 ? options.maxModelLen : c.maxPositionEmbeddings;
+        const qint64 wanted = c.kvBytesPerToken(4) * qint64(maxLen) * options.maxNumSeqs;
+        e.kvCacheBytes = std::min<qint64>(options.cpuKvCacheBytes, wanted);
+    }
+    return e;
+}
+
+bool EngineHost::load(const LaunchOptions& options)
+{
+    if (m_loading) return false;
+    if (m_loader.joinable()) m_loader.join();
+    m_loading = true;
+    m_loader = std::thread([this, options] { runLoad(options); });
+    return true;
+}
+
+void EngineHost::runLoad(LaunchOptions options)
+{
+    // Loader thread: everything reaches the GUI through queued invocations.
+    auto post = [this](auto fn) { QMetaObject::invokeMethod(this, fn, Qt::QueuedConnection); };
+    auto fail = [this, post](const std::string& message) {
+        spdlog::error("model load failed: {}", message);
+        post([this, text = QString::fromStdString(message)] {
+            m_loading = false;
+            emit modelLoadFailed(text);
+        });
+    };
+
+    post([this] { emit loadStageChanged(Stage::Checking, 5); });
+    const bool cuda = options.device == "cuda" || (options.device == "auto" && cudaAvailable());
+    {
+        auto folder = ModelFolder::load(options.modelDir);
+        if (!folder) return fail(folder.error());
+        // The app's context-length setting is a cap: a model with a shorter context uses its own.
+        if (options.maxModelLen > folder->config.maxPositionEmbeddings) options.maxModelLen = folder->config.maxPositionEmbeddings;
+        const MemoryEstimate estimate = EngineHost::estimate(folder->config, options, cuda);
+        post([this, estimate] { emit memoryEstimated(estimate); });
+    }
+
+    post([this] { emit loadStageChanged(Stage::Loading, -1); });
+    auto launched = launchEngine(options);
+    if (!launched) return fail(launched.error());
+
+    post([this] { emit loadStageChanged(Stage::WarmingUp, 90); });
+    {
+        // One short request touches every kernel and buffer once, so the first chat is not slow.
+        GenerationRequest warm;
+        warm.prompt = launched->engine->tokenizer().encode("Hello", false);
+        warm.params.maxTokens = 2;
+        warm.params.temperature = 0.0f;
+        warm.source = "warmup";
+        if (auto stream = RequestStream::submit(*launched->engine, warm)) {
+            while ((*stream)->next()) {
+            }
+        }
+    }
+
+    auto shared = std::make_shared<LaunchedEngine>(std::move(launched).value());
+    const QString dir = QString::fromStdString(options.modelDir.string());
+    post([this, shared, dir] {
+        std::unique_ptr<Engine> old = std::move(m_engine);
+        m_engine = std::move(shared->engine);
+        m_modelName = QString::fromStdString(shared->modelName);
+        m_modelDir = dir;
+        m_defaults = shared->generationDefaults;
+        m_loading = false;
+        emit engineChanged(m_engine.get());  // listeners drop the old engine before it goes
+        old.reset();
+        emit loadStageChanged(Stage::Ready, 100);
+        emit modelLoaded(m_modelName);
+    });
+}
+
+void EngineHost::unload()
+{
+    if (!m_engine) return;
+    emit engineChanged(nullptr);
+    m_engine.reset();
+    m_modelName.clear();
+    m_modelDir.clear();
+    m_defaults = {};
+}
+
+} // namespace brook

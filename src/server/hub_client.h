@@ -1,0 +1,76 @@
+// HubClient: downloads a model repository from the Hugging Face Hub (or a mirror) into the
+// standard cache layout huggingface_hub uses, so caches are shared with vLLM and transformers:
+//   <cache>/models--org--name/blobs/<sha256 or git oid>
+//   <cache>/models--org--name/snapshots/<commit>/<file> -> ../../blobs/<...>
+//   <cache>/models--org--name/refs/<revision>            (the commit, as text)
+// Only the files a model folder needs are fetched (JSON, safetensors, tokenizer.model).
+// Thread-safe in the sense that separate instances may run in parallel; one instance is not.
+#pragma once
+
+#include "engine/result.h"
+#include "server/hub_options.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace brook {
+
+struct HubFile {
+    std::string path;       // inside the repository ("model.safetensors")
+    int64_t size = -1;      // -1: unknown
+    std::string blobId;     // git object id
+    std::string sha256;     // LFS files: the content's sha256 (also their blob name)
+    std::string blobName() const { return sha256.empty() ? blobId : sha256; }
+};
+
+struct HubRepoInfo {
+    std::string commit;
+    std::vector<HubFile> files;  // model files only
+};
+
+struct DownloadProgress {
+    std::string file;            // repository path of the file being fetched
+    int fileIndex = 0;           // 0-based, among fileCount files still to fetch
+    int fileCount = 0;
+    int64_t fileBytesDone = 0;
+    int64_t fileBytesTotal = -1; // -1: unknown
+    int64_t bytesDone = 0;       // over all files to fetch
+    int64_t bytesTotal = -1;
+};
+// Return false to cancel the download.
+using DownloadProgressCallback = std::function<bool(const DownloadProgress&)>;
+
+class HubClient {
+public:
+    explicit HubClient(HubOptions options);
+
+    // "org/name" with the characters the hub allows.
+    static bool isRepoId(const std::string& text);
+    // Whether a repository file belongs in a model folder Brook loads.
+    static bool isModelFile(const std::string& path);
+
+    // Lists the revision's files (GET /api/models/<id>/revision/<rev>?blobs=true).
+    Result<HubRepoInfo> repoInfo(const std::string& repoId) const;
+    // Fetches whatever of the snapshot is missing and returns its folder. Offline (or when the
+    // hub cannot be reached) a complete cached snapshot is used instead.
+    Result<std::filesystem::path> download(const std::string& repoId, const DownloadProgressCallback& progress = {}) const;
+    // The cached snapshot for the options' revision, when one with a config.json exists.
+    std::optional<std::filesystem::path> cachedSnapshot(const std::string& repoId) const;
+    // <cache>/models--org--name
+    std::filesystem::path repoCacheDir(const std::string& repoId) const;
+
+    const HubOptions& options() const { return m_options; }
+
+private:
+    Result<void> fetchFile(const std::string& repoId, const std::string& commit, const HubFile& file,
+                           const std::function<bool(int64_t, int64_t)>& progress) const;
+    std::string notReachableMessage(const std::string& repoId, const std::string& why) const;
+
+    HubOptions m_options;
+};
+
+} // namespace brook

@@ -1,0 +1,237 @@
+#include "server/openai_server.h"
+
+#include "backends/engine_launcher.h"
+#include "server/completion_handler.h"
+#include "server/http_reply.h"
+#include "server/server_context.h"
+#include "server/utility_routes.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <csignal>
+#include <thread>
+
+namespace brook {
+
+namespace {
+
+bool timingSafeEqual(const std::string& a, const std::string& b)
+{
+    if (a.size() != b.size()) return false;
+    unsigned char diff = 0;  // no early exit: the time taken does not reveal the matching prefix
+    for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+} // namespace
+
+struct OpenAiServer::Impl {
+    explicit Impl(ServeConfig config) : context(std::move(config)), completions(context), utility(context) {}
+
+    // CORS as Starlette's middleware does it for vLLM: '*' or the listed origins.
+    std::optional<std::string> allowedOrigin(const httplib::Request& req) const
+    {
+        if (!req.has_header("Origin")) return std::nullopt;
+        const std::string origin = req.get_header_value("Origin");
+        const auto& allowed = context.config().allowedOrigins;
+        if (std::find(allowed.begin(), allowed.end(), "*") != allowed.end()) return std::string("*");
+        if (std::find(allowed.begin(), allowed.end(), origin) != allowed.end()) return origin;
+        return std::nullopt;
+    }
+
+    httplib::Server::HandlerResponse preRoute(const httplib::Request& req, httplib::Response& res)
+    {
+        if (req.method == "OPTIONS") {
+            if (req.has_header("Origin") && req.has_header("Access-Control-Request-Method")) {
+                if (!allowedOrigin(req)) {
+                    res.status = 400;
+                    res.set_content("Disallowed CORS origin", "text/plain");
+                    return httplib::Server::HandlerResponse::Handled;
+                }
+                res.set_header("Access-Control-Allow-Methods", "DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT");
+                res.set_header("Access-Control-Allow-Headers",
+                               req.has_header("Access-Control-Request-Headers")
+                                   ? req.get_header_value("Access-Control-Request-Headers")
+                                   : std::string("*"));
+                res.set_header("Access-Control-Max-Age", "600");
+            }
+            res.set_header("Allow", "GET, POST, OPTIONS");
+            res.status = 200;
+            return httplib::Server::HandlerResponse::Handled;
+        }
+        const std::string& key = context.config().apiKey;
+        if (!key.empty() && req.path != "/health") {
+            const std::string auth = req.get_header_value("Authorization");
+            const std::string prefix = "Bearer ";
+            const bool ok = auth.size() > prefix.size() && auth.compare(0, prefix.size(), prefix) == 0 &&
+                            timingSafeEqual(auth.substr(prefix.size()), key);
+            if (!ok) {
+                HttpReply::error(res, ApiError::unauthorized());
+                return httplib::Server::HandlerResponse::Handled;
+            }
+        }
+        return httplib::Server::HandlerResponse::Unhandled;
+    }
+
+    void postRoute(const httplib::Request& req, httplib::Response& res)
+    {
+        if (auto origin = allowedOrigin(req)) {
+            res.set_header("Access-Control-Allow-Origin", *origin);
+            if (*origin != "*") res.set_header("Vary", "Origin");
+        }
+    }
+
+    void fillError(const httplib::Request& req, httplib::Response& res)
+    {
+        if (!res.body.empty() || res.content_provider_) return;
+        switch (res.status) {
+        case 404: HttpReply::error(res, ApiError::notFound("Not Found: " + req.method + " " + req.path)); break;
+        case 413: HttpReply::error(res, ApiError::payloadTooLarge(context.config().maxRequestBodyBytes)); break;
+        case 400: HttpReply::error(res, ApiError::badRequest("malformed HTTP request")); break;
+        default: {
+            ApiError e = ApiError::internal("HTTP " + std::to_string(res.status));
+            e.status = res.status;
+            HttpReply::error(res, e);
+        }
+        }
+    }
+
+    void registerRoutes()
+    {
+        using httplib::Request;
+        using httplib::Response;
+        server.Post("/v1/chat/completions", [this](const Request& q, Response& r) { completions.handle(ApiKind::Chat, q, r); });
+        server.Post("/v1/completions", [this](const Request& q, Response& r) { completions.handle(ApiKind::Completion, q, r); });
+        server.Get("/v1/models", [this](const Request& q, Response& r) { utility.models(q, r); });
+        server.Get(R"(/v1/models/(.+))", [this](const Request& q, Response& r) { utility.model(q, r); });
+        server.Get("/health", [this](const Request& q, Response& r) { utility.health(q, r); });
+        server.Get("/ping", [this](const Request& q, Response& r) { utility.health(q, r); });
+        server.Get("/metrics", [this](const Request& q, Response& r) { utility.metrics(q, r); });
+        server.Get("/version", [this](const Request& q, Response& r) { utility.version(q, r); });
+        server.Get("/load", [this](const Request& q, Response& r) { utility.load(q, r); });
+        server.Post("/tokenize", [this](const Request& q, Response& r) { utility.tokenize(q, r); });
+        server.Post("/detokenize", [this](const Request& q, Response& r) { utility.detokenize(q, r); });
+
+        server.set_pre_routing_handler([this](const Request& q, Response& r) { return preRoute(q, r); });
+        server.set_post_routing_handler([this](const Request& q, Response& r) { postRoute(q, r); });
+        server.set_error_handler([this](const Request& q, Response& r) { fillError(q, r); });
+        server.set_exception_handler([](const Request&, Response& r, std::exception_ptr ep) {
+            std::string what = "unknown error";
+            try {
+                if (ep) std::rethrow_exception(ep);
+            } catch (const std::exception& e) {
+                what = e.what();
+            } catch (...) {
+            }
+            spdlog::error("request handler failed: {}", what);
+            HttpReply::error(r, ApiError::internal("internal error: " + what));
+        });
+        server.set_logger([](const Request& q, const Response& r) {
+            spdlog::info("{}:{} \"{} {}\" {}", q.remote_addr, q.remote_port, q.method, q.path, r.status);
+        });
+    }
+
+    ServerContext context;
+    CompletionHandler completions;
+    UtilityRoutes utility;
+    httplib::Server server;
+    std::thread listener;
+    int port = -1;
+};
+
+OpenAiServer::OpenAiServer(ServeConfig config) : m_impl(std::make_unique<Impl>(std::move(config))) {}
+
+OpenAiServer::~OpenAiServer() { stop(); }
+
+ServerContext& OpenAiServer::context() { return m_impl->context; }
+
+int OpenAiServer::port() const { return m_impl->port; }
+
+Result<int> OpenAiServer::start()
+{
+    const ServeConfig& config = m_impl->context.config();
+    // A client that hangs up mid-write must not kill the process: writes then fail with EPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
+
+    httplib::Server& server = m_impl->server;
+    // Each streaming call holds a worker thread for its whole length: size the pool for them.
+    const int threads = config.httpThreads > 0
+                            ? config.httpThreads
+                            : std::clamp(2 * config.launch.maxNumSeqs + config.maxQueueLen + 32, 64, 2048);
+    server.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
+    server.set_payload_max_length(config.maxRequestBodyBytes);
+    server.set_keep_alive_max_count(1000);
+    server.set_read_timeout(30, 0);
+    server.set_write_timeout(30, 0);
+    m_impl->registerRoutes();
+
+    if (config.port == 0) {
+        m_impl->port = server.bind_to_any_port(config.host);
+        if (m_impl->port < 0) return makeError("cannot listen on " + config.host + " (any port)");
+    } else {
+        if (!server.bind_to_port(config.host, config.port))
+            return makeError("cannot listen on " + config.host + ":" + std::to_string(config.port) +
+                             " (in use, or not an address of this machine)");
+        m_impl->port = config.port;
+    }
+    if (!isLoopbackHost(config.host) && config.apiKey.empty())
+        spdlog::warn("listening on {} without --api-key: anyone who can reach this address can use the model",
+                     config.host);
+    m_impl->listener = std::thread([this] { m_impl->server.listen_after_bind(); });
+    // stop() is a no-op until the loop runs, so do not hand back control before it does.
+    for (int i = 0; i < 500 && !server.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    spdlog::info("listening on http://{}:{} ({} HTTP threads)", config.host, m_impl->port, threads);
+    return m_impl->port;
+}
+
+void OpenAiServer::attach(Engine& engine, const GenerationDefaults& defaults, const std::filesystem::path& modelDir)
+{
+    const ServeConfig& config = m_impl->context.config();
+    auto model = std::make_unique<ServedModel>();
+    model->engine = &engine;
+    model->names = config.servedModelNames.empty() ? std::vector<std::string>{engine.config().modelName}
+                                                   : config.servedModelNames;
+    model->root = modelDir.string();
+    model->maxModelLen = engine.config().maxModelLen;
+    const EngineStats stats = engine.stats();
+    model->kvCacheTokens = int64_t(stats.numKvBlocksTotal) * stats.blockSize;
+    model->defaults = samplingDefaults(defaults);
+    model->defaultMaxTokens = defaults.maxNewTokens;
+    model->created =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    if (model->kvCacheTokens < model->maxModelLen)
+        spdlog::warn("the KV cache holds {} tokens, fewer than --max-model-len {}: longer requests are refused",
+                     model->kvCacheTokens, model->maxModelLen);
+    spdlog::info("serving {} (max_model_len {}, KV cache {} tokens)", model->names.front(), model->maxModelLen,
+                 model->kvCacheTokens);
+    m_impl->context.attach(std::move(model));
+}
+
+void OpenAiServer::setLoadError(const std::string& message) { m_impl->context.setLoadError(message); }
+
+void OpenAiServer::drain(std::chrono::duration<double> grace)
+{
+    ServerContext& context = m_impl->context;
+    context.setDraining();
+    auto waitIdle = [&](std::chrono::duration<double> limit) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(limit);
+        while (context.activeRequests().load() > 0 && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        return context.activeRequests().load() == 0;
+    };
+    if (context.activeRequests().load() > 0)
+        spdlog::info("shutting down: waiting up to {:.0f} s for {} request(s)", grace.count(), context.activeRequests().load());
+    if (waitIdle(grace)) return;
+    spdlog::warn("shutting down: aborting {} request(s) still running", context.activeRequests().load());
+    context.cancelAllJobs();
+    if (!waitIdle(std::chrono::seconds(5))) spdlog::warn("shutting down: {} request(s) did not end", context.activeRequests().load());
+}
+
+void OpenAiServer::stop()
+{
+    if (m_impl->server.is_running() || m_impl->listener.joinable()) m_impl->server.stop();
+    if (m_impl->listener.joinable()) m_impl->listener.join();
+}
+
+} // namespace brook

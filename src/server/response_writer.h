@@ -1,0 +1,71 @@
+// ResponseWriter: OpenAI's response shapes for one chat or completions call: the whole
+// response (chat.completion / text_completion) or its stream of SSE events
+// (chat.completion.chunk / text_completion chunks, the usage chunk, "data: [DONE]"), from the
+// engine's per-token outputs. Logprobs come as OpenAI writes them (chat: content[] with bytes and
+// top_logprobs; completions: tokens / token_logprobs / top_logprobs / text_offset).
+// Objects keep OpenAI's field order (id, object, created, model, choices, usage).
+// One per API call; used by one HTTP thread.
+#pragma once
+
+#include "engine/generation_request.h"
+#include "server/api_error.h"
+#include "server/request_parser.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace brook {
+
+class Tokenizer;
+
+// What one choice has produced so far.
+struct ChoiceState {
+    std::string text;
+    std::vector<int32_t> tokens;
+    std::vector<TokenLogprobs> logprobs;
+    std::optional<FinishReason> finish;
+    std::string stopReason;
+    int outputTokens = 0;
+    bool started = false;     // streaming: the opening chunk (role, echo) went out
+    size_t textOffset = 0;    // completions logprobs: characters emitted before the next token
+};
+
+class ResponseWriter {
+public:
+    ResponseWriter(const ParsedRequest& request, const Tokenizer& tokenizer);
+
+    const std::string& id() const { return m_id; }
+    static void accumulate(ChoiceState& state, const RequestOutput& output);
+
+    // The whole (non-streaming) response.
+    nlohmann::ordered_json response(const std::vector<ChoiceState>& choices) const;
+
+    // Streaming: folds `output` into states[choice] and returns the SSE events it yields.
+    std::string streamEvents(size_t choice, const RequestOutput& output, std::vector<ChoiceState>& states) const;
+    // After every choice finished: the usage chunk (when asked) and "data: [DONE]".
+    std::string streamEnd(const std::vector<ChoiceState>& states) const;
+    // An error in the middle of a stream (timeout): {"error": ...} then [DONE].
+    static std::string streamError(const ApiError& error);
+    static std::string sseEvent(const nlohmann::ordered_json& data);
+
+private:
+    nlohmann::ordered_json usage(const std::vector<ChoiceState>& states) const;
+    nlohmann::ordered_json chunk(nlohmann::ordered_json choice) const;
+    nlohmann::ordered_json logprobsJson(const std::vector<TokenLogprobs>& logprobs, size_t textOffset) const;
+    nlohmann::ordered_json stopReasonJson(const std::string& stopReason) const;
+    std::string tokenText(int32_t token) const;
+    static nlohmann::ordered_json finishJson(const std::optional<FinishReason>& finish);
+    std::string echoText(size_t choice) const;
+
+    const ParsedRequest& m_request;
+    const Tokenizer& m_tokenizer;
+    std::string m_id;
+    int64_t m_created;
+    int m_promptTokens = 0;  // every prompt counted once, as OpenAI and vLLM count them
+};
+
+} // namespace brook

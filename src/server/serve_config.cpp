@@ -1,0 +1,147 @@
+#include "server/serve_config.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+namespace brook {
+
+namespace {
+
+template <typename T>
+std::string str(const T& value)
+{
+    std::ostringstream s;
+    s << value;
+    return s.str();
+}
+
+bool oneOf(const std::string& value, std::initializer_list<const char*> allowed)
+{
+    return std::any_of(allowed.begin(), allowed.end(), [&](const char* a) { return value == a; });
+}
+
+// vLLM takes --allowed-origins as a JSON list ('["http://a", "http://b"]'); plain words work too.
+std::vector<std::string> expandOrigins(const std::vector<std::string>& given)
+{
+    std::vector<std::string> out;
+    for (const std::string& item : given) {
+        if (!item.empty() && item.front() == '[') {
+            auto list = nlohmann::json::parse(item, nullptr, false);
+            if (list.is_array()) {
+                for (const auto& v : list)
+                    if (v.is_string()) out.push_back(v.get<std::string>());
+                continue;
+            }
+        }
+        std::stringstream parts(item);
+        std::string part;
+        while (std::getline(parts, part, ','))
+            if (!part.empty()) out.push_back(part);
+    }
+    return out;
+}
+
+} // namespace
+
+std::string ServeConfig::primaryModelName() const
+{
+    return servedModelNames.empty() ? model : servedModelNames.front();
+}
+
+void addServeFlags(CLI::App& app, ServeConfig& c)
+{
+    app.add_option("model", c.model, "model folder or Hugging Face id")->capture_default_str();
+    app.add_option("--model", c.model, "the same as the positional MODEL");
+    app.add_option("--config", "YAML file with the same keys as the flags (flags win)");
+    app.add_option("--host", c.host, "address to listen on")->capture_default_str();
+    app.add_option("--port", c.port, "port to listen on (0: any free port)")->capture_default_str();
+    app.add_option("--served-model-name", c.servedModelNames, "name(s) the API answers to (default: MODEL)");
+    app.add_option("--api-key", c.apiKey, "require 'Authorization: Bearer KEY' (default: $BROOK_API_KEY)");
+    app.add_option("--request-timeout", c.requestTimeoutSeconds, "seconds a request may take (0: no limit)");
+    app.add_option("--max-queue-len", c.maxQueueLen, "requests that may wait beyond max-num-seqs (0: no limit)");
+    app.add_option("--allowed-origins", c.allowedOrigins, "CORS origins (JSON list or words; default *)");
+    app.add_option("--generation-config", c.generationConfig,
+                   "auto (the model's generation_config.json), vllm/none (no defaults) or a folder")
+        ->capture_default_str();
+    app.add_option("--scheduling-policy", c.launch.schedulingPolicy, "fcfs or priority")->capture_default_str();
+    app.add_option("--shutdown-timeout", c.shutdownTimeoutSeconds,
+                   "seconds in-flight requests may finish after SIGINT/SIGTERM")
+        ->capture_default_str();
+    app.add_option("--max-request-body-bytes", c.maxRequestBodyBytes, "larger request bodies get 413")
+        ->capture_default_str();
+    app.add_option("--http-threads", c.httpThreads, "HTTP worker threads (0: from max-num-seqs)");
+    app.add_option("--cpu-kv-cache-space", c.cpuKvCacheSpaceGiB, "CPU backend: GiB of KV cache (vLLM's VLLM_CPU_KVCACHE_SPACE)");
+    app.add_option("--log-level", c.logLevel, "trace, debug, info, warn, error")->capture_default_str();
+    app.add_flag("--disable-log-stats", c.disableLogStats, "no throughput line every 5 s");
+}
+
+std::string findConfigArgument(int argc, const char* const* argv)
+{
+    std::string file;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--config") == 0 && i + 1 < argc) file = argv[++i];
+        else if (std::strncmp(argv[i], "--config=", 9) == 0) file = argv[i] + 9;
+    }
+    return file;
+}
+
+bool isLoopbackHost(const std::string& host)
+{
+    return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+Result<void> validateServeConfig(const ServeConfig& c)
+{
+    const LaunchOptions& l = c.launch;
+    if (c.model.empty()) return makeError("MODEL: give a model folder or a Hugging Face id");
+    if (c.host.empty()) return makeError("--host must not be empty");
+    if (c.port < 0 || c.port > 65535) return makeError("--port must be in 0..65535, got " + str(c.port));
+    for (const auto& name : c.servedModelNames)
+        if (name.empty()) return makeError("--served-model-name must not be empty");
+    if (!oneOf(l.device, {"auto", "cpu", "cuda"})) return makeError("--device must be auto, cpu or cuda, got '" + l.device + "'");
+    if (!oneOf(l.dtype, {"auto", "bfloat16", "float16", "float32", "half", "float", "bf16", "fp16", "fp32"}))
+        return makeError("--dtype must be auto, bfloat16, float16 or float32, got '" + l.dtype + "'");
+    if (!oneOf(l.quantization, {"", "int8", "int4", "awq"}))
+        return makeError("--quantization must be int8, int4 or awq, got '" + l.quantization + "'");
+    if (l.maxModelLen < 0) return makeError("--max-model-len must be positive, got " + str(l.maxModelLen));
+    if (l.maxNumSeqs < 1) return makeError("--max-num-seqs must be at least 1, got " + str(l.maxNumSeqs));
+    if (l.maxNumBatchedTokens < 1)
+        return makeError("--max-num-batched-tokens must be at least 1, got " + str(l.maxNumBatchedTokens));
+    if (!(l.gpuMemoryUtilization > 0.0 && l.gpuMemoryUtilization <= 1.0))
+        return makeError("--gpu-memory-utilization must be in (0, 1], got " + str(l.gpuMemoryUtilization));
+    if (l.blockSize != 8 && l.blockSize != 16 && l.blockSize != 32)
+        return makeError("--block-size must be 8, 16 or 32, got " + str(l.blockSize));
+    if (l.numKvBlocks < 0) return makeError("--num-kv-blocks must not be negative, got " + str(l.numKvBlocks));
+    if (!oneOf(l.schedulingPolicy, {"fcfs", "priority"}))
+        return makeError("--scheduling-policy must be fcfs or priority, got '" + l.schedulingPolicy + "'");
+    if (!(c.requestTimeoutSeconds >= 0)) return makeError("--request-timeout must not be negative");
+    if (c.maxQueueLen < 0) return makeError("--max-queue-len must not be negative, got " + str(c.maxQueueLen));
+    if (c.allowedOrigins.empty()) return makeError("--allowed-origins must list at least one origin (or *)");
+    if (!oneOf(c.generationConfig, {"auto", "vllm", "none"}) &&
+        !std::filesystem::is_directory(c.generationConfig))
+        return makeError("--generation-config must be auto, vllm, none or a folder, got '" + c.generationConfig + "'");
+    if (!(c.shutdownTimeoutSeconds >= 0)) return makeError("--shutdown-timeout must not be negative");
+    if (c.maxRequestBodyBytes < 1024) return makeError("--max-request-body-bytes must be at least 1024");
+    if (c.httpThreads != 0 && (c.httpThreads < 4 || c.httpThreads > 4096))
+        return makeError("--http-threads must be 0 or in 4..4096, got " + str(c.httpThreads));
+    if (!(c.cpuKvCacheSpaceGiB >= 0)) return makeError("--cpu-kv-cache-space must not be negative");
+    if (!oneOf(c.logLevel, {"trace", "debug", "info", "warn", "warning", "error", "critical", "off"}))
+        return makeError("--log-level must be trace, debug, info, warn or error, got '" + c.logLevel + "'");
+    return {};
+}
+
+// Used by applyServeConfigYaml too: normalizes what both inputs may spell loosely.
+void normalizeServeConfig(ServeConfig& c)
+{
+    c.allowedOrigins = expandOrigins(c.allowedOrigins);
+    if (c.launch.dtype == "half" || c.launch.dtype == "fp16") c.launch.dtype = "float16";
+    if (c.launch.dtype == "bf16") c.launch.dtype = "bfloat16";
+    if (c.launch.dtype == "float" || c.launch.dtype == "fp32") c.launch.dtype = "float32";
+    if (c.logLevel == "warning") c.logLevel = "warn";
+}
+
+} // namespace brook
