@@ -4,6 +4,7 @@
 #include "app/launch_flags.h"
 #include "backends/engine_launcher.h"
 #include "engine/request_stream.h"
+#include "server/model_resolver.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -46,8 +47,11 @@ int main(int argc, char** argv)
     std::vector<std::string> stop;
     bool ignoreEos = false;
 
-    app.add_option("--model,-m", launch.modelDir, "model folder (config.json, model.safetensors, tokenizer.model)")
-        ->required()->check(CLI::ExistingDirectory);
+    std::string model;
+    app.add_option("--model,-m", model,
+                   "model folder (config.json, model.safetensors, tokenizer.model) or a Hugging Face id "
+                   "(baidu/ERNIE-4.5-0.3B-PT), downloaded into the Hugging Face cache once")
+        ->required();
     auto* promptOpt = app.add_option("--prompt,-p", prompt, "raw prompt text (no chat template)");
     auto* chatOpt = app.add_option("--chat,-c", chat, "a user message, sent through the chat template");
     auto* idsOpt = app.add_option("--prompt-token-ids", tokenIds, "comma-separated prompt token ids");
@@ -77,6 +81,12 @@ int main(int argc, char** argv)
         std::cerr << "brook-run: give one of --prompt, --chat or --prompt-token-ids\n";
         return 2;
     }
+    auto folder = ModelResolver().resolve(model, ModelResolver::loggingProgress());
+    if (!folder) {
+        std::cerr << "brook-run: " << folder.error() << "\n";
+        return 1;
+    }
+    launch.modelDir = *folder;
     if (launch.maxModelLen == 0) launch.maxModelLen = 4096;  // a CLI run needs no 128K context
     launch.maxNumSeqs = 1;
 
