@@ -59,6 +59,7 @@ Result<LaunchedEngine> launchEngine(const LaunchOptions& options)
         cpu::CpuBackendOptions cpuOptions;
         cpuOptions.blockSize = options.blockSize;
         cpuOptions.numKvBlocks = options.numKvBlocks;
+        cpuOptions.onLoadProgress = options.onLoadProgress;
         // No need to reserve more than max_num_seqs full-length sequences.
         const int64_t wanted = config.kvBytesPerToken(sizeof(float)) * int64_t(maxModelLen) * options.maxNumSeqs;
         cpuOptions.kvCacheBytes = std::min(options.cpuKvCacheBytes, wanted);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 namespace brook {
@@ -24,6 +25,9 @@ struct LaunchOptions {
     bool enforceEager = false;            // CUDA: no graphs
     bool logStats = false;
     std::string schedulingPolicy = "fcfs"; // fcfs | priority
+    // Called on the loading thread with the fraction done (0..1): weights read and converted,
+    // then the KV cache and CUDA graphs. Optional; must be quick.
+    std::function<void(double fraction)> onLoadProgress;
 };
 
 } // namespace brook

@@ -56,7 +56,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
                  elementTypeName(*type));
     std::unique_ptr<CudaBackend> backend;
     try {
-        auto weights = CudaWeights::upload(checkpoint, config, *type);
+        const auto& report = options.onLoadProgress;
+        auto weights = CudaWeights::upload(checkpoint, config, *type, [&](double f) { if (report) report(0.75 * f); });
         if (!weights) return makeError(weights.error());
         backend.reset(new CudaBackend(config, *type, std::move(weights).value(), options));
         backend->m_deviceTotal = int64_t(total);
@@ -107,6 +108,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
                           backend->m_maxModelLen, gib(oneSequence));
             return makeError(text);
         }
+        if (report) report(0.85);
         if (auto kv = backend->allocateKvCache(kvBytes); !kv) return makeError(kv.error());
         backend->m_numBlocks = int(kvBytes / blockBytes);
         const int64_t cacheTokens = int64_t(backend->m_numBlocks) * backend->m_blockSize;
@@ -119,6 +121,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
             backend->m_graphs = std::make_unique<DecodeGraphs>(*backend, backend->m_stream);
             backend->m_graphs->captureAll(backend->m_maxSeqs);
         }
+        if (report) report(1.0);
     } catch (const CudaError& e) {
         if (e.outOfMemory())
             return makeError(std::string("the GPU ran out of memory while loading (") + e.what() +

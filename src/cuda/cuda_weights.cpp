@@ -22,7 +22,8 @@ void convertInto(const TensorView& tensor, T* dst, std::vector<float>& scratch)
 
 } // namespace
 
-Result<CudaWeights> CudaWeights::upload(const Checkpoint& checkpoint, const ModelConfig& config, ElementType type)
+Result<CudaWeights> CudaWeights::upload(const Checkpoint& checkpoint, const ModelConfig& config, ElementType type,
+                                        const std::function<void(double)>& progress)
 {
     // Plan: a list of (destination slot, source tensors appended in order).
     struct Slot {
@@ -78,6 +79,7 @@ Result<CudaWeights> CudaWeights::upload(const Checkpoint& checkpoint, const Mode
         }
         BROOK_CUDA_CHECK(cudaMemcpy(base + s.offset, staging.data(), staging.size(), cudaMemcpyHostToDevice));
         *s.target = base + s.offset;
+        if (progress) progress(double(&s - slots.data() + 1) / double(slots.size()));
     }
     if (!separateHead) w.m_lmHead = w.m_embedding;
     spdlog::info("CUDA backend: {:.1f} MiB of {} weights uploaded", double(total) / (1 << 20), elementTypeName(type));

@@ -8,6 +8,7 @@
 #include "engine/model_config.h"
 #include "engine/result.h"
 
+#include <functional>
 #include <vector>
 
 namespace brook::cuda {
@@ -24,7 +25,9 @@ struct CudaLayerWeights {
 class CudaWeights {
 public:
     // The checkpoint must have passed validateErnie(config). Throws CudaError on device errors.
-    static Result<CudaWeights> upload(const Checkpoint& checkpoint, const ModelConfig& config, ElementType type);
+    // progress (optional) gets the fraction of tensors uploaded.
+    static Result<CudaWeights> upload(const Checkpoint& checkpoint, const ModelConfig& config, ElementType type,
+                                      const std::function<void(double)>& progress = {});
 
     const void* embedding() const { return m_embedding; }  // [V, H]
     const void* lmHead() const { return m_lmHead; }        // [V, H] (the embedding when tied)

@@ -105,7 +105,7 @@ Result<RequestId> Engine::submit(GenerationRequest request, OutputCallback callb
     {
         std::lock_guard lock(m_mutex);
         if (m_stopping) return makeError("the engine is shutting down");
-        m_inbox.push_back({std::move(seq), std::move(processor)});
+        m_inbox.push_back({std::move(seq), std::move(processor), std::move(request.source)});
     }
     m_wake.notify_one();
     return id;
@@ -122,8 +122,19 @@ void Engine::cancel(RequestId id)
 
 EngineStats Engine::stats() const
 {
+    EngineStats s;
+    {
+        std::lock_guard lock(m_mutex);
+        s = m_stats;
+    }
+    s.latency = m_latency.summary(Clock::now());  // sorted here, on the caller's thread
+    return s;
+}
+
+std::vector<RequestSnapshot> Engine::requests() const
+{
     std::lock_guard lock(m_mutex);
-    return m_stats;
+    return m_requests;
 }
 
 void Engine::run()
@@ -148,6 +159,7 @@ void Engine::run()
         }
         for (Pending& p : arrived) {
             m_processors.emplace(p.seq->id, std::move(p.processor));
+            m_tracker.onArrived(*p.seq, std::move(p.source));
             m_scheduler.add(std::move(p.seq));
         }
         for (RequestId id : cancelled) abortRequest(id);
@@ -220,8 +232,10 @@ void Engine::step()
         if (seq.numOutputTokens() == 1) {
             seq.firstTokenTime = now;
             m_metrics.onFirstToken(secondsBetween(seq.arrivalTime, now));
+            m_latency.record(LatencyKind::Ttft, secondsBetween(seq.arrivalTime, now), now);
         } else {
             m_metrics.onInterTokenLatency(secondsBetween(seq.lastTokenTime, now));
+            m_latency.record(LatencyKind::Itl, secondsBetween(seq.lastTokenTime, now), now);
         }
         seq.lastTokenTime = now;
         auto reason = m_processors.at(seq.id)->onToken(sample, seq.numOutputTokens(),
@@ -241,6 +255,7 @@ void Engine::finishRequest(RequestId id, FinishReason reason)
 {
     std::unique_ptr<Sequence> seq = m_scheduler.finish(id);
     m_processors.erase(id);
+    m_tracker.onFinished(id);
     if (!seq) return;
     const Clock::time_point now = Clock::now();
     FinishedRequestTimings t;
@@ -259,6 +274,7 @@ void Engine::finishRequest(RequestId id, FinishReason reason)
     t.generationTokens = seq->numOutputTokens();
     t.maxTokensParam = seq->params.maxTokens;
     m_metrics.onRequestFinished(reason, t);
+    if (reason != FinishReason::Abort) m_latency.record(LatencyKind::E2e, t.e2eSeconds, now);
     if (reason == FinishReason::Abort) ++m_requestsAborted;
     else ++m_requestsFinished;
 }
@@ -295,8 +311,18 @@ void Engine::publishStats()
     }
     s.memory = m_memory;
     m_metrics.setSchedulerState(s.numRunning, s.numWaiting, s.kvCacheUsage);
+    // The inspector's table: phases are credited every step, the copy is made at most every
+    // 100 ms (and when the engine goes idle, so an idle table is empty).
+    m_tracker.update(m_scheduler, now);
+    const bool publishRequests = !m_scheduler.hasWork() || now - m_lastRequestsPublish >= std::chrono::milliseconds(100);
+    std::vector<RequestSnapshot> requests;
+    if (publishRequests) {
+        requests = m_tracker.snapshot(now);
+        m_lastRequestsPublish = now;
+    }
     std::lock_guard lock(m_mutex);
     m_stats = s;
+    if (publishRequests) m_requests.swap(requests);
 }
 
 void Engine::maybeLogStats()

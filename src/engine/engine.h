@@ -14,6 +14,8 @@
 #include "engine/engine_metrics.h"
 #include "engine/engine_stats.h"
 #include "engine/generation_request.h"
+#include "engine/latency_window.h"
+#include "engine/request_tracker.h"
 #include "engine/result.h"
 #include "engine/scheduler.h"
 
@@ -52,6 +54,9 @@ public:
     void shutdown();
 
     EngineStats stats() const;                      // thread-safe snapshot
+    // Thread-safe. The live requests as the engine thread last published them (at most every
+    // 100 ms while busy, and whenever it goes idle), for request inspectors.
+    std::vector<RequestSnapshot> requests() const;
     const EngineConfig& config() const { return m_config; }            // thread-safe
     const ModelConfig& modelConfig() const { return m_backend->config(); }  // thread-safe
     const Tokenizer& tokenizer() const { return *m_tokenizer; }       // thread-safe
@@ -62,6 +67,7 @@ private:
     struct Pending {
         std::unique_ptr<Sequence> seq;
         std::unique_ptr<RequestOutputProcessor> processor;
+        std::string source;
     };
 
     void run();
@@ -88,6 +94,9 @@ private:
     Clock::time_point m_lastMemoryQuery;   // backend memory is queried at most every 250 ms
     BackendMemory m_memory;
     long long m_lastLoggedPrompt = 0, m_lastLoggedGeneration = 0;
+    RequestTracker m_tracker;
+    Clock::time_point m_lastRequestsPublish;
+    LatencyWindow m_latency;               // thread-safe itself: recorded here, read by stats()
 
     // Shared between callers and the engine thread.
     mutable std::mutex m_mutex;
@@ -96,6 +105,7 @@ private:
     std::vector<RequestId> m_cancelled;
     bool m_stopping = false;
     EngineStats m_stats;
+    std::vector<RequestSnapshot> m_requests;
     std::atomic<RequestId> m_nextId{1};
 
     std::thread m_thread;  // last: starts after everything above exists

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/backend.h"
+#include "engine/latency_window.h"
 
 #include <cstdint>
 
@@ -21,6 +22,7 @@ struct EngineStats {
     long long requestsAborted = 0;
     long long steps = 0;
     BackendMemory memory;
+    LatencySummary latency;                 // rolling TTFT / ITL / E2E p50 and p95 (LatencyWindow)
 };
 
 } // namespace brook

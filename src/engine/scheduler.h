@@ -56,6 +56,9 @@ public:
     int numRunning() const { return static_cast<int>(m_running.size()); }
     long long numPreemptions() const { return m_numPreemptions; }
     const SchedulerConfig& config() const { return m_config; }
+    // What it holds, for the request inspector (read only; engine thread only).
+    const std::deque<std::unique_ptr<Sequence>>& waitingSequences() const { return m_waiting; }
+    const std::vector<std::unique_ptr<Sequence>>& runningSequences() const { return m_running; }
 
 private:
     void preempt(Sequence* seq);

@@ -82,7 +82,15 @@ void EngineHost::runLoad(LaunchOptions options)
         post([this, estimate] { emit memoryEstimated(estimate); });
     }
 
-    post([this] { emit loadStageChanged(Stage::Loading, -1); });
+    post([this] { emit loadStageChanged(Stage::Loading, 10); });
+    // Weights, KV cache and graphs report their progress; the bar runs from 10 to 85 percent.
+    auto lastPercent = std::make_shared<int>(10);
+    options.onLoadProgress = [this, post, lastPercent](double fraction) {
+        const int percent = 10 + int(75.0 * fraction);
+        if (percent == *lastPercent) return;
+        *lastPercent = percent;
+        post([this, percent] { emit loadStageChanged(Stage::Loading, percent); });
+    };
     auto launched = launchEngine(options);
     if (!launched) return fail(launched.error());
 

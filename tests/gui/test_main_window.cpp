@@ -104,10 +104,19 @@ private slots:
         QVERIFY(waitFor([&] { return loaded.count() == 1; }));
         QCOMPARE(estimate.count(), 1);
         QVERIFY(estimate[0][0].value<MemoryEstimate>().weightsBytes > 0);
-        QList<EngineHost::Stage> seen;
-        for (const auto& s : stages) seen << s[0].value<EngineHost::Stage>();
+        QList<EngineHost::Stage> seen;  // distinct stages in order; Loading repeats as its percent moves
+        int lastLoadingPercent = -1;
+        for (const auto& s : stages) {
+            const auto stage = s[0].value<EngineHost::Stage>();
+            if (seen.isEmpty() || seen.last() != stage) seen << stage;
+            if (stage == EngineHost::Stage::Loading) {
+                QVERIFY(s[1].toInt() >= lastLoadingPercent);  // the bar never runs backwards
+                lastLoadingPercent = s[1].toInt();
+            }
+        }
         QCOMPARE(seen, (QList<EngineHost::Stage>{EngineHost::Stage::Checking, EngineHost::Stage::Loading,
                                                  EngineHost::Stage::WarmingUp, EngineHost::Stage::Ready}));
+        QCOMPARE(lastLoadingPercent, 85);  // weights and KV cache reported as done
         QVERIFY(!m_window->showingWelcome());
         QVERIFY(pane());
         QCOMPARE(m_settings->recentModels(), QStringList{dir});

@@ -13,7 +13,8 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelConfig& config
                                                        const CpuBackendOptions& options)
 {
     if (auto valid = checkpoint.validateErnie(config); !valid) return makeError(valid.error());
-    auto weights = CpuWeights::load(checkpoint, config);
+    const auto& report = options.onLoadProgress;
+    auto weights = CpuWeights::load(checkpoint, config, [&](double f) { if (report) report(0.9 * f); });
     if (!weights) return makeError(weights.error());
 
     const int64_t blockBytes = config.kvBytesPerToken(sizeof(float)) * options.blockSize;
@@ -26,6 +27,7 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelConfig& config
         new CpuBackend(config, std::move(weights).value(), options.blockSize, numBlocks));
     spdlog::info("CPU backend: KV cache {} blocks x {} tokens ({:.1f} MiB)", numBlocks, options.blockSize,
                  double(blockBytes) * numBlocks / (1 << 20));
+    if (report) report(1.0);
     return backend;
 }
 

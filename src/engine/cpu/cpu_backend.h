@@ -9,6 +9,7 @@
 #include "engine/cpu/cpu_weights.h"
 #include "engine/result.h"
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -18,6 +19,7 @@ struct CpuBackendOptions {
     int blockSize = 16;
     int numKvBlocks = 0;                  // 0: from kvCacheBytes
     int64_t kvCacheBytes = 2LL << 30;     // host memory for K and V of all layers
+    std::function<void(double)> onLoadProgress;  // fraction done, 0..1 (optional)
 };
 
 class CpuBackend final : public Backend {

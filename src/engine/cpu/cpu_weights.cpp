@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
+#include <mutex>
 #include <string>
 
 namespace brook::cpu {
@@ -29,7 +31,8 @@ int64_t CpuWeights::bytes() const
     return n * int64_t(sizeof(float));
 }
 
-Result<CpuWeights> CpuWeights::load(const Checkpoint& checkpoint, const ModelConfig& config)
+Result<CpuWeights> CpuWeights::load(const Checkpoint& checkpoint, const ModelConfig& config,
+                                    const std::function<void(double)>& progress)
 {
     CpuWeights w;
     std::vector<std::pair<std::string, std::vector<float>*>> plan;
@@ -61,11 +64,18 @@ Result<CpuWeights> CpuWeights::load(const Checkpoint& checkpoint, const ModelCon
         }
         byDestination.back().push_back(i);
     }
+    std::atomic<size_t> converted{0};
+    std::mutex progressMutex;
 #pragma omp parallel for schedule(dynamic, 1)
     for (size_t d = 0; d < byDestination.size(); ++d) {
         for (size_t i : byDestination[d]) {
             auto r = appendTensor(checkpoint, plan[i].first, *plan[i].second);
             if (!r) { errors[i] = r.error(); break; }
+        }
+        const size_t done = ++converted;
+        if (progress && progressMutex.try_lock()) {  // never make a converting thread wait
+            progress(double(done) / double(byDestination.size()));
+            progressMutex.unlock();
         }
     }
     for (const auto& e : errors)

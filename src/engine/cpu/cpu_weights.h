@@ -6,6 +6,7 @@
 #include "engine/model_config.h"
 #include "engine/result.h"
 
+#include <functional>
 #include <vector>
 
 namespace brook::cpu {
@@ -28,7 +29,9 @@ struct CpuWeights {
 
     int64_t bytes() const;
     // The checkpoint must have passed Checkpoint::validateErnie(config).
-    static Result<CpuWeights> load(const Checkpoint& checkpoint, const ModelConfig& config);
+    // progress (optional) gets the fraction of tensors converted, from one thread at a time.
+    static Result<CpuWeights> load(const Checkpoint& checkpoint, const ModelConfig& config,
+                                   const std::function<void(double)>& progress = {});
 };
 
 } // namespace brook::cpu

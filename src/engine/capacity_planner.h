@@ -1,0 +1,84 @@
+// CapacityPlanner: what a set of serving knobs gives on a device, before anything loads: weight
+// bytes, KV-cache bytes per token, how many KV blocks and tokens fit, the concurrency that holds
+// at max-model-len, which knob binds it, and when a setting cannot fit, the change that would.
+// It follows the backends' own sizing so the plan matches what a load then reports:
+//   CUDA: KV = total * gpu-memory-utilization - weights - activations - graph reserve
+//         (activations = the forward buffers CudaBackend allocates for max-num-batched-tokens and
+//         max-num-seqs, plus a fixed runtime allowance for cuBLASLt and attention workspaces);
+//   CPU:  KV = min(cpu KV-cache bytes, max-num-seqs full-length sequences), all in fp32.
+// Pure arithmetic; thread-safe.
+#pragma once
+
+#include "engine/model_config.h"
+
+#include <cstdint>
+#include <string>
+
+namespace brook {
+
+struct CapacityInput {
+    ModelConfig model;
+    std::string device = "cuda";            // cuda | cpu ("auto" is resolved by the caller)
+    std::string dtype = "auto";             // auto | bfloat16 | float16 | float32
+    std::string quantization;               // empty | int8 | int4 | awq
+    int maxModelLen = 0;                    // 0: the model's max_position_embeddings
+    int maxNumSeqs = 256;
+    int maxNumBatchedTokens = 8192;
+    double gpuMemoryUtilization = 0.9;
+    int blockSize = 16;
+    bool enforceEager = false;              // CUDA graphs off: no graph reserve
+    int64_t deviceTotalBytes = 0;           // CUDA: the GPU's memory
+    int64_t cpuKvCacheBytes = 2LL << 30;    // CPU: host memory offered to the KV cache
+};
+
+// What limits how many full-length requests run at once.
+enum class CapacityLimit { MaxNumSeqs, KvCache, MaxNumBatchedTokens };
+// Why a setting cannot load.
+enum class CapacityProblem { None, ModelLenTooLong, NoDeviceMemory, WeightsDoNotFit, KvCacheTooSmall };
+
+struct CapacityPlan {
+    int maxModelLen = 0;               // resolved
+    int elementBytes = 2;              // activations and KV cache
+    int64_t parameters = 0;
+    int64_t weightsBytes = 0;
+    int64_t activationBytes = 0;       // forward buffers + runtime allowance
+    int64_t graphBytes = 0;            // CUDA graph reserve
+    int64_t budgetBytes = 0;           // what the device may use (CUDA: total * utilization)
+    int64_t kvBytesPerToken = 0;
+    int64_t kvBytesPerBlock = 0;
+    int64_t kvCacheBytes = 0;          // whole blocks only; <= 0 when nothing is left
+    int64_t kvBlocks = 0;
+    int64_t kvTokens = 0;
+    int blocksPerSequence = 0;         // one request at max-model-len
+    double maxConcurrency = 0;         // kvTokens / maxModelLen (vLLM's "maximum concurrency")
+    int fullLengthSequences = 0;       // requests at max-model-len the cache holds at once
+    int concurrentSequences = 0;       // min of that, max-num-seqs and max-num-batched-tokens
+    CapacityLimit binding = CapacityLimit::KvCache;
+    CapacityProblem problem = CapacityProblem::None;
+    int suggestedMaxModelLen = 0;      // 0: none helps
+    double suggestedGpuMemoryUtilization = 0;  // 0: none helps (CUDA)
+    int64_t suggestedCpuKvCacheBytes = 0;      // CPU
+    bool fits() const { return problem == CapacityProblem::None; }
+};
+
+class CapacityPlanner {
+public:
+    // Runtime allowance on top of the forward buffers: cuBLASLt workspace, handles, sampler
+    // scratch and attention partials (what CudaBackend's profile sees beyond its own buffers).
+    static constexpr int64_t kCudaRuntimeBytes = 256LL << 20;
+    static constexpr int64_t kCudaGraphBytes = 256LL << 20;   // CudaBackend's graph reserve
+
+    static CapacityPlan plan(const CapacityInput& input);
+
+    // Parameters of an ERNIE-4.5 dense model from its dimensions (tied head counted once).
+    static int64_t parameterCount(const ModelConfig& model);
+    // Bytes of weights: embeddings (and an untied head) in `elementBytes`, linear layers at the
+    // quantized width (int8: 1 byte + a 2-byte scale per output row; int4/awq: half a byte plus a
+    // 2-byte scale and zero per group of 128).
+    static int64_t weightBytes(const ModelConfig& model, int elementBytes, const std::string& quantization);
+    // Forward buffers for T = max(max-num-batched-tokens, max-num-seqs) tokens and S = max-num-seqs
+    // sampled rows, as CudaBackend::allocateActivations sizes them (or CpuBackend, in fp32).
+    static int64_t activationBytes(const ModelConfig& model, int maxNumBatchedTokens, int maxNumSeqs, int elementBytes);
+};
+
+} // namespace brook

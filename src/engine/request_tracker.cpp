@@ -1,0 +1,88 @@
+#include "engine/request_tracker.h"
+
+#include "engine/scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace brook {
+
+namespace {
+double secondsBetween(Clock::time_point a, Clock::time_point b)
+{
+    return std::chrono::duration<double>(b - a).count();
+}
+} // namespace
+
+const char* requestPhaseName(RequestPhase phase)
+{
+    switch (phase) {
+    case RequestPhase::Queued: return "queued";
+    case RequestPhase::Prefill: return "prefill";
+    case RequestPhase::Decode: return "decode";
+    case RequestPhase::Preempted: return "preempted";
+    }
+    return "queued";
+}
+
+RequestPhase RequestTracker::phaseOf(const Sequence& seq)
+{
+    if (seq.state != SequenceState::Running) return seq.numPreemptions > 0 ? RequestPhase::Preempted : RequestPhase::Queued;
+    // A decode has everything but the token sampled last step in the cache; anything further
+    // behind is a prompt chunk or the recompute after a preemption.
+    if (seq.numOutputTokens() > 0 && seq.numComputedTokens >= seq.numTokens() - 1) return RequestPhase::Decode;
+    return RequestPhase::Prefill;
+}
+
+void RequestTracker::onArrived(const Sequence& seq, std::string source)
+{
+    Entry e;
+    e.snap.id = seq.id;
+    e.snap.source = std::move(source);
+    e.snap.promptTokens = seq.numPromptTokens;
+    e.arrival = seq.arrivalTime;
+    e.lastUpdate = seq.arrivalTime;  // the time before the engine thread saw it was queued too
+    m_entries[seq.id] = std::move(e);
+}
+
+void RequestTracker::updateOne(const Sequence& seq, Clock::time_point now)
+{
+    auto it = m_entries.find(seq.id);
+    if (it == m_entries.end()) return;
+    Entry& e = it->second;
+    e.snap.phaseSeconds[size_t(e.snap.phase)] += std::max(0.0, secondsBetween(e.lastUpdate, now));
+    e.lastUpdate = now;
+    e.snap.phase = phaseOf(seq);
+    e.snap.generatedTokens = std::max(0, seq.numOutputTokens());
+    e.snap.preemptions = seq.numPreemptions;
+}
+
+void RequestTracker::update(const Scheduler& scheduler, Clock::time_point now)
+{
+    for (const auto& seq : scheduler.runningSequences()) updateOne(*seq, now);
+    for (const auto& seq : scheduler.waitingSequences()) updateOne(*seq, now);
+}
+
+void RequestTracker::onFinished(RequestId id) { m_entries.erase(id); }
+
+std::vector<RequestSnapshot> RequestTracker::snapshot(Clock::time_point now) const
+{
+    std::vector<std::pair<Clock::time_point, RequestSnapshot>> ordered;
+    ordered.reserve(m_entries.size());
+    for (const auto& [id, e] : m_entries) {
+        RequestSnapshot s = e.snap;
+        // The current phase has lasted since the last update: show it as of now.
+        s.phaseSeconds[size_t(s.phase)] += std::max(0.0, secondsBetween(e.lastUpdate, now));
+        s.ageSeconds = std::max(0.0, secondsBetween(e.arrival, now));
+        ordered.emplace_back(e.arrival, std::move(s));
+    }
+    std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first < b.first : a.second.id < b.second.id;
+    });
+    std::vector<RequestSnapshot> out;
+    out.reserve(ordered.size());
+    for (auto& [when, s] : ordered) out.push_back(std::move(s));
+    return out;
+}
+
+} // namespace brook

@@ -1,0 +1,60 @@
+// RequestTracker: the request inspector's view of the engine: for every live request its source,
+// phase (queued, prefill, decode, preempted), token counts and the time it has spent in each
+// phase. The phase is read off the scheduler's own state after every step (no hooks inside the
+// scheduler): waiting and never run = queued, waiting after a preemption = preempted, running with
+// uncomputed prompt (or recompute) tokens = prefill, else decode. The time since the previous
+// update is credited to the phase the request was in during it.
+// Engine thread only; the engine publishes snapshot() under its mutex for other threads.
+#pragma once
+
+#include "engine/sequence.h"
+
+#include <array>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace brook {
+
+class Scheduler;
+
+enum class RequestPhase { Queued = 0, Prefill = 1, Decode = 2, Preempted = 3 };
+inline constexpr int kNumRequestPhases = 4;
+const char* requestPhaseName(RequestPhase phase);  // "queued", "prefill", "decode", "preempted"
+
+struct RequestSnapshot {
+    RequestId id = 0;
+    std::string source;                 // GenerationRequest::source ("chat", "api", ...)
+    RequestPhase phase = RequestPhase::Queued;
+    int promptTokens = 0;
+    int generatedTokens = 0;
+    int preemptions = 0;
+    double ageSeconds = 0;              // since arrival
+    std::array<double, kNumRequestPhases> phaseSeconds{};  // indexed by RequestPhase
+    double secondsIn(RequestPhase p) const { return phaseSeconds[size_t(p)]; }
+};
+
+class RequestTracker {
+public:
+    void onArrived(const Sequence& seq, std::string source);
+    // Re-reads every live sequence's phase from the scheduler and credits the elapsed time.
+    void update(const Scheduler& scheduler, Clock::time_point now);
+    void onFinished(RequestId id);
+    // Live requests in arrival order, times as of `now`.
+    std::vector<RequestSnapshot> snapshot(Clock::time_point now) const;
+    size_t size() const { return m_entries.size(); }
+
+    static RequestPhase phaseOf(const Sequence& seq);
+
+private:
+    struct Entry {
+        RequestSnapshot snap;
+        Clock::time_point arrival;
+        Clock::time_point lastUpdate;
+    };
+    void updateOne(const Sequence& seq, Clock::time_point now);
+
+    std::unordered_map<RequestId, Entry> m_entries;
+};
+
+} // namespace brook
