@@ -2,6 +2,7 @@
 
 #include "gui/model_panel.h"
 #include "gui/vector_icon_engine.h"
+#include "server/modelscope_options.h"
 
 #include <QComboBox>
 #include <QEvent>
@@ -13,6 +14,8 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace brook {
 
@@ -49,15 +52,17 @@ DownloadDialog::DownloadDialog(const QString& endpoint, QWidget* parent) : QDial
     m_openFolder->setVisible(false);
     m_close = new QPushButton(this);
 
-    // Index 0: Hugging Face, 1: the hf-mirror.com mirror, 2: a custom endpoint.
-    m_source->addItems({QString(), QString(), QString()});
+    // One entry per Source, in its order; texts come from retranslateUi().
+    m_source->addItems({QString(), QString(), QString(), QString()});
     const QString e = endpoint.trimmed();
-    if (e.isEmpty() || e == QLatin1String(kHuggingFace)) m_source->setCurrentIndex(0);
-    else if (e == QLatin1String(kMirror)) m_source->setCurrentIndex(1);
-    else {
-        m_source->setCurrentIndex(2);
+    Source initial = Source::HuggingFace;
+    if (e == QLatin1String(kMirror)) initial = Source::Mirror;
+    else if (e == QLatin1String(ModelScopeOptions::kDefaultEndpoint)) initial = Source::ModelScope;
+    else if (!e.isEmpty() && e != QLatin1String(kHuggingFace)) {
+        initial = Source::CustomEndpoint;
         m_endpoint->setText(e);
     }
+    m_source->setCurrentIndex(int(initial));
     handleSourceChanged();
 
     connect(m_source, qOverload<int>(&QComboBox::currentIndexChanged), this, &DownloadDialog::handleSourceChanged);
@@ -97,16 +102,44 @@ DownloadDialog::DownloadDialog(const QString& endpoint, QWidget* parent) : QDial
 
 QString DownloadDialog::endpoint() const
 {
-    switch (m_source->currentIndex()) {
-    case 1: return QString::fromLatin1(kMirror);
-    case 2: return m_endpoint->text().trimmed();
-    default: return QString();
+    switch (source()) {
+    case Source::Mirror: return QString::fromLatin1(kMirror);
+    case Source::ModelScope: return QString::fromLatin1(ModelScopeOptions::kDefaultEndpoint);
+    case Source::CustomEndpoint: return m_endpoint->text().trimmed();
+    case Source::HuggingFace: break;
     }
+    return QString();
 }
+
+DownloadDialog::Source DownloadDialog::source() const { return Source(std::max(0, m_source->currentIndex())); }
 
 QString DownloadDialog::statusText() const { return m_status->text(); }
 
-void DownloadDialog::handleSourceChanged() { m_endpoint->setVisible(m_source->currentIndex() == 2); }
+void DownloadDialog::handleSourceChanged()
+{
+    const Source now = source();
+    m_endpoint->setVisible(now == Source::CustomEndpoint);
+    // ERNIE has another id on ModelScope: swap the default id, never one the user typed.
+    const bool toModelScope = now == Source::ModelScope && m_lastSource != Source::ModelScope;
+    const bool fromModelScope = now != Source::ModelScope && m_lastSource == Source::ModelScope;
+    const QString repo = m_repo->text().trimmed();
+    if (toModelScope && (repo.isEmpty() || repo == QLatin1String(ModelDownloader::kDefaultRepo)))
+        m_repo->setText(QString::fromLatin1(ModelDownloader::kDefaultModelScopeRepo));
+    else if (fromModelScope && (repo.isEmpty() || repo == QLatin1String(ModelDownloader::kDefaultModelScopeRepo)))
+        m_repo->setText(QString::fromLatin1(ModelDownloader::kDefaultRepo));
+    m_lastSource = now;
+    updateCacheLabel();
+}
+
+void DownloadDialog::updateCacheLabel()
+{
+    if (source() == Source::ModelScope)
+        m_cacheLabel->setText(tr("Saved to the ModelScope cache: %1")
+                                  .arg(QString::fromStdString(ModelDownloader::modelScopeOptions().cacheDir.string())));
+    else
+        m_cacheLabel->setText(tr("Saved to the Hugging Face cache: %1")
+                                  .arg(QString::fromStdString(ModelDownloader::optionsFor(endpoint()).cacheDir.string())));
+}
 
 void DownloadDialog::setRunning(bool running)
 {
@@ -119,11 +152,20 @@ void DownloadDialog::setRunning(bool running)
 
 void DownloadDialog::startDownload()
 {
-    const HubOptions options = ModelDownloader::optionsFor(endpoint());
-    m_cacheLabel->setText(tr("Saved to the Hugging Face cache: %1").arg(QString::fromStdString(options.cacheDir.string())));
+    updateCacheLabel();
     m_openFolder->setVisible(false);
-    m_status->setText(tr("Connecting to %1…").arg(QString::fromStdString(options.endpoint)));
-    if (m_downloader.start(m_repo->text().trimmed(), options)) setRunning(true);
+    const QString repo = m_repo->text().trimmed();
+    bool started = false;
+    if (source() == Source::ModelScope) {
+        const ModelScopeOptions options = ModelDownloader::modelScopeOptions();
+        m_status->setText(tr("Connecting to %1…").arg(QString::fromStdString(options.endpoint)));
+        started = m_downloader.start(repo, options);
+    } else {
+        const HubOptions options = ModelDownloader::optionsFor(endpoint());
+        m_status->setText(tr("Connecting to %1…").arg(QString::fromStdString(options.endpoint)));
+        started = m_downloader.start(repo, options);
+    }
+    if (started) setRunning(true);
 }
 
 void DownloadDialog::handleProgress(const DownloadStatus& s)
@@ -164,7 +206,7 @@ void DownloadDialog::handleFailed(const QString& message)
     m_progress->setRange(0, 1000);
     if (ModelDownloader::isOfflineError(message)) {
         m_status->setText(tr("The model source cannot be reached: this computer seems to be offline, or the site is "
-                             "blocked. Try a mirror, or open a model folder you already have.") +
+                             "blocked. Try another source (a mirror or ModelScope), or open a model folder you already have.") +
                           QStringLiteral("\n\n") + message);
         m_openFolder->setVisible(true);
     } else {
@@ -189,14 +231,16 @@ void DownloadDialog::retranslateUi()
     setWindowTitle(tr("Download a model"));
     m_repoLabel->setText(tr("Model:"));
     m_sourceLabel->setText(tr("Source:"));
-    m_source->setItemText(0, tr("Hugging Face (huggingface.co)"));
-    m_source->setItemText(1, tr("Mirror (hf-mirror.com)"));
-    m_source->setItemText(2, tr("Other endpoint (HF_ENDPOINT)"));
+    m_source->setItemText(int(Source::HuggingFace), tr("Hugging Face (huggingface.co)"));
+    m_source->setItemText(int(Source::Mirror), tr("Mirror (hf-mirror.com)"));
+    m_source->setItemText(int(Source::ModelScope), tr("ModelScope (modelscope.cn)"));
+    m_source->setItemText(int(Source::CustomEndpoint), tr("Other endpoint (HF_ENDPOINT)"));
     m_endpoint->setPlaceholderText(tr("https://your-mirror.example"));
     m_start->setText(tr("Download"));
     m_cancel->setText(tr("Cancel"));
     m_openFolder->setText(tr("Open a local folder instead…"));
     m_close->setText(tr("Close"));
+    updateCacheLabel();
 }
 
 void DownloadDialog::changeEvent(QEvent* event)

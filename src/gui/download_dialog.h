@@ -1,6 +1,7 @@
-// DownloadDialog: downloads a model from the Hugging Face Hub or a mirror (HF_ENDPOINT style)
-// through ModelDownloader: progress bar, file, speed and time left, Cancel (the partial file is
-// kept, so Download again resumes). Offline, it says so plainly and offers the local-folder path.
+// DownloadDialog: downloads a model from the Hugging Face Hub, a mirror (HF_ENDPOINT style) or
+// ModelScope (modelscope.cn, where ERNIE is PaddlePaddle/ERNIE-4.5-0.3B-PT) through
+// ModelDownloader: progress bar, file, speed and time left, Cancel (the partial file is kept, so
+// Download again resumes). Offline, it says so plainly and offers the local-folder path.
 #pragma once
 
 #include "gui/model_downloader.h"
@@ -18,10 +19,14 @@ namespace brook {
 class DownloadDialog : public QDialog {
     Q_OBJECT
 public:
-    // `endpoint`: the saved mirror (empty: Hugging Face or HF_ENDPOINT).
+    // The source combo box's entries, in order.
+    enum class Source { HuggingFace, Mirror, ModelScope, CustomEndpoint };
+
+    // `endpoint`: the saved source (empty: Hugging Face or HF_ENDPOINT; ModelScope's URL picks it).
     explicit DownloadDialog(const QString& endpoint, QWidget* parent = nullptr);
 
     QString endpoint() const;            // what the user picked, to be saved
+    Source source() const;
     QString downloadedFolder() const { return m_folder; }
     ModelDownloader& downloader() { return m_downloader; }
     QString statusText() const;
@@ -46,6 +51,7 @@ private slots:
 
 private:
     void retranslateUi();
+    void updateCacheLabel();
     void setRunning(bool running);
 
     ModelDownloader m_downloader;
@@ -54,6 +60,7 @@ private:
     QLineEdit* m_repo;
     QLabel* m_sourceLabel;
     QComboBox* m_source;
+    Source m_lastSource = Source::HuggingFace;
     QLineEdit* m_endpoint;
     QLabel* m_cacheLabel;
     QProgressBar* m_progress;

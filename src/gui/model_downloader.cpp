@@ -1,6 +1,7 @@
 #include "gui/model_downloader.h"
 
 #include "server/hub_client.h"
+#include "server/modelscope_client.h"
 
 #include <QMetaObject>
 
@@ -28,20 +29,36 @@ HubOptions ModelDownloader::optionsFor(const QString& endpoint)
     return options;
 }
 
+ModelScopeOptions ModelDownloader::modelScopeOptions() { return ModelScopeOptions::fromEnvironment(); }
+
 bool ModelDownloader::isOfflineError(const QString& message)
 {
     return message.contains(QLatin1String("cannot download")) || message.contains(QLatin1String("unreachable")) ||
-           message.contains(QLatin1String("HF_HUB_OFFLINE"));
+           message.contains(QLatin1String("HF_HUB_OFFLINE")) || message.contains(QLatin1String("MODELSCOPE_OFFLINE"));
 }
 
 bool ModelDownloader::start(const QString& repoId, const HubOptions& options)
+{
+    return startJob([repo = repoId.toStdString(), options](const DownloadProgressCallback& progress) {
+        return HubClient(options).download(repo, progress);
+    });
+}
+
+bool ModelDownloader::start(const QString& modelId, const ModelScopeOptions& options)
+{
+    return startJob([model = modelId.toStdString(), options](const DownloadProgressCallback& progress) {
+        return ModelScopeClient(options).download(model, progress);
+    });
+}
+
+bool ModelDownloader::startJob(Job job)
 {
     if (m_running) return false;
     if (m_thread.joinable()) m_thread.join();
     m_running = true;
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     auto cancelFlag = m_cancel;
-    m_thread = std::thread([this, cancelFlag, repo = repoId.toStdString(), options] {
+    m_thread = std::thread([this, cancelFlag, job = std::move(job)] {
         using Clock = std::chrono::steady_clock;
         Clock::time_point lastPost{};
         Clock::time_point windowStart = Clock::now();
@@ -65,8 +82,7 @@ bool ModelDownloader::start(const QString& repoId, const HubOptions& options)
             QMetaObject::invokeMethod(this, [this, s] { emit progressChanged(s); }, Qt::QueuedConnection);
             return true;
         };
-        HubClient client(options);
-        auto result = client.download(repo, progress);
+        auto result = job(progress);
         const bool wasCancelled = cancelFlag->load();
         QString folder, error;
         if (result) folder = QString::fromStdString(result->string());

@@ -1,5 +1,7 @@
 #include "server/model_resolver.h"
 
+#include "server/modelscope_client.h"
+
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -9,7 +11,16 @@ namespace brook {
 
 namespace fs = std::filesystem;
 
-ModelResolver::ModelResolver(HubOptions options) : m_options(std::move(options)) {}
+ModelResolver::ModelResolver(HubOptions options)
+    : m_options(std::move(options)), m_modelScope(ModelScopeOptions::fromEnvironment())
+{
+    m_modelScope.offline = m_modelScope.offline || m_options.offline;
+}
+
+ModelResolver::ModelResolver(HubOptions options, ModelScopeOptions modelScope)
+    : m_options(std::move(options)), m_modelScope(std::move(modelScope))
+{
+}
 
 Result<fs::path> ModelResolver::resolve(const std::string& model, const DownloadProgressCallback& progress) const
 {
@@ -22,11 +33,17 @@ Result<fs::path> ModelResolver::resolve(const std::string& model, const Download
         return asPath;
     }
     if (fs::exists(asPath, ec)) return makeError(model + " is a file; give the model's folder");
+    if (auto modelScopeId = ModelScopeClient::stripPrefix(model)) {
+        if (!ModelScopeClient::isModelId(*modelScopeId))
+            return makeError("'" + model + "' is not a ModelScope id like modelscope:" + ModelScopeClient::kDefaultModel);
+        return ModelScopeClient(m_modelScope).download(*modelScopeId, progress);
+    }
     // Paths that look like paths never go to the hub.
     if (model.front() == '/' || model.front() == '.' || model.front() == '~')
         return makeError("no model folder at " + model);
     if (!HubClient::isRepoId(model))
-        return makeError("'" + model + "' is neither a model folder nor a Hugging Face id like baidu/ERNIE-4.5-0.3B-PT");
+        return makeError("'" + model + "' is neither a model folder nor a Hugging Face id like baidu/ERNIE-4.5-0.3B-PT "
+                         "(or a ModelScope id like modelscope:" + ModelScopeClient::kDefaultModel + ")");
     return HubClient(m_options).download(model, progress);
 }
 

@@ -1,13 +1,22 @@
 // ModelDownloader against a local fake of the Hugging Face Hub (cpp-httplib): it downloads into
 // the cache layout with progress, resumes after a dropped connection and after Cancel (HTTP Range
 // from where the partial file stopped), rejects a file whose sha256 is not the hub's, and an
-// unreachable hub reads as "offline".
+// unreachable hub reads as "offline". The ModelScope source, against a fake ModelScope
+// (tests/server/fake_modelscope.h), through the downloader and through the download dialog.
+#include "../server/fake_modelscope.h"
+
+#include "engine/model_folder.h"
+#include "gui/download_dialog.h"
 #include "gui/model_downloader.h"
+#include "server/modelscope_client.h"
 #include "server/sha256.h"
+#include "testing/test_model_writer.h"
 
 #include <httplib.h>
 
+#include <QComboBox>
 #include <QFile>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -215,7 +224,95 @@ private slots:
         QCOMPARE(ModelDownloader::optionsFor(QStringLiteral("https://hf-mirror.com/")).endpoint, std::string("https://hf-mirror.com"));
         QCOMPARE(ModelDownloader::optionsFor(QString()).endpoint, HubOptions::fromEnvironment().endpoint);
     }
+
+    void downloadsFromModelScope()
+    {
+        QTemporaryDir model;
+        testing::TestModelOptions shape;
+        shape.shape = testing::TestModelShape::tiny();
+        QVERIFY(testing::writeTestModel(model.path().toStdString(), shape).ok());
+        testsupport::FakeModelScope site(model.path().toStdString());
+        const std::string weights = site.content("model.safetensors");
+        site.dropLfsOnce = int(weights.size() / 2);  // and it resumes
+        QTemporaryDir cache;
+        ModelScopeOptions options;
+        options.endpoint = site.endpoint();
+        options.cacheDir = cache.path().toStdString();
+        options.connectTimeoutSeconds = 2;
+        options.readTimeoutSeconds = 5;
+        ModelDownloader downloader;
+        QSignalSpy progress(&downloader, &ModelDownloader::progressChanged);
+        QSignalSpy finished(&downloader, &ModelDownloader::finished);
+        QSignalSpy failed(&downloader, &ModelDownloader::failed);
+        QVERIFY(downloader.start(QString::fromStdString(testsupport::kModelScopeModel), options));
+        QVERIFY(!downloader.start(QString::fromStdString(testsupport::kModelScopeModel), options));  // one at a time
+        QVERIFY(waitForSignal(finished));
+        QCOMPARE(failed.count(), 0);
+        const QString folder = finished[0][0].toString();
+        QCOMPARE(folder, cache.filePath(QStringLiteral("models/test-org/tiny-ernie-4___5")));
+        QCOMPARE(readAll(folder + "/model.safetensors"), QByteArray::fromStdString(weights));
+        QVERIFY(ModelFolder::load(folder.toStdString()).ok());
+        QVERIFY(progress.count() >= 1);
+        bool resumed = false;
+        for (const auto& s : site.seen()) resumed = resumed || (s.path == "/oss/model.safetensors" && s.range.rfind("bytes=", 0) == 0);
+        QVERIFY(resumed);
+
+        // Unreachable reads as offline, as for the hub.
+        options.endpoint = "http://127.0.0.1:9";
+        options.cacheDir = cache.filePath(QStringLiteral("empty")).toStdString();
+        options.connectTimeoutSeconds = 1;
+        downloader.start(QString::fromStdString(testsupport::kModelScopeModel), options);
+        QVERIFY(waitForSignal(failed));
+        QVERIFY2(ModelDownloader::isOfflineError(failed[0][0].toString()), qPrintable(failed[0][0].toString()));
+    }
+
+    void theDialogDownloadsThroughTheModelScopeSource()
+    {
+        QTemporaryDir model;
+        testing::TestModelOptions shape;
+        shape.shape = testing::TestModelShape::tiny();
+        QVERIFY(testing::writeTestModel(model.path().toStdString(), shape).ok());
+        testsupport::FakeModelScope site(model.path().toStdString());
+        QTemporaryDir cache;
+        qputenv("MODELSCOPE_DOMAIN", QByteArray::fromStdString(site.endpoint()));
+        qputenv("MODELSCOPE_CACHE", cache.path().toUtf8());
+
+        DownloadDialog dialog{QString()};
+        auto* source = dialog.findChild<QComboBox*>(QStringLiteral("source"));
+        auto* repo = dialog.findChild<QLineEdit*>(QStringLiteral("repoId"));
+        QVERIFY(source && repo);
+        QCOMPARE(repo->text(), QString::fromLatin1(ModelDownloader::kDefaultRepo));
+        QVERIFY(source->itemText(int(DownloadDialog::Source::ModelScope)).contains(QStringLiteral("ModelScope")));
+        // Choosing ModelScope swaps in ERNIE's ModelScope id, and back; a typed id stays.
+        source->setCurrentIndex(int(DownloadDialog::Source::ModelScope));
+        QCOMPARE(repo->text(), QStringLiteral("PaddlePaddle/ERNIE-4.5-0.3B-PT"));
+        QCOMPARE(dialog.endpoint(), QStringLiteral("https://www.modelscope.cn"));
+        source->setCurrentIndex(int(DownloadDialog::Source::HuggingFace));
+        QCOMPARE(repo->text(), QString::fromLatin1(ModelDownloader::kDefaultRepo));
+        repo->setText(QString::fromStdString(testsupport::kModelScopeModel));
+        source->setCurrentIndex(int(DownloadDialog::Source::ModelScope));
+        QCOMPARE(repo->text(), QString::fromStdString(testsupport::kModelScopeModel));
+
+        QSignalSpy downloaded(&dialog, &DownloadDialog::modelDownloaded);
+        dialog.startDownload();
+        QVERIFY2(dialog.statusText().contains(QString::fromStdString(site.endpoint())), qPrintable(dialog.statusText()));
+        QVERIFY(waitForSignal(downloaded));
+        const QString folder = downloaded[0][0].toString();
+        QCOMPARE(folder, cache.filePath(QStringLiteral("models/test-org/tiny-ernie-4___5")));
+        QCOMPARE(dialog.downloadedFolder(), folder);
+        QVERIFY(ModelFolder::load(folder.toStdString()).ok());
+        bool listed = false;
+        for (const auto& s : site.seen()) listed = listed || s.path == "/api/v1/models/" + testsupport::kModelScopeModel + "/repo/files";
+        QVERIFY(listed);
+
+        // The saved choice reopens on ModelScope with ERNIE's ModelScope id.
+        DownloadDialog again(dialog.endpoint());
+        QCOMPARE(again.source(), DownloadDialog::Source::ModelScope);
+        QCOMPARE(again.findChild<QLineEdit*>(QStringLiteral("repoId"))->text(), QStringLiteral("PaddlePaddle/ERNIE-4.5-0.3B-PT"));
+        qunsetenv("MODELSCOPE_DOMAIN");
+        qunsetenv("MODELSCOPE_CACHE");
+    }
 };
 
-QTEST_GUILESS_MAIN(TestModelDownloader)
+QTEST_MAIN(TestModelDownloader)
 #include "test_model_downloader.moc"
