@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config git
   qt6-base-dev qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libqt6sql6-sqlite
   libspdlog-dev libsentencepiece-dev nlohmann-json3-dev libcpp-httplib-dev libyaml-cpp-dev
-  libcli11-dev libopenblas-dev)
+  libcli11-dev libopenblas-dev
+  file lintian desktop-file-utils appstream qt6-translations-l10n)  # packaging tests (tests/packaging)
 # Node.js and npm run the OpenAI SDK server test (tests/server/openai_sdk). A machine that already
 # has them from elsewhere (NodeSource's nodejs ships its own npm) must not get Debian's npm on top.
 if ! command -v npm >/dev/null 2>&1; then

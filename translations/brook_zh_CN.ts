@@ -25,6 +25,149 @@
         </message>
     </context>
     <context>
+        <name>brook::CapacityPlanView</name>
+        <message>
+            <source>%1 GiB</source>
+            <translation>%1 GiB</translation>
+        </message>
+        <message>
+            <source>%1 MiB</source>
+            <translation>%1 MiB</translation>
+        </message>
+        <message>
+            <source>%1 KiB</source>
+            <translation>%1 KiB</translation>
+        </message>
+        <message>
+            <source>%1 bytes</source>
+            <translation>%1 字节</translation>
+        </message>
+        <message>
+            <source>max-num-seqs</source>
+            <translation>max-num-seqs（最大并发序列数）</translation>
+        </message>
+        <message>
+            <source>KV-cache memory (gpu-memory-utilization, max-model-len)</source>
+            <translation>KV 缓存显存（gpu-memory-utilization、max-model-len）</translation>
+        </message>
+        <message>
+            <source>max-num-batched-tokens</source>
+            <translation>max-num-batched-tokens（每步最大词元数）</translation>
+        </message>
+        <message>
+            <source>%1 (%2 M parameters%3)</source>
+            <translation>%1（%2 M 参数%3）</translation>
+        </message>
+        <message>
+            <source>none (CPU)</source>
+            <translation>无（CPU）</translation>
+        </message>
+        <message>
+            <source>off (enforce-eager)</source>
+            <translation>关闭（enforce-eager）</translation>
+        </message>
+        <message>
+            <source>%1 of host memory offered to the KV cache</source>
+            <translation>分配给 KV 缓存的主机内存 %1</translation>
+        </message>
+        <message>
+            <source>%1 of %2 (utilization %3)</source>
+            <translation>%2 中的 %1（利用率 %3）</translation>
+        </message>
+        <message>
+            <source>%1 bytes per token (%2 per block of %3 tokens)</source>
+            <translation>每词元 %1 字节（每块 %3 个词元，%2）</translation>
+        </message>
+        <message>
+            <source>%1: %2 blocks, %3 tokens</source>
+            <translation>%1：%2 块，%3 个词元</translation>
+        </message>
+        <message>
+            <source>%1× for %2 tokens per request</source>
+            <translation>每请求 %2 个词元时为 %1×</translation>
+        </message>
+        <message>
+            <source>%1 (the cache holds %2 full-length requests)</source>
+            <translation>%1（缓存可容纳 %2 个满长度请求）</translation>
+        </message>
+        <message>
+            <source>max-model-len %1 is longer than the model's context of %2 tokens.</source>
+            <translation>max-model-len %1 超过了模型 %2 个词元的上下文长度。</translation>
+        </message>
+        <message>
+            <source>Enter the GPU's memory to plan for.</source>
+            <translation>请输入要规划的 GPU 显存大小。</translation>
+        </message>
+        <message>
+            <source>Weights, activations and graphs (%1) do not fit in %2.</source>
+            <translation>权重、激活与计算图（%1）放不进 %2。</translation>
+        </message>
+        <message>
+            <source>The KV cache holds %1 tokens, but one request of max-model-len needs %2: this will not load.</source>
+            <translation>KV 缓存只能容纳 %1 个词元，而一个 max-model-len 长度的请求需要 %2 个：无法加载。</translation>
+        </message>
+        <message>
+            <source>No single knob fixes it: try quantization int4 or a larger GPU.</source>
+            <translation>调整单个参数无法解决：请尝试 int4 量化或更大的 GPU。</translation>
+        </message>
+        <message>
+            <source>Use gpu-memory-utilization %1</source>
+            <translation>改用 gpu-memory-utilization %1</translation>
+        </message>
+        <message>
+            <source>Use max-model-len %1</source>
+            <translation>改用 max-model-len %1</translation>
+        </message>
+        <message>
+            <source>Use a CPU KV cache of %1</source>
+            <translation>改用 %1 的 CPU KV 缓存</translation>
+        </message>
+        <message>
+            <source>The loaded engine: weights %1, KV cache %2 (%3 blocks of %4 tokens), activations %5.</source>
+            <translation>已加载的引擎：权重 %1，KV 缓存 %2（%3 块，每块 %4 个词元），激活 %5。</translation>
+        </message>
+        <message>
+            <source>No engine loaded: the plan is an estimate from the model's shape.</source>
+            <translation>未加载引擎：以上规划是根据模型结构估算的。</translation>
+        </message>
+        <message>
+            <source>Weights:</source>
+            <translation>权重：</translation>
+        </message>
+        <message>
+            <source>Activations and workspace:</source>
+            <translation>激活与工作区：</translation>
+        </message>
+        <message>
+            <source>CUDA graphs:</source>
+            <translation>CUDA 图：</translation>
+        </message>
+        <message>
+            <source>Memory budget:</source>
+            <translation>内存预算：</translation>
+        </message>
+        <message>
+            <source>KV cache per token:</source>
+            <translation>每词元 KV 缓存：</translation>
+        </message>
+        <message>
+            <source>KV cache:</source>
+            <translation>KV 缓存：</translation>
+        </message>
+        <message>
+            <source>Maximum concurrency:</source>
+            <translation>最大并发：</translation>
+        </message>
+        <message>
+            <source>Requests at once:</source>
+            <translation>同时处理的请求：</translation>
+        </message>
+        <message>
+            <source>Binding knob:</source>
+            <translation>瓶颈参数：</translation>
+        </message>
+    </context>
+    <context>
         <name>brook::ChatPane</name>
         <message>
             <source>New chat</source>
@@ -335,10 +478,6 @@ Last message: %2</source>
             <translation>已下载到 %1</translation>
         </message>
         <message>
-            <source>The model source cannot be reached: this computer seems to be offline, or the site is blocked. Try a mirror, or open a model folder you already have.</source>
-            <translation>无法连接模型来源：这台电脑似乎处于离线状态，或该网站无法访问。请尝试镜像站，或打开已有的模型文件夹。</translation>
-        </message>
-        <message>
             <source>The download failed: %1</source>
             <translation>下载失败：%1</translation>
         </message>
@@ -389,6 +528,18 @@ Last message: %2</source>
         <message>
             <source>Close</source>
             <translation>关闭</translation>
+        </message>
+        <message>
+            <source>Saved to the ModelScope cache: %1</source>
+            <translation>保存到魔搭（ModelScope）缓存：%1</translation>
+        </message>
+        <message>
+            <source>The model source cannot be reached: this computer seems to be offline, or the site is blocked. Try another source (a mirror or ModelScope), or open a model folder you already have.</source>
+            <translation>无法连接模型来源：这台电脑似乎处于离线状态，或该网站无法访问。请换一个来源（镜像站或魔搭 ModelScope），或打开已有的模型文件夹。</translation>
+        </message>
+        <message>
+            <source>ModelScope (modelscope.cn)</source>
+            <translation>魔搭社区 ModelScope（modelscope.cn）</translation>
         </message>
     </context>
     <context>
@@ -455,6 +606,181 @@ Last message: %2</source>
         <message>
             <source>KV cache used (%)</source>
             <translation>KV 缓存占用（%）</translation>
+        </message>
+    </context>
+    <context>
+        <name>brook::LoadGeneratorPanel</name>
+        <message>
+            <source>Load a model first.</source>
+            <translation>请先加载模型。</translation>
+        </message>
+        <message>
+            <source>Enter the server's URL.</source>
+            <translation>请输入服务器地址。</translation>
+        </message>
+        <message>
+            <source>Run %1</source>
+            <translation>第 %1 次运行</translation>
+        </message>
+        <message>
+            <source>Running "%1" against %2…</source>
+            <translation>正在对 %2 运行“%1”……</translation>
+        </message>
+        <message>
+            <source>Stopping: hanging up on the requests in flight…</source>
+            <translation>正在停止：挂断进行中的请求……</translation>
+        </message>
+        <message>
+            <source>%1 sent · %2 finished · %3 failed · %4 in flight · %5 s</source>
+            <translation>已发送 %1 · 已完成 %2 · 失败 %3 · 进行中 %4 · %5 秒</translation>
+        </message>
+        <message>
+            <source>"%1": %2 requests in %3 s, %4 output tokens/s.</source>
+            <translation>“%1”：%3 秒完成 %2 个请求，输出 %4 词元/秒。</translation>
+        </message>
+        <message>
+            <source>%1 failed, first: %2</source>
+            <translation>%1 个失败，第一个：%2</translation>
+        </message>
+        <message>
+            <source>"%1" could not run: %2</source>
+            <translation>“%1”无法运行：%2</translation>
+        </message>
+        <message>
+            <source>Target:</source>
+            <translation>目标：</translation>
+        </message>
+        <message>
+            <source>URL:</source>
+            <translation>地址：</translation>
+        </message>
+        <message>
+            <source>API:</source>
+            <translation>接口：</translation>
+        </message>
+        <message>
+            <source>Concurrent users:</source>
+            <translation>并发用户数：</translation>
+        </message>
+        <message>
+            <source>Request rate (req/s):</source>
+            <translation>请求速率（请求/秒）：</translation>
+        </message>
+        <message>
+            <source>Burstiness:</source>
+            <translation>突发度：</translation>
+        </message>
+        <message>
+            <source>Requests:</source>
+            <translation>请求数：</translation>
+        </message>
+        <message>
+            <source>Duration (s):</source>
+            <translation>持续时间（秒）：</translation>
+        </message>
+        <message>
+            <source>Prompt tokens:</source>
+            <translation>提示词元数：</translation>
+        </message>
+        <message>
+            <source>Output tokens:</source>
+            <translation>输出词元数：</translation>
+        </message>
+        <message>
+            <source>Length spread:</source>
+            <translation>长度浮动：</translation>
+        </message>
+        <message>
+            <source>Ignore EOS:</source>
+            <translation>忽略 EOS：</translation>
+        </message>
+        <message>
+            <source>Seed:</source>
+            <translation>随机种子：</translation>
+        </message>
+        <message>
+            <source>This app's local endpoint</source>
+            <translation>本应用的本地端点</translation>
+        </message>
+        <message>
+            <source>Another server</source>
+            <translation>其他服务器</translation>
+        </message>
+        <message>
+            <source>all at once</source>
+            <translation>一次全部发出</translation>
+        </message>
+        <message>
+            <source>until all are sent</source>
+            <translation>直到全部发出</translation>
+        </message>
+        <message>
+            <source>Gamma shape of the gaps between arrivals: 1 is Poisson, lower is burstier.</source>
+            <translation>到达间隔的 Gamma 形状参数：1 为泊松分布，越小越突发。</translation>
+        </message>
+        <message>
+            <source>Prompt and output lengths vary uniformly by this much around the values given.</source>
+            <translation>提示和输出长度在给定值上下按此比例均匀浮动。</translation>
+        </message>
+        <message>
+            <source>generate exactly the output length</source>
+            <translation>严格生成指定的输出长度</translation>
+        </message>
+        <message>
+            <source>Run</source>
+            <translation>运行</translation>
+        </message>
+        <message>
+            <source>Stop</source>
+            <translation>停止</translation>
+        </message>
+        <message>
+            <source>Clear results</source>
+            <translation>清除结果</translation>
+        </message>
+        <message>
+            <source>Successful requests</source>
+            <translation>成功请求</translation>
+        </message>
+        <message>
+            <source>Failed requests</source>
+            <translation>失败请求</translation>
+        </message>
+        <message>
+            <source>Duration (s)</source>
+            <translation>耗时（秒）</translation>
+        </message>
+        <message>
+            <source>Requests/s</source>
+            <translation>请求/秒</translation>
+        </message>
+        <message>
+            <source>Output tokens/s</source>
+            <translation>输出词元/秒</translation>
+        </message>
+        <message>
+            <source>Total tokens/s</source>
+            <translation>总词元/秒</translation>
+        </message>
+        <message>
+            <source>Peak output tokens/s</source>
+            <translation>峰值输出词元/秒</translation>
+        </message>
+        <message>
+            <source>Peak concurrent requests</source>
+            <translation>峰值并发请求</translation>
+        </message>
+        <message>
+            <source>Mean %1 (ms)</source>
+            <translation>平均 %1（毫秒）</translation>
+        </message>
+        <message>
+            <source>Median %1 (ms)</source>
+            <translation>中位 %1（毫秒）</translation>
+        </message>
+        <message>
+            <source>P99 %1 (ms)</source>
+            <translation>P99 %1（毫秒）</translation>
         </message>
     </context>
     <context>
@@ -691,6 +1017,40 @@ Last message: %2</source>
             <source>This language is not available.</source>
             <translation>此语言不可用。</translation>
         </message>
+        <message>
+            <source>Load a model first.</source>
+            <translation>请先加载模型。</translation>
+        </message>
+        <message>
+            <source>The local endpoint did not start: %1</source>
+            <translation>本地端点未能启动：%1</translation>
+        </message>
+        <message>
+            <source>Performance…</source>
+            <translation>性能……</translation>
+        </message>
+        <message>
+            <source>Live charts, serving parameters, load generator and request inspector (Ctrl+Shift+D)</source>
+            <translation>实时图表、服务参数、负载生成器与请求检查器（Ctrl+Shift+D）</translation>
+        </message>
+        <message>
+            <source>Load a model first; new parameters apply by reloading it.</source>
+            <translation>请先加载模型；新参数通过重新加载模型生效。</translation>
+        </message>
+        <message>
+            <source>The new serving parameters are in effect.</source>
+            <translation>新的服务参数已生效。</translation>
+        </message>
+        <message>
+            <source>The new parameters did not load; the model runs on with the previous ones:
+%1</source>
+            <translation>新参数未能加载，模型继续使用之前的参数运行：
+%1</translation>
+        </message>
+        <message>
+            <source>The new serving parameters did not load.</source>
+            <translation>新的服务参数未能加载。</translation>
+        </message>
     </context>
     <context>
         <name>brook::MessageBubble</name>
@@ -803,6 +1163,240 @@ Last message: %2</source>
         </message>
     </context>
     <context>
+        <name>brook::PerformanceDashboard</name>
+        <message>
+            <source>healthy</source>
+            <translation>正常</translation>
+        </message>
+        <message>
+            <source>not ready (HTTP %1)</source>
+            <translation>未就绪（HTTP %1）</translation>
+        </message>
+        <message>
+            <source>connecting…</source>
+            <translation>正在连接……</translation>
+        </message>
+        <message>
+            <source>Resume</source>
+            <translation>继续</translation>
+        </message>
+        <message>
+            <source>Pause</source>
+            <translation>暂停</translation>
+        </message>
+        <message>
+            <source>Watching %1</source>
+            <translation>正在监视 %1</translation>
+        </message>
+        <message>
+            <source>No model loaded: load one, or watch a remote server.</source>
+            <translation>未加载模型：请加载一个，或监视远程服务器。</translation>
+        </message>
+        <message>
+            <source>This app's engine (%1)</source>
+            <translation>本应用的引擎（%1）</translation>
+        </message>
+        <message>
+            <source>%1 running · %2 waiting · KV cache %3% · %4 tokens/s</source>
+            <translation>运行 %1 · 等待 %2 · KV 缓存 %3% · %4 词元/秒</translation>
+        </message>
+        <message>
+            <source>paused</source>
+            <translation>已暂停</translation>
+        </message>
+        <message>
+            <source>Export the dashboard as CSV</source>
+            <translation>将仪表盘导出为 CSV</translation>
+        </message>
+        <message>
+            <source>CSV files (*.csv)</source>
+            <translation>CSV 文件 (*.csv)</translation>
+        </message>
+        <message>
+            <source>Could not write %1: %2</source>
+            <translation>无法写入 %1：%2</translation>
+        </message>
+        <message>
+            <source>Export the charts as PNG</source>
+            <translation>将图表导出为 PNG</translation>
+        </message>
+        <message>
+            <source>PNG images (*.png)</source>
+            <translation>PNG 图片 (*.png)</translation>
+        </message>
+        <message>
+            <source>Could not write %1.</source>
+            <translation>无法写入 %1。</translation>
+        </message>
+        <message>
+            <source>This app's engine</source>
+            <translation>本应用的引擎</translation>
+        </message>
+        <message>
+            <source>Remote server</source>
+            <translation>远程服务器</translation>
+        </message>
+        <message>
+            <source>http://host:8000 (vLLM or Brook)</source>
+            <translation>http://主机:8000（vLLM 或 Brook）</translation>
+        </message>
+        <message>
+            <source>API key (optional)</source>
+            <translation>API 密钥（可选）</translation>
+        </message>
+        <message>
+            <source>Watch</source>
+            <translation>监视</translation>
+        </message>
+        <message>
+            <source>Last minute</source>
+            <translation>最近 1 分钟</translation>
+        </message>
+        <message>
+            <source>Last 5 minutes</source>
+            <translation>最近 5 分钟</translation>
+        </message>
+        <message>
+            <source>Last 30 minutes</source>
+            <translation>最近 30 分钟</translation>
+        </message>
+        <message>
+            <source>Export CSV…</source>
+            <translation>导出 CSV……</translation>
+        </message>
+        <message>
+            <source>Export PNG…</source>
+            <translation>导出 PNG……</translation>
+        </message>
+        <message>
+            <source>Memory (GiB)</source>
+            <translation>内存（GiB）</translation>
+        </message>
+        <message>
+            <source>Weights</source>
+            <translation>权重</translation>
+        </message>
+        <message>
+            <source>KV cache</source>
+            <translation>KV 缓存</translation>
+        </message>
+        <message>
+            <source>Activations and graphs</source>
+            <translation>激活与计算图</translation>
+        </message>
+        <message>
+            <source>Free</source>
+            <translation>空闲</translation>
+        </message>
+        <message>
+            <source>KV cache used (%)</source>
+            <translation>KV 缓存占用（%）</translation>
+        </message>
+        <message>
+            <source>Requests</source>
+            <translation>请求</translation>
+        </message>
+        <message>
+            <source>Running</source>
+            <translation>运行中</translation>
+        </message>
+        <message>
+            <source>Waiting</source>
+            <translation>等待中</translation>
+        </message>
+        <message>
+            <source>Preempted per second</source>
+            <translation>每秒抢占</translation>
+        </message>
+        <message>
+            <source>Time to first token and end-to-end (ms)</source>
+            <translation>首词元时间与端到端延迟（毫秒）</translation>
+        </message>
+        <message>
+            <source>TTFT p50</source>
+            <translation>首词元 p50</translation>
+        </message>
+        <message>
+            <source>TTFT p95</source>
+            <translation>首词元 p95</translation>
+        </message>
+        <message>
+            <source>E2E p50</source>
+            <translation>端到端 p50</translation>
+        </message>
+        <message>
+            <source>E2E p95</source>
+            <translation>端到端 p95</translation>
+        </message>
+        <message>
+            <source>Inter-token latency (ms)</source>
+            <translation>词元间延迟（毫秒）</translation>
+        </message>
+        <message>
+            <source>ITL p50</source>
+            <translation>词元间 p50</translation>
+        </message>
+        <message>
+            <source>ITL p95</source>
+            <translation>词元间 p95</translation>
+        </message>
+        <message>
+            <source>Throughput (tokens/s)</source>
+            <translation>吞吐量（词元/秒）</translation>
+        </message>
+        <message>
+            <source>Prompt</source>
+            <translation>提示</translation>
+        </message>
+        <message>
+            <source>Generation</source>
+            <translation>生成</translation>
+        </message>
+        <message>
+            <source>tokens/s</source>
+            <translation>词元/秒</translation>
+        </message>
+        <message>
+            <source>Memory (MiB)</source>
+            <translation>内存（MiB）</translation>
+        </message>
+    </context>
+    <context>
+        <name>brook::PerformanceWindow</name>
+        <message>
+            <source>Reloading the model: %1</source>
+            <translation>正在重新加载模型：%1</translation>
+        </message>
+        <message>
+            <source>Brook — performance</source>
+            <translation>Brook — 性能</translation>
+        </message>
+        <message>
+            <source>Serving parameters</source>
+            <translation>服务参数</translation>
+        </message>
+        <message>
+            <source>Load generator</source>
+            <translation>负载生成器</translation>
+        </message>
+        <message>
+            <source>Requests</source>
+            <translation>请求</translation>
+        </message>
+        <message>
+            <source>Compare profiles:</source>
+            <translation>比较配置：</translation>
+        </message>
+        <message>
+            <source>Apply each and run this load</source>
+            <translation>依次应用并运行此负载</translation>
+        </message>
+        <message>
+            <source>Reloads the engine with the first profile, runs the load above, then does the same with the second; the results end up side by side.</source>
+            <translation>用第一个配置重新加载引擎并运行上面的负载，再对第二个配置重复；结果并排显示。</translation>
+        </message>
+    </context>
+    <context>
         <name>brook::PresetEditorDialog</name>
         <message>
             <source>New preset</source>
@@ -863,6 +1457,279 @@ Last message: %2</source>
         <message>
             <source>Comma-separated; any of them in a message picks this preset</source>
             <translation>用逗号分隔；消息中出现任意一个即选用此预设</translation>
+        </message>
+    </context>
+    <context>
+        <name>brook::RemoteMetricsSource</name>
+        <message>
+            <source>Cannot reach %1: %2</source>
+            <translation>无法连接 %1：%2</translation>
+        </message>
+        <message>
+            <source>%1/metrics answered %2: %3</source>
+            <translation>%1/metrics 返回 %2：%3</translation>
+        </message>
+        <message>
+            <source>%1/metrics is not Prometheus text: %2</source>
+            <translation>%1/metrics 不是 Prometheus 文本：%2</translation>
+        </message>
+    </context>
+    <context>
+        <name>brook::RequestInspector</name>
+        <message>
+            <source>queued</source>
+            <translation>排队中</translation>
+        </message>
+        <message>
+            <source>prefill</source>
+            <translation>预填充</translation>
+        </message>
+        <message>
+            <source>decode</source>
+            <translation>解码</translation>
+        </message>
+        <message>
+            <source>preempted</source>
+            <translation>被抢占</translation>
+        </message>
+        <message>
+            <source>chat pane</source>
+            <translation>聊天窗格</translation>
+        </message>
+        <message>
+            <source>API client</source>
+            <translation>API 客户端</translation>
+        </message>
+        <message>
+            <source>warm-up</source>
+            <translation>预热</translation>
+        </message>
+        <message>
+            <source>unknown</source>
+            <translation>未知</translation>
+        </message>
+        <message>
+            <source>%1 (%2×)</source>
+            <translation>%1（%2 次）</translation>
+        </message>
+        <message>
+            <source>Cancel</source>
+            <translation>取消</translation>
+        </message>
+        <message>
+            <source>Cancelling…</source>
+            <translation>正在取消……</translation>
+        </message>
+        <message>
+            <source>%1 requests: %2 queued, %3 in prefill, %4 decoding, %5 preempted</source>
+            <translation>%1 个请求：排队 %2，预填充 %3，解码 %4，被抢占 %5</translation>
+        </message>
+        <message>
+            <source>No model loaded.</source>
+            <translation>未加载模型。</translation>
+        </message>
+        <message>
+            <source>ID</source>
+            <translation>ID</translation>
+        </message>
+        <message>
+            <source>Source</source>
+            <translation>来源</translation>
+        </message>
+        <message>
+            <source>State</source>
+            <translation>状态</translation>
+        </message>
+        <message>
+            <source>Prompt tokens</source>
+            <translation>提示词元</translation>
+        </message>
+        <message>
+            <source>Generated</source>
+            <translation>已生成</translation>
+        </message>
+        <message>
+            <source>Queued (s)</source>
+            <translation>排队（秒）</translation>
+        </message>
+        <message>
+            <source>Prefill (s)</source>
+            <translation>预填充（秒）</translation>
+        </message>
+        <message>
+            <source>Decode (s)</source>
+            <translation>解码（秒）</translation>
+        </message>
+        <message>
+            <source>Preempted (s)</source>
+            <translation>被抢占（秒）</translation>
+        </message>
+    </context>
+    <context>
+        <name>brook::ServingParametersPanel</name>
+        <message>
+            <source>Reloading…</source>
+            <translation>正在重新加载……</translation>
+        </message>
+        <message>
+            <source>Apply and reload the model</source>
+            <translation>应用并重新加载模型</translation>
+        </message>
+        <message>
+            <source>Saved the profile "%1".</source>
+            <translation>已保存配置“%1”。</translation>
+        </message>
+        <message>
+            <source>Loaded the profile "%1": apply it to reload the model.</source>
+            <translation>已载入配置“%1”：应用后将重新加载模型。</translation>
+        </message>
+        <message>
+            <source>Save serving profile</source>
+            <translation>保存服务配置</translation>
+        </message>
+        <message>
+            <source>Profile name:</source>
+            <translation>配置名称：</translation>
+        </message>
+        <message>
+            <source>Export as brook-serve YAML</source>
+            <translation>导出为 brook-serve YAML</translation>
+        </message>
+        <message>
+            <source>YAML files (*.yaml *.yml)</source>
+            <translation>YAML 文件 (*.yaml *.yml)</translation>
+        </message>
+        <message>
+            <source>Wrote %1: run brook-serve --config %1</source>
+            <translation>已写入 %1：运行 brook-serve --config %1</translation>
+        </message>
+        <message>
+            <source>Could not write %1: %2</source>
+            <translation>无法写入 %1：%2</translation>
+        </message>
+        <message>
+            <source>Import a brook-serve YAML file</source>
+            <translation>导入 brook-serve YAML 文件</translation>
+        </message>
+        <message>
+            <source>Could not import %1: %2</source>
+            <translation>无法导入 %1：%2</translation>
+        </message>
+        <message>
+            <source>Device:</source>
+            <translation>设备：</translation>
+        </message>
+        <message>
+            <source>dtype:</source>
+            <translation>数据类型：</translation>
+        </message>
+        <message>
+            <source>Quantization:</source>
+            <translation>量化：</translation>
+        </message>
+        <message>
+            <source>max-model-len:</source>
+            <translation>max-model-len（最大上下文）：</translation>
+        </message>
+        <message>
+            <source>max-num-seqs:</source>
+            <translation>max-num-seqs（最大并发序列）：</translation>
+        </message>
+        <message>
+            <source>max-num-batched-tokens:</source>
+            <translation>max-num-batched-tokens（每步词元）：</translation>
+        </message>
+        <message>
+            <source>gpu-memory-utilization:</source>
+            <translation>gpu-memory-utilization（显存占比）：</translation>
+        </message>
+        <message>
+            <source>CPU KV cache (GiB):</source>
+            <translation>CPU KV 缓存（GiB）：</translation>
+        </message>
+        <message>
+            <source>Block size:</source>
+            <translation>块大小：</translation>
+        </message>
+        <message>
+            <source>CUDA graphs:</source>
+            <translation>CUDA 图：</translation>
+        </message>
+        <message>
+            <source>Scheduling policy:</source>
+            <translation>调度策略：</translation>
+        </message>
+        <message>
+            <source>Plan for a GPU of (GiB):</source>
+            <translation>按此显存规划（GiB）：</translation>
+        </message>
+        <message>
+            <source>none</source>
+            <translation>无</translation>
+        </message>
+        <message>
+            <source>the model's own</source>
+            <translation>模型自身的长度</translation>
+        </message>
+        <message>
+            <source>capture decode steps (off: enforce-eager)</source>
+            <translation>捕获解码步骤（关闭即 enforce-eager）</translation>
+        </message>
+        <message>
+            <source>Prompt plus output tokens of one request.</source>
+            <translation>单个请求的提示加输出词元数。</translation>
+        </message>
+        <message>
+            <source>Requests batched together at most.</source>
+            <translation>最多合批处理的请求数。</translation>
+        </message>
+        <message>
+            <source>Tokens computed in one engine step at most: prefill chunks and decodes share it.</source>
+            <translation>引擎每步最多计算的词元数：预填充分块与解码共享此额度。</translation>
+        </message>
+        <message>
+            <source>Fraction of the GPU's memory Brook may take; the KV cache gets what weights and activations leave.</source>
+            <translation>Brook 可使用的 GPU 显存比例；权重和激活之外的部分归 KV 缓存。</translation>
+        </message>
+        <message>
+            <source>Load</source>
+            <translation>载入</translation>
+        </message>
+        <message>
+            <source>Save as…</source>
+            <translation>另存为……</translation>
+        </message>
+        <message>
+            <source>Delete</source>
+            <translation>删除</translation>
+        </message>
+        <message>
+            <source>Export YAML…</source>
+            <translation>导出 YAML……</translation>
+        </message>
+        <message>
+            <source>Import YAML…</source>
+            <translation>导入 YAML……</translation>
+        </message>
+        <message>
+            <source>Planning for %1 (%2 layers, %3 KV heads × %4)</source>
+            <translation>正在为 %1 规划（%2 层，%3 个 KV 头 × %4）</translation>
+        </message>
+        <message>
+            <source>Planning for the ERNIE-4.5-0.3B shape (no model loaded).</source>
+            <translation>按 ERNIE-4.5-0.3B 的结构规划（未加载模型）。</translation>
+        </message>
+        <message>
+            <source>Model to plan for:</source>
+            <translation>规划所用的模型：</translation>
+        </message>
+        <message>
+            <source>the loaded model</source>
+            <translation>已加载的模型</translation>
+        </message>
+        <message>
+            <source>Planning for the ERNIE-4.5-0.3B shape.</source>
+            <translation>按 ERNIE-4.5-0.3B 的结构规划。</translation>
         </message>
     </context>
     <context>

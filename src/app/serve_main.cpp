@@ -85,6 +85,7 @@ int main(int argc, char** argv)
     CLI::App app{"brook-serve: an OpenAI-compatible server for ERNIE-4.5 (vLLM's flags)"};
     addServeFlags(app, config);
     addLaunchFlags(app, config.launch);
+    app.set_version_flag("--version", "brook-serve " BROOK_VERSION);
     CLI11_PARSE(app, argc, argv);
     if (config.apiKey.empty())
         if (const char* key = std::getenv("BROOK_API_KEY")) config.apiKey = key;

@@ -1,6 +1,9 @@
 #include "gui/app_settings.h"
 
+#include "gui/serving_profile.h"
+
 #include <QJsonDocument>
+#include <QJsonObject>
 #include <QLocale>
 
 namespace brook {
@@ -57,13 +60,37 @@ void AppSettings::setMaxModelLen(int tokens) { m_settings->setValue("engine/maxM
 
 LaunchOptions AppSettings::launchOptions(const QString& modelDir) const
 {
-    LaunchOptions o;
+    LaunchOptions o = servingOptions();
     o.modelDir = modelDir.toStdString();
+    return o;
+}
+
+LaunchOptions AppSettings::servingOptions() const
+{
+    const QByteArray json = m_settings->value("serving/options").toByteArray();
+    if (!json.isEmpty()) return ServingProfile::fromJson(QJsonDocument::fromJson(json).object()).options;
+    // A desktop serves a handful of panes plus the local endpoint, not hundreds of streams.
+    LaunchOptions o = ServingProfile::desktopDefaults();
     o.device = device().toStdString();
     o.maxModelLen = maxModelLen();
-    // A desktop serves a handful of panes plus the local endpoint, not hundreds of streams.
-    o.maxNumSeqs = 64;
     return o;
+}
+
+void AppSettings::setServingOptions(const LaunchOptions& options)
+{
+    ServingProfile p;
+    p.options = options;
+    m_settings->setValue("serving/options", QJsonDocument(p.toJson()).toJson(QJsonDocument::Compact));
+}
+
+QJsonArray AppSettings::servingProfiles() const
+{
+    return QJsonDocument::fromJson(m_settings->value("serving/profiles").toByteArray()).array();
+}
+
+void AppSettings::setServingProfiles(const QJsonArray& profiles)
+{
+    m_settings->setValue("serving/profiles", QJsonDocument(profiles).toJson(QJsonDocument::Compact));
 }
 
 QString AppSettings::hubEndpoint() const { return m_settings->value("hub/endpoint").toString(); }

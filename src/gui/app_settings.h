@@ -7,6 +7,7 @@
 #include "gui/preset_library.h"
 
 #include <QByteArray>
+#include <QJsonArray>
 #include <QSettings>
 #include <QString>
 #include <QStringList>
@@ -40,6 +41,12 @@ public:
     int maxModelLen() const;               // 0: the model's own
     void setMaxModelLen(int tokens);
     LaunchOptions launchOptions(const QString& modelDir) const;
+    // The serving knobs every load uses (ServingProfile's fields): the desktop defaults, with the
+    // device and context length above, until the performance window applies others.
+    LaunchOptions servingOptions() const;
+    void setServingOptions(const LaunchOptions& options);
+    QJsonArray servingProfiles() const;    // ServingProfile::listToJson
+    void setServingProfiles(const QJsonArray& profiles);
 
     QString hubEndpoint() const;           // empty: https://huggingface.co (or HF_ENDPOINT)
     void setHubEndpoint(const QString& endpoint);

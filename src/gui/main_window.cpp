@@ -15,6 +15,8 @@
 #include "gui/local_endpoint.h"
 #include "gui/log_view.h"
 #include "gui/model_panel.h"
+#include "gui/load_generator_panel.h"
+#include "gui/performance_window.h"
 #include "gui/preset_editor_dialog.h"
 #include "gui/theme_manager.h"
 #include "gui/translation_manager.h"
@@ -70,6 +72,24 @@ MainWindow::MainWindow(AppSettings& settings, HistoryStore& store, TranslationMa
     createActions();
     createMenus();
     createDocks();
+    m_performance = new PerformanceWindow(m_settings, this);
+    connect(m_performance, &PerformanceWindow::applyRequested, this, &MainWindow::applyServingOptions);
+    m_performance->loadPanel()->setEndpointProvider([this](QString* error) -> QString {
+        // The load generator talks HTTP to the local endpoint, started on demand.
+        if (!m_engineHost->isLoaded()) {
+            *error = tr("Load a model first.");
+            return {};
+        }
+        if (!m_endpoint->isRunning()) {
+            auto port = m_endpoint->start(*m_engineHost->engine(), m_engineHost->generationDefaults(), m_engineHost->modelDir(),
+                                          m_endpointPanel->settings());
+            if (!port) {
+                *error = tr("The local endpoint did not start: %1").arg(QString::fromStdString(port.error()));
+                return {};
+            }
+        }
+        return m_endpoint->baseUrl().chopped(3);  // without /v1
+    });
 
     m_modelStatus = new QLabel(this);
     m_engineStatus = new QLabel(this);
@@ -85,8 +105,9 @@ MainWindow::MainWindow(AppSettings& settings, HistoryStore& store, TranslationMa
     connect(m_engineHost, &EngineHost::modelLoadFailed, this, &MainWindow::handleModelLoadFailed);
     connect(m_engineHost, &EngineHost::loadStageChanged, m_modelPanel, &ModelPanel::showLoading);
     connect(m_engineHost, &EngineHost::memoryEstimated, m_modelPanel, &ModelPanel::showEstimate);
-    connect(m_engineHost, &EngineHost::loadStageChanged, this, [this](EngineHost::Stage stage, int) {
+    connect(m_engineHost, &EngineHost::loadStageChanged, this, [this](EngineHost::Stage stage, int percent) {
         m_modelStatus->setText(ModelPanel::stageName(stage));
+        m_performance->showReloadProgress(ModelPanel::stageName(stage), percent);
     });
     connect(m_modelPanel, &ModelPanel::openFolderRequested, this, &MainWindow::openModelFolder);
     connect(m_modelPanel, &ModelPanel::downloadRequested, this, &MainWindow::openDownloadDialog);
@@ -116,8 +137,11 @@ MainWindow::MainWindow(AppSettings& settings, HistoryStore& store, TranslationMa
 
 MainWindow::~MainWindow()
 {
-    // Order matters: the server and the panes (whose sessions hold the generator) go first, then
-    // the generator lets go of the engine; EngineHost (a child) shuts the engine down last.
+    // Order matters: the performance window (its load generator talks to the server) and the
+    // server and the panes (whose sessions hold the generator) go first, then the generator lets
+    // go of the engine; EngineHost (a child) shuts the engine down last.
+    delete m_performance;
+    m_performance = nullptr;
     m_endpoint->stop();
     delete m_chatArea;
     m_chatArea = nullptr;
@@ -167,6 +191,9 @@ void MainWindow::createActions()
         themes->addAction(a);
     }
     m_about = new QAction(this);
+    m_performanceAction = new QAction(this);
+    m_performanceAction->setObjectName(QStringLiteral("performanceAction"));
+    m_performanceAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
 
     connect(m_newChat, &QAction::triggered, this, &MainWindow::newChat);
     connect(m_openModel, &QAction::triggered, this, &MainWindow::openModelFolder);
@@ -194,6 +221,7 @@ void MainWindow::createActions()
     connect(m_themeLight, &QAction::triggered, this, [this] { setTheme(QStringLiteral("light")); });
     connect(m_themeDark, &QAction::triggered, this, [this] { setTheme(QStringLiteral("dark")); });
     connect(m_about, &QAction::triggered, this, &MainWindow::handleAbout);
+    connect(m_performanceAction, &QAction::triggered, this, &MainWindow::showPerformance);
     (m_translations.language() == QLatin1String("zh_CN") ? m_chinese : m_english)->setChecked(true);
     (m_theme.theme() == QLatin1String("dark") ? m_themeDark : m_theme.theme() == QLatin1String("light") ? m_themeLight : m_themeSystem)->setChecked(true);
 }
@@ -227,6 +255,7 @@ void MainWindow::createMenus()
     m_themeMenu = m_viewMenu->addMenu(QString());
     for (QAction* a : {m_themeSystem, m_themeLight, m_themeDark}) m_themeMenu->addAction(a);
     m_viewMenu->addSeparator();
+    m_viewMenu->addAction(m_performanceAction);
     m_helpMenu = menuBar()->addMenu(QString());
     m_helpMenu->addAction(m_about);
 
@@ -237,6 +266,8 @@ void MainWindow::createMenus()
     for (QAction* a : {m_newChat, m_openModel, m_download}) toolbar->addAction(a);
     toolbar->addSeparator();
     for (QAction* a : {m_regenerate, m_sideBySide, m_conversationSettings}) toolbar->addAction(a);
+    toolbar->addSeparator();
+    toolbar->addAction(m_performanceAction);
     updateRecentMenu();
 }
 
@@ -299,6 +330,8 @@ void MainWindow::retranslateUi()
     m_themeLight->setText(tr("Light"));
     m_themeDark->setText(tr("Dark"));
     m_about->setText(tr("About Brook"));
+    m_performanceAction->setText(tr("Performance…"));
+    m_performanceAction->setToolTip(tr("Live charts, serving parameters, load generator and request inspector (Ctrl+Shift+D)"));
     m_endpointDock->setWindowTitle(tr("Local endpoint"));
     m_monitorDock->setWindowTitle(tr("Engine monitor"));
     m_logDock->setWindowTitle(tr("Log"));
@@ -340,6 +373,28 @@ void MainWindow::loadModel(const QString& dir)
     if (!m_engineHost->isLoaded()) m_stack->setCurrentWidget(m_modelPanel);
 }
 
+void MainWindow::showPerformance()
+{
+    m_performance->show();
+    m_performance->raise();
+    m_performance->activateWindow();
+}
+
+bool MainWindow::applyServingOptions(const LaunchOptions& options)
+{
+    if (!m_engineHost->isLoaded() || m_engineHost->isLoading()) {
+        m_performance->showApplyError(tr("Load a model first; new parameters apply by reloading it."));
+        return false;
+    }
+    m_previousServing = m_settings.servingOptions();
+    m_settings.setServingOptions(options);
+    m_applyingServing = true;
+    m_performance->setReloading(true);
+    // The same path as opening a model: the chats stay, and move to the new engine when it is ready.
+    loadModel(m_engineHost->modelDir());
+    return true;
+}
+
 void MainWindow::openModelFolder()
 {
     const QString start = m_settings.recentModels().value(0, QDir::homePath());
@@ -366,10 +421,17 @@ void MainWindow::handleEngineChanged(Engine* engine)
     m_monitor->setEngine(engine);
     for (ChatPane* pane : m_chatArea->panes()) applyModelDefaults(pane);
     if (serving && engine) handleEndpointStart();
+    // Last: a profile comparison starts its load run as soon as the engine (and endpoint) are back.
+    m_performance->setEngine(engine, m_settings.launchOptions(m_engineHost->modelDir()), m_engineHost->modelDir());
 }
 
 void MainWindow::handleModelLoaded(const QString& name)
 {
+    if (m_applyingServing) {
+        m_applyingServing = false;
+        m_performance->setReloading(false);
+        statusBar()->showMessage(tr("The new serving parameters are in effect."), 5000);
+    }
     m_settings.addRecentModel(m_loadingDir);
     updateRecentMenu();
     m_modelPanel->showIdle();
@@ -381,6 +443,15 @@ void MainWindow::handleModelLoaded(const QString& name)
 
 void MainWindow::handleModelLoadFailed(const QString& message)
 {
+    if (m_applyingServing) {
+        // The old engine is still running: keep it and its chats, and the old knobs for next time.
+        m_applyingServing = false;
+        m_settings.setServingOptions(m_previousServing);
+        m_performance->setReloading(false);
+        m_performance->showApplyError(tr("The new parameters did not load; the model runs on with the previous ones:\n%1").arg(message));
+        statusBar()->showMessage(tr("The new serving parameters did not load."), 5000);
+        if (m_engineHost->isLoaded()) return;
+    }
     m_modelPanel->showError(tr("Could not load %1:\n%2").arg(m_loadingDir, message));
     m_stack->setCurrentWidget(m_modelPanel);
     statusBar()->showMessage(tr("The model did not load."), 5000);
@@ -500,6 +571,7 @@ void MainWindow::closeEvent(QCloseEvent* event)
     m_settings.setWindowGeometry(saveGeometry());
     m_settings.setWindowState(saveState());
     m_settings.sync();
+    m_performance->close();
     m_endpoint->stop();
     m_generator->stopAll();
     QMainWindow::closeEvent(event);

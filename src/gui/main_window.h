@@ -6,6 +6,7 @@
 // GUI thread only.
 #pragma once
 
+#include "backends/launch_options.h"
 #include "gui/preset_library.h"
 
 #include <QMainWindow>
@@ -37,6 +38,7 @@ class HistoryStore;
 class LocalEndpoint;
 class LogView;
 class ModelPanel;
+class PerformanceWindow;
 class ThemeManager;
 class TranslationManager;
 
@@ -55,6 +57,7 @@ public:
     ModelPanel* modelPanel() const { return m_modelPanel; }
     EndpointPanel* endpointPanel() const { return m_endpointPanel; }
     ConversationActions* conversationActions() const { return m_conversationActions; }
+    PerformanceWindow* performanceWindow() const { return m_performance; }
     bool showingWelcome() const;
 
 public slots:
@@ -65,6 +68,9 @@ public slots:
     void setTheme(const QString& theme);
     void openModelFolder();
     void openDownloadDialog();
+    void showPerformance();
+    // Reloads the loaded model with new serving knobs; open chats keep their history.
+    bool applyServingOptions(const brook::LaunchOptions& options);
     // Imports an OpenAI-style JSON conversation and opens it; returns an error message or "".
     QString importConversation(const QString& path);
 
@@ -112,6 +118,9 @@ private:
     QDockWidget* m_monitorDock;
     QDockWidget* m_endpointDock;
     LogView* m_logView;
+    PerformanceWindow* m_performance;
+    bool m_applyingServing = false;
+    LaunchOptions m_previousServing;
     EngineMonitor* m_monitor;
     EndpointPanel* m_endpointPanel;
     QLabel* m_modelStatus;
@@ -147,6 +156,7 @@ private:
     QAction* m_themeLight;
     QAction* m_themeDark;
     QAction* m_about;
+    QAction* m_performanceAction;
 };
 
 } // namespace brook

@@ -177,6 +177,7 @@ Result<ServeBenchResult> ServeBenchmark::run(const ProgressCallback& onProgress)
     progress.total = int(prompts.size());
     int peakInFlight = 0;
     std::vector<TimedRequest> results(prompts.size());
+    std::vector<double> sentAt(prompts.size(), 0.0);  // seconds since the start: token times are per request
     std::vector<std::thread> threads;
     const auto start = BenchClock::now();
     const auto deadline = o.durationSeconds > 0
@@ -207,6 +208,7 @@ Result<ServeBenchResult> ServeBenchmark::run(const ProgressCallback& onProgress)
         if (o.ignoreEos) body["ignore_eos"] = true;
         if (chat) body["messages"] = json::array({{{"role", "user"}, {"content", prompts[i].text}}});
         else body["prompt"] = prompts[i].text;
+        sentAt[i] = std::chrono::duration<double>(BenchClock::now() - start).count();
         threads.emplace_back([&, i, body] {
             results[i] = timedStream(client, o.endpoint, body, &m_cancel);
             ServeBenchProgress now;
@@ -252,7 +254,7 @@ Result<ServeBenchResult> ServeBenchmark::run(const ProgressCallback& onProgress)
         e2els.push_back(t.latency * 1e3);
         if (t.outputTokens > 1) tpots.push_back((t.latency - t.ttft) * 1e3 / double(t.outputTokens - 1));
         for (double gap : t.itl) itls.push_back(gap * 1e3);
-        for (double s : t.tokenTimes) ++tokensPerSecond[(long long)s];
+        for (double s : t.tokenTimes) ++tokensPerSecond[(long long)(sentAt[i] + s)];
     }
     for (const auto& [second, n] : tokensPerSecond) r.peakOutputTokensPerSecond = std::max(r.peakOutputTokensPerSecond, n);
     const double d = r.duration > 0 ? r.duration : 1.0;
