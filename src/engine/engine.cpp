@@ -331,7 +331,11 @@ void Engine::maybeLogStats()
     const Clock::time_point now = Clock::now();
     const double elapsed = secondsBetween(m_lastStatsLog, now);
     if (elapsed < m_config.statsIntervalSeconds) return;
-    const EngineStats s = stats();
+    EngineStats s;
+    {
+        std::lock_guard lock(m_mutex);  // not stats(): the engine thread needs no latency percentiles
+        s = m_stats;
+    }
     // The same line vLLM prints, so people can compare logs side by side.
     spdlog::info("Avg prompt throughput: {:.1f} tokens/s, Avg generation throughput: {:.1f} tokens/s, "
                  "Running: {} reqs, Waiting: {} reqs, Preemptions: {}, KV cache usage: {:.1f}%",

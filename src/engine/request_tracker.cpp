@@ -50,9 +50,29 @@ void RequestTracker::updateOne(const Sequence& seq, Clock::time_point now)
     auto it = m_entries.find(seq.id);
     if (it == m_entries.end()) return;
     Entry& e = it->second;
-    e.snap.phaseSeconds[size_t(e.snap.phase)] += std::max(0.0, secondsBetween(e.lastUpdate, now));
+    const RequestPhase next = phaseOf(seq);
+    // A step that starts a prompt often finishes it too: split the interval at the moments the
+    // sequence records (first scheduled, first token), so queue, prefill and decode each get
+    // their share as vLLM defines them, not the phase seen at the previous update.
+    Clock::time_point from = e.lastUpdate;
+    RequestPhase current = e.snap.phase;
+    auto credit = [&](RequestPhase phase, Clock::time_point until) {
+        e.snap.phaseSeconds[size_t(phase)] += std::max(0.0, secondsBetween(from, until));
+        from = std::max(from, until);
+    };
+    if (current == RequestPhase::Queued && next != RequestPhase::Queued && seq.wasScheduled() &&
+        seq.firstScheduledTime > from && seq.firstScheduledTime < now) {
+        credit(RequestPhase::Queued, seq.firstScheduledTime);
+        current = RequestPhase::Prefill;
+    }
+    if (current == RequestPhase::Prefill && next == RequestPhase::Decode && seq.numPreemptions == 0 &&
+        seq.firstTokenTime > from && seq.firstTokenTime <= now) {
+        credit(RequestPhase::Prefill, seq.firstTokenTime);
+        current = RequestPhase::Decode;
+    }
+    credit(current, now);
     e.lastUpdate = now;
-    e.snap.phase = phaseOf(seq);
+    e.snap.phase = next;
     e.snap.generatedTokens = std::max(0, seq.numOutputTokens());
     e.snap.preemptions = seq.numPreemptions;
 }

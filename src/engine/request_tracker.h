@@ -3,7 +3,8 @@
 // phase. The phase is read off the scheduler's own state after every step (no hooks inside the
 // scheduler): waiting and never run = queued, waiting after a preemption = preempted, running with
 // uncomputed prompt (or recompute) tokens = prefill, else decode. The time since the previous
-// update is credited to the phase the request was in during it.
+// update is credited to the phase the request was in during it, split at the sequence's own
+// first-scheduled and first-token times when it crossed them (vLLM's queue / prefill / decode).
 // Engine thread only; the engine publishes snapshot() under its mutex for other threads.
 #pragma once
 

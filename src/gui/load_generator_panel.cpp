@@ -19,6 +19,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -197,7 +198,8 @@ bool LoadGeneratorPanel::run(QString* error)
     }
     const QString label = m_runLabel.isEmpty() ? tr("Run %1").arg(m_results->columnCount() + 1) : m_runLabel;
     m_generator->start(o, label);
-    m_progress->setRange(0, o.numPrompts);
+    m_runDuration = o.durationSeconds;
+    m_progress->setRange(0, 1000);
     m_progress->setValue(0);
     m_status->setText(tr("Running \"%1\" against %2…").arg(label, QString::fromStdString(o.baseUrl)));
     updateButtons();
@@ -213,7 +215,10 @@ void LoadGeneratorPanel::stop()
 
 void LoadGeneratorPanel::handleProgress(const ServeBenchProgress& p)
 {
-    m_progress->setValue(p.finished);
+    // Done when all are answered, or (with a duration) when the time is up, whichever comes first.
+    double done = p.total > 0 ? double(p.finished) / p.total : 0.0;
+    if (m_runDuration > 0) done = std::max(done, p.elapsedSeconds / m_runDuration);
+    m_progress->setValue(int(std::min(done, 1.0) * 1000));
     m_status->setText(tr("%1 sent · %2 finished · %3 failed · %4 in flight · %5 s")
                           .arg(p.sent)
                           .arg(p.finished)

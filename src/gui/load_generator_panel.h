@@ -75,6 +75,7 @@ private:
     QString m_modelDir;
     QString m_runLabel;
     QList<ServeBenchResult> m_resultList;
+    double m_runDuration = 0;   // the running load's duration (0: until all are sent)
 
     QComboBox* m_target;
     QLineEdit* m_url;

@@ -62,8 +62,10 @@ private slots:
         scheduler.add(std::move(a));
         scheduler.add(std::move(b));
 
-        // Step 1: 4 of request 1's 6 prompt tokens; request 2 waits (max_num_seqs 1).
+        // Step 1: 4 of request 1's 6 prompt tokens; request 2 waits (max_num_seqs 1). The
+        // scheduler stamps the first scheduling with the real clock; pin it to t + 4 ms.
         runStep(scheduler);
+        scheduler.find(1)->firstScheduledTime = t + 4ms;
         t += 10ms;
         tracker.update(scheduler, t);
         auto snap = tracker.snapshot(t);
@@ -74,18 +76,20 @@ private slots:
         QCOMPARE(snap[1].phase, RequestPhase::Queued);
         QCOMPARE(snap[1].source, std::string("api"));
         QCOMPARE(snap[0].promptTokens, 6);
-        // The 10 ms before the update were spent queued (the phase it was in).
-        QVERIFY(qAbs(snap[0].secondsIn(RequestPhase::Queued) - 0.010) < 1e-6);
+        // Of the 10 ms before the update, 4 were spent queued and 6 in the prefill step.
+        QVERIFY(qAbs(snap[0].secondsIn(RequestPhase::Queued) - 0.004) < 1e-6);
+        QVERIFY(qAbs(snap[0].secondsIn(RequestPhase::Prefill) - 0.006) < 1e-6);
 
-        // Step 2: the last 2 prompt tokens and the first sample -> decode.
+        // Step 2: the last 2 prompt tokens and the first sample (at t + 28 ms) -> decode.
         runStep(scheduler);
+        scheduler.find(1)->firstTokenTime = t + 18ms;
         t += 20ms;
         tracker.update(scheduler, t);
         snap = tracker.snapshot(t + 5ms);
         QCOMPARE(find(snap, 1)->phase, RequestPhase::Decode);
         QCOMPARE(find(snap, 1)->generatedTokens, 1);
-        QVERIFY(qAbs(find(snap, 1)->secondsIn(RequestPhase::Prefill) - 0.020) < 1e-6);
-        QVERIFY(qAbs(find(snap, 1)->secondsIn(RequestPhase::Decode) - 0.005) < 1e-6);  // as of the snapshot
+        QVERIFY(qAbs(find(snap, 1)->secondsIn(RequestPhase::Prefill) - 0.024) < 1e-6);  // 6 + 18 ms
+        QVERIFY(qAbs(find(snap, 1)->secondsIn(RequestPhase::Decode) - 0.007) < 1e-6);   // 2 + 5 as of the snapshot
         QVERIFY(qAbs(find(snap, 2)->secondsIn(RequestPhase::Queued) - 0.034) < 1e-6);  // arrived 1 ms later
         QVERIFY(qAbs(find(snap, 1)->ageSeconds - 0.035) < 1e-6);
 
