@@ -15,7 +15,7 @@ http_request() {  # PORT METHOD PATH [BODY] -> the raw response on stdout
 serve_one_completion() {
   local binary=$1 model=$2 log=$3 port="" i response
   : >"$log"
-  "$binary" "$model" --served-model-name tiny --port 0 --device cpu --max-model-len 512 >"$log" 2>&1 &
+  "$binary" "$model" --served-model-name tiny --port 0 --device auto --max-model-len 512 >"$log" 2>&1 &
   local pid=$!
   for i in $(seq 1 300); do
     port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$log" | head -n 1)

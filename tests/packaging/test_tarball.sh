@@ -48,11 +48,11 @@ if [ "${BROOK_IN_NAMESPACE:-}" != 1 ]; then
               done | sort -u)
   {
     for program in "$build_bin"/brook "$build_bin"/brook-serve "$build_bin"/brook-run "$build_bin"/brook-bench; do
-      [ -x "$program" ] && ldd "$program"
+      if [ -x "$program" ]; then ldd "$program"; fi
     done
     for plugin in "$root"/lib/qt6/plugins/*/*.so; do
       original="$qt_plugins/${plugin#"$root/lib/qt6/plugins/"}"
-      [ -f "$original" ] && ldd "$original"
+      if [ -f "$original" ]; then ldd "$original"; fi
     done
   } | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u >"$work/needed.txt"
   {
