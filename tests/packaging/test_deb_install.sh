@@ -26,6 +26,7 @@ trap cleanup EXIT
 
 if ! dpkg -i "$deb"; then
   echo "dpkg -i left dependencies missing; asking apt for them"
+  apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get -f install -y -qq
 fi
 dpkg-query -W -f='${Status}\n' brook | grep -q "install ok installed" \
@@ -65,9 +66,12 @@ if [ -x /usr/bin/brook ]; then
 fi
 
 serve_one_completion /usr/bin/brook-serve "$out/tiny-model" "$work/serve.log" || fail=1
-run_out=$(/usr/bin/brook-run --model "$out/tiny-model" --prompt "Hello" --max-tokens 4 --device cpu 2>"$work/run.log") \
-  || { echo "FAIL: brook-run"; cat "$work/run.log"; fail=1; }
-echo "brook-run: $run_out"
+if run_out=$(/usr/bin/brook-run --model "$out/tiny-model" --prompt "Hello" --max-tokens 4 --ignore-eos --json \
+               --device cpu 2>"$work/run.log") && grep -q '"finish_reason":"length"' <<<"$run_out"; then
+  echo "ok: brook-run: $run_out"
+else
+  echo "FAIL: brook-run: $run_out"; cat "$work/run.log"; fail=1
+fi
 
 [ "$fail" -eq 0 ] || exit 1
 echo "ok: the installed .deb runs"

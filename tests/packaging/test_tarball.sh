@@ -116,7 +116,7 @@ served=$("$root/bin/brook-serve" --version) || { echo "FAIL: the bundled brook-s
 
 serve_one_completion "$root/bin/brook-serve" "$out/tiny-model" "$work/serve.log" || fail=1
 if run=$("$root/bin/brook-run" --model "$out/tiny-model" --prompt "Hello" --max-tokens 4 --ignore-eos --json \
-           --device cpu 2>"$work/run.log"); then
+           --device cpu 2>"$work/run.log") && grep -q '"finish_reason":"length"' <<<"$run"; then
   echo "ok: brook-run: $run"
 else
   echo "FAIL: the bundled brook-run"; cat "$work/run.log"; fail=1
