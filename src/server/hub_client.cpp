@@ -1,5 +1,7 @@
 #include "server/hub_client.h"
 
+#include "server/url_encoding.h"
+
 #include "server/blob_downloader.h"
 
 #include <httplib.h>
@@ -18,21 +20,6 @@ namespace {
 
 bool isCommitHash(const std::string& revision) { return std::regex_match(revision, std::regex("[0-9a-f]{40}")); }
 
-std::string urlEncode(const std::string& text)
-{
-    static const char* kHex = "0123456789ABCDEF";
-    std::string out;
-    for (unsigned char c : text) {
-        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-            out.push_back(char(c));
-        } else {
-            out.push_back('%');
-            out.push_back(kHex[c >> 4]);
-            out.push_back(kHex[c & 15]);
-        }
-    }
-    return out;
-}
 
 // Encodes each segment of a repository path but keeps its slashes.
 std::string encodePath(const std::string& path)
@@ -41,7 +28,7 @@ std::string encodePath(const std::string& path)
     size_t start = 0;
     while (true) {
         const size_t slash = path.find('/', start);
-        out += urlEncode(path.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
+        out += percentEncode(path.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
         if (slash == std::string::npos) break;
         out += '/';
         start = slash + 1;
@@ -128,7 +115,7 @@ Result<HubRepoInfo> HubClient::repoInfo(const std::string& repoId) const
     if (!m_options.token.empty()) headers.emplace("Authorization", "Bearer " + m_options.token);
     std::string prefix = base->path == "/" ? "" : base->path;
     const std::string path =
-        prefix + "/api/models/" + repoId + "/revision/" + urlEncode(m_options.revision) + "?blobs=true";
+        prefix + "/api/models/" + repoId + "/revision/" + percentEncode(m_options.revision) + "?blobs=true";
     auto response = client.Get(path, headers);
     if (!response) return makeError("unreachable: " + httplib::to_string(response.error()));
     if (response->status == 401 || response->status == 403)

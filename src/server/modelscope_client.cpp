@@ -1,5 +1,7 @@
 #include "server/modelscope_client.h"
 
+#include "server/url_encoding.h"
+
 #include "server/blob_downloader.h"
 #include "server/sha256.h"
 
@@ -21,22 +23,6 @@ namespace {
 constexpr const char* kIndexName = ".brook_sha256.json";
 constexpr const char* kTempFolder = "._____temp";  // the SDK's TEMPORARY_FOLDER_NAME
 
-// Percent-encodes a query value as Python's quote_plus does for these strings ('/' too).
-std::string queryEncode(const std::string& text)
-{
-    static const char* kHex = "0123456789ABCDEF";
-    std::string out;
-    for (unsigned char c : text) {
-        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-            out.push_back(char(c));
-        } else {
-            out.push_back('%');
-            out.push_back(kHex[c >> 4]);
-            out.push_back(kHex[c & 15]);
-        }
-    }
-    return out;
-}
 
 std::string splitOwner(const std::string& modelId) { return modelId.substr(0, modelId.find('/')); }
 std::string splitName(const std::string& modelId) { return modelId.substr(modelId.find('/') + 1); }
@@ -116,8 +102,8 @@ std::optional<fs::path> ModelScopeClient::cachedModel(const std::string& modelId
 
 std::string ModelScopeClient::fileUrl(const std::string& modelId, const std::string& path) const
 {
-    return m_options.endpoint + "/api/v1/models/" + modelId + "/repo?Revision=" + queryEncode(m_options.revision) +
-           "&FilePath=" + queryEncode(path);
+    return m_options.endpoint + "/api/v1/models/" + modelId + "/repo?Revision=" + percentEncode(m_options.revision) +
+           "&FilePath=" + percentEncode(path);
 }
 
 std::string ModelScopeClient::notReachableMessage(const std::string& modelId, const std::string& why) const
@@ -139,7 +125,7 @@ Result<std::vector<ModelScopeFile>> ModelScopeClient::listFiles(const std::strin
     client.set_follow_location(true);
     const std::string prefix = base->path == "/" ? "" : base->path;
     const std::string path = prefix + "/api/v1/models/" + modelId + "/repo/files?Revision=" +
-                             queryEncode(m_options.revision) + "&Recursive=True";
+                             percentEncode(m_options.revision) + "&Recursive=True";
     auto response = client.Get(path, httplib::Headers{{"User-Agent", "brook/" BROOK_VERSION}});
     if (!response) return makeError("unreachable: " + httplib::to_string(response.error()));
 
