@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -191,6 +192,29 @@ int CudaBackend::run(std::span<const BatchSequence> batch)
     int sampled = 0;
     for (const auto& b : batch) sampled += b.sample ? 1 : 0;
     return sampled;
+}
+
+double CudaBackend::timeForward(std::span<const BatchSequence> batch, int iterations)
+{
+    bool decode = !batch.empty();
+    for (const auto& b : batch) decode = decode && b.tokens.size() == 1 && b.sample;
+    const int bucket = decode && m_graphs ? m_graphs->bucketFor(int(batch.size())) : 0;
+    m_inputs->upload(batch, bucket, m_stream);
+    cudaEvent_t start = nullptr, stop = nullptr;
+    BROOK_CUDA_CHECK(cudaEventCreate(&start));
+    BROOK_CUDA_CHECK(cudaEventCreate(&stop));
+    BROOK_CUDA_CHECK(cudaEventRecord(start, m_stream));
+    for (int i = 0; i < iterations; ++i) {
+        if (bucket) m_graphs->replay(bucket, m_stream);
+        else forward(decode, m_stream);
+    }
+    BROOK_CUDA_CHECK(cudaEventRecord(stop, m_stream));
+    BROOK_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    BROOK_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    return 1e3 * double(ms) / std::max(iterations, 1);
 }
 
 std::vector<SampleResult> CudaBackend::step(std::span<const BatchSequence> batch)

@@ -39,6 +39,11 @@ public:
 
     ElementType elementType() const { return m_type; }
 
+    // Benchmarks only (brook-step-bench): uploads the batch once, then times `iterations`
+    // forwards on the GPU alone (CUDA events; graph replays when the batch is a graph-able
+    // decode step), without sampling. Returns microseconds per forward.
+    double timeForward(std::span<const BatchSequence> batch, int iterations);
+
 private:
     friend class DecodeGraphs;
     CudaBackend(ModelConfig config, ElementType type, CudaWeights weights, const LaunchOptions& options);

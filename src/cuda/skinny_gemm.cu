@@ -6,7 +6,9 @@ namespace brook::cuda {
 namespace {
 
 constexpr int kWarps = 8;            // per block
-constexpr int kColumnsPerWarp = 2;   // output columns (weight rows) per warp
+// Output columns (weight rows) per warp: 2 for wide outputs; 1 below kNarrowN, where 2 would
+// leave SMs idle (o_proj and down_proj have N = 1024: 64 blocks of 16 columns on 132 SMs).
+constexpr int kNarrowN = 4096;
 constexpr int kUnroll = 4;           // 16-byte weight loads per column in flight per lane
 constexpr int kMaxK = 4096;
 
@@ -61,7 +63,7 @@ __device__ void fillRows(const void* x, const T* normWeight, float eps, T* xs, i
     }
 }
 
-template <typename T, int M, typename Out, SkinnyPrologue P>
+template <typename T, int M, typename Out, SkinnyPrologue P, int kColumnsPerWarp>
 __global__ void __launch_bounds__(kWarps * 32)
 skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __restrict__ out, int N, int K,
                    bool accumulate, const T* __restrict__ normWeight, float eps)
@@ -155,19 +157,26 @@ struct Launch {
     cudaStream_t stream;
 };
 
-template <typename T, typename Out, int M, SkinnyPrologue P>
-void launchRows(const Launch& l)
+template <typename T, typename Out, int M, SkinnyPrologue P, int kColumnsPerWarp>
+void launchColumns(const Launch& l)
 {
     const int columnsPerBlock = kWarps * kColumnsPerWarp;
     const int blocks = (l.N + columnsPerBlock - 1) / columnsPerBlock;
     const size_t sharedBytes = size_t(M) * l.K * sizeof(T);
-    auto kernel = skinny_gemm_kernel<T, M, Out, P>;
+    auto kernel = skinny_gemm_kernel<T, M, Out, P, kColumnsPerWarp>;
     if (sharedBytes > 48 * 1024)
         BROOK_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes)));
     kernel<<<blocks, kWarps * 32, sharedBytes, l.stream>>>(l.x, static_cast<const T*>(l.w), static_cast<Out*>(l.out),
                                                           l.N, l.K, l.accumulate,
                                                           static_cast<const T*>(l.normWeight), l.eps);
     BROOK_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T, typename Out, int M, SkinnyPrologue P>
+void launchRows(const Launch& l)
+{
+    if (l.N <= kNarrowN) launchColumns<T, Out, M, P, 1>(l);
+    else launchColumns<T, Out, M, P, 2>(l);
 }
 
 template <typename T, typename Out, SkinnyPrologue P>

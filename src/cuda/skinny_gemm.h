@@ -1,6 +1,6 @@
 // Skinny GEMM for decode: out[M, N] (+)= f(x)[M, K] @ w[N, K]^T for M <= kSkinnyMaxRows.
 // At batch 1-8 a decode step is a weight stream: each ERNIE matrix is only 4-13 MB, so the
-// kernel must reach full bandwidth within microseconds. One warp owns two output columns and
+// kernel must reach full bandwidth within microseconds. One warp owns one or two output columns (two when N is wide) and
 // streams their weight rows with 16-byte loads, four per column in flight and the next four
 // prefetched while the current ones are multiplied (the loop is latency-bound otherwise); the
 // rows of f(x) sit in shared memory; fp32 accumulation, warp-shuffle reduction.

@@ -1,0 +1,129 @@
+// brook-step-bench: where a decode step's time goes on the GPU, below the engine. For each batch
+// size it prefills that many sequences to --context tokens, then times
+//   forward: the decode forward alone on the GPU (graph replay; CUDA events, no sampling),
+//   step:    Backend::step as the engine calls it (inputs upload + forward + GPU sampling +
+//            results back), wall clock;
+// the difference is the per-step host and sampling cost, and brook-bench latency minus `step`
+// is the engine's own per-token work. With --profile-step one decode step runs between
+// cudaProfilerStart/Stop, for `ncu --profile-from-start off --graph-profiling node`.
+#include "backends/launch_options.h"
+#include "cuda/cuda_backend.h"
+#include "engine/model_folder.h"
+#include "testing/test_model_writer.h"
+
+#include <CLI/CLI.hpp>
+#include <cuda_profiler_api.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <unistd.h>
+
+using namespace brook;
+
+namespace {
+
+struct Sequences {
+    std::vector<std::vector<int32_t>> prompts, tables;
+    std::vector<int32_t> next;  // the one decode token of each
+};
+
+// Block tables that give sequence s the blocks [s * perSeq, (s + 1) * perSeq).
+Sequences makeSequences(int count, int context, int extra, int blockSize, int vocab)
+{
+    Sequences q;
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int32_t> token(3, vocab - 1);
+    const int perSeq = (context + extra + blockSize - 1) / blockSize;
+    for (int s = 0; s < count; ++s) {
+        q.prompts.emplace_back(size_t(context));
+        for (auto& t : q.prompts.back()) t = token(rng);
+        q.tables.emplace_back();
+        for (int b = 0; b < perSeq; ++b) q.tables.back().push_back(s * perSeq + b);
+        q.next.push_back(token(rng));
+    }
+    return q;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    CLI::App app{"brook-step-bench: GPU time of one decode step, below the engine"};
+    std::filesystem::path modelDir;
+    std::vector<int> batches = {1, 8, 64, 128, 256};
+    int context = 256, iterations = 200;
+    bool profileStep = false, eager = false;
+    app.add_option("--model,-m", modelDir, "model folder (default: random ERNIE-0.3B weights)");
+    app.add_option("--batch", batches, "batch sizes")->capture_default_str();
+    app.add_option("--context", context, "tokens cached per sequence before the timed steps")->capture_default_str();
+    app.add_option("--iterations", iterations)->capture_default_str();
+    app.add_flag("--profile-step", profileStep, "profile one decode step of the first batch size (ncu)");
+    app.add_flag("--enforce-eager", eager, "no CUDA graphs");
+    CLI11_PARSE(app, argc, argv);
+    spdlog::set_level(spdlog::level::warn);
+
+    std::filesystem::path temp;
+    if (modelDir.empty()) {
+        temp = std::filesystem::temp_directory_path() / ("brook-step-bench-" + std::to_string(::getpid()));
+        testing::TestModelOptions model;
+        model.shape = testing::TestModelShape::ernie03b();
+        if (auto written = testing::writeTestModel(temp, model); !written) {
+            spdlog::error("{}", written.error());
+            return 1;
+        }
+        modelDir = temp;
+    }
+    auto folder = ModelFolder::load(modelDir);
+    if (!folder) {
+        spdlog::error("{}", folder.error());
+        return 1;
+    }
+    int maxBatch = 1;
+    for (int b : batches) maxBatch = std::max(maxBatch, b);
+    LaunchOptions options;
+    options.maxModelLen = 4096;
+    options.maxNumSeqs = maxBatch;
+    options.enforceEager = eager;
+    options.gpuMemoryUtilization = 0.5;
+    auto backend = cuda::CudaBackend::create(folder->config, *folder->checkpoint, options);
+    if (!backend) {
+        spdlog::error("{}", backend.error());
+        return 1;
+    }
+    const int vocab = folder->config.vocabSize;
+    std::printf("batch  context  forward_us  step_us  host_and_sampling_us  tok/s(step)\n");
+    bool profiled = false;
+    for (int batchSize : batches) {
+        Sequences seqs = makeSequences(batchSize, context, iterations + 2, (*backend)->blockSize(), vocab);
+        for (int s = 0; s < batchSize; ++s) {  // prefill one at a time
+            BatchSequence b{seqs.prompts[s], 0, seqs.tables[s], true, {}};
+            (*backend)->step(std::span(&b, 1));
+        }
+        std::vector<BatchSequence> decode;
+        for (int s = 0; s < batchSize; ++s)
+            decode.push_back({std::span(&seqs.next[s], 1), context, seqs.tables[s], true, {}});
+        for (int i = 0; i < 3; ++i) (*backend)->step(decode);  // warm-up (same position: rewrites one slot)
+        if (profileStep && !profiled) {
+            cudaProfilerStart();
+            (*backend)->step(decode);
+            cudaProfilerStop();
+            profiled = true;
+        }
+        const double forwardUs = (*backend)->timeForward(decode, iterations);
+        const auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < iterations; ++i) {
+            for (auto& b : decode) b.startPosition = context + i;  // a growing context, as in real decode
+            (*backend)->step(decode);
+        }
+        const double stepUs =
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / iterations;
+        std::printf("%5d  %7d  %10.1f  %7.1f  %20.1f  %11.0f\n", batchSize, context, forwardUs, stepUs,
+                    stepUs - forwardUs, batchSize * 1e6 / stepUs);
+    }
+    backend->reset();
+    if (!temp.empty()) std::filesystem::remove_all(temp);
+    return 0;
+}
