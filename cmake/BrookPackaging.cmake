@@ -16,7 +16,7 @@ option(BROOK_BUNDLE_CUDA_RUNTIME "Install the CUDA runtime and cuBLAS libraries 
 
 set(_brook_pkg_dir ${PROJECT_SOURCE_DIR}/packaging)
 set(_brook_docdir ${CMAKE_INSTALL_DATAROOTDIR}/doc/brook)  # Debian policy: the package's name, lower case
-set(BROOK_INSTALLED_PROGRAMS brook-serve brook-run brook-bench)
+set(BROOK_INSTALLED_PROGRAMS brook-serve brook-run brook-bench brook-quantize)
 if(BROOK_WITH_GUI)
   list(PREPEND BROOK_INSTALLED_PROGRAMS brook)
 endif()
@@ -38,6 +38,11 @@ if(WIN32)
 else()
   install(TARGETS ${BROOK_INSTALLED_PROGRAMS})
 endif()
+# Texts brook-quantize (calibration) and brook-bench quality (evaluation) read at run time:
+# <prefix>/share/brook/calibration/, found relative to the executable (src/app/resource_path.h).
+install(FILES ${PROJECT_SOURCE_DIR}/resources/calibration/calibration.txt
+              ${PROJECT_SOURCE_DIR}/resources/calibration/evaluation.txt
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/brook/calibration)
 
 # --- Linux desktop integration ----------------------------------------------------------------
 if(UNIX AND NOT APPLE)

@@ -4,6 +4,8 @@
 //   latency:    one request at a time: time to first token and decode tokens/s.
 // Model: a folder, or --random-weights tiny|ernie-0.3b (written to a temporary folder).
 //   serve, baseline: online, over HTTP against a running server (bench_serve.h).
+//   quality: a quantized model against its dense reference on a fixed text (bench_quality.h).
+#include "app/bench_quality.h"
 #include "app/bench_serve.h"
 #include "app/cli_logging.h"
 #include "app/launch_flags.h"
@@ -176,10 +178,14 @@ int main(int argc, char** argv)
     addServeBenchFlags(*app.add_subcommand("serve", "online benchmark of an OpenAI-compatible server (vllm bench serve)"),
                        serveBench);
     addBaselineFlags(*app.add_subcommand("baseline", "daily check: three standard requests, one line of history"), baseline);
+    QualityBenchOptions quality;
+    addQualityFlags(*app.add_subcommand("quality", "a quantized model against its dense reference: top-1, KL, perplexity"),
+                    quality);
     CLI11_PARSE(app, argc, argv);
     setUpCliLogging(logLevel);
     if (app.got_subcommand("serve")) return runServeBench(serveBench);
     if (app.got_subcommand("baseline")) return runBaseline(baseline);
+    if (app.got_subcommand("quality")) return runQualityBench(quality);
 
     std::filesystem::path tempDir;
     if (!randomShape.empty()) {

@@ -2,6 +2,7 @@
 
 #include "engine/cpu/cpu_backend.h"
 #include "engine/model_folder.h"
+#include "engine/quantized_layer_loader.h"
 
 #ifdef BROOK_HAVE_CUDA
 #include "cuda/cuda_backend.h"
@@ -54,9 +55,11 @@ Result<LaunchedEngine> launchEngine(const LaunchOptions& options)
 
     std::unique_ptr<Backend> backend;
     if (device == "cpu") {
-        if (!options.quantization.empty())
-            return makeError("--quantization " + options.quantization + " needs the CUDA backend");
+        auto quantization = resolveQuantization(config, options.quantization);
+        if (!quantization) return makeError(quantization.error());
+        if (quantization->enabled()) spdlog::info("quantization: {}", quantization->describe());
         cpu::CpuBackendOptions cpuOptions;
+        cpuOptions.quantization = quantization.value();
         cpuOptions.blockSize = options.blockSize;
         cpuOptions.numKvBlocks = options.numKvBlocks;
         cpuOptions.onLoadProgress = options.onLoadProgress;

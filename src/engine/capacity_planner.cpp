@@ -13,12 +13,15 @@ int64_t linearParametersPerLayer(const ModelConfig& c)
     return H * c.qDim() + 2 * H * c.kvDim() + int64_t(c.qDim()) * H + 3 * H * I;  // q, k, v, o, gate, up, down
 }
 
-int64_t outputRowsPerLayer(const ModelConfig& c)
-{
-    return int64_t(c.qDim()) + 2 * c.kvDim() + c.hiddenSize + 2 * int64_t(c.intermediateSize) + c.hiddenSize;
-}
-
 int64_t ceilDiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
+
+// Quantization groups of 128 along K per layer: N * ceil(K / 128) for q, k, v, o, gate, up, down.
+int64_t quantGroupsPerLayer(const ModelConfig& c)
+{
+    const int64_t H = c.hiddenSize, I = c.intermediateSize, Q = c.qDim(), KV = c.kvDim();
+    const int64_t G = 128;
+    return (Q + 2 * KV) * ceilDiv(H, G) + H * ceilDiv(Q, G) + 2 * I * ceilDiv(H, G) + H * ceilDiv(I, G);
+}
 
 // The smallest utilization, in steps of 0.01, that leaves `needed` bytes of the device; 0 if none.
 double utilizationFor(int64_t needed, int64_t total)
@@ -45,9 +48,10 @@ int64_t CapacityPlanner::weightBytes(const ModelConfig& c, int elementBytes, con
     if (quantization.empty()) return params * elementBytes;
     const int64_t linear = linearParametersPerLayer(c) * c.numLayers;
     const int64_t rest = (params - linear) * elementBytes;  // embeddings, norms, an untied head
-    if (quantization == "int8") return rest + linear + outputRowsPerLayer(c) * c.numLayers * 2;
-    // int4 / awq: two nibbles a byte, a 2-byte scale and a 2-byte zero point per group of 128.
-    return rest + linear / 2 + ceilDiv(linear, 128) * 4;
+    // Groups of 128 along K (quantized_weight.h): a 2-byte fp16 scale and a 1-byte zero each.
+    const int64_t groupBytes = quantGroupsPerLayer(c) * c.numLayers * 3;
+    if (quantization == "int8") return rest + linear + groupBytes;  // one byte a weight
+    return rest + ceilDiv(linear, 2) + groupBytes;                  // int4 / awq: two nibbles a byte
 }
 
 int64_t CapacityPlanner::activationBytes(const ModelConfig& c, int maxNumBatchedTokens, int maxNumSeqs, int e)

@@ -73,8 +73,8 @@ public:
     // Parameters of an ERNIE-4.5 dense model from its dimensions (tied head counted once).
     static int64_t parameterCount(const ModelConfig& model);
     // Bytes of weights: embeddings (and an untied head) in `elementBytes`, linear layers at the
-    // quantized width (int8: 1 byte + a 2-byte scale per output row; int4/awq: half a byte plus a
-    // 2-byte scale and zero per group of 128).
+    // quantized width (int8: 1 byte, int4/awq: half a byte, each plus a 2-byte fp16 scale and a
+    // 1-byte zero per group of 128 along K, as QuantizedWeight stores them).
     static int64_t weightBytes(const ModelConfig& model, int elementBytes, const std::string& quantization);
     // Forward buffers for T = max(max-num-batched-tokens, max-num-seqs) tokens and S = max-num-seqs
     // sampled rows, as CudaBackend::allocateActivations sizes them (or CpuBackend, in fp32).

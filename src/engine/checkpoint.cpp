@@ -1,12 +1,13 @@
 // Checkpoint: opens the safetensors file(s) of a model folder and checks them against the
-// ERNIE-4.5 dense layout (docs: ernie-4.5.md section 2). Weights are [out, in] as torch stores
-// them. Tensors the model does not use (e.g. rotary inv_freq buffers) are accepted and ignored.
+// ERNIE-4.5 layout (docs: ernie-4.5.md section 2; AWQ Linears: section 5). Weights are
+// [out, in] as torch stores them. Tensors the model does not use (e.g. rotary inv_freq buffers) are accepted and ignored.
 #include "engine/checkpoint.h"
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -20,33 +21,52 @@ constexpr const char* kIndexFile = "model.safetensors.index.json";
 struct ExpectedTensor {
     std::string name;
     std::vector<int64_t> shape;
+    DType dtype = DType::Unknown;  // Unknown: any float dtype (dense weights, norms, embeddings)
 };
+
+// Adds one Linear [N out, K in]: dense `.weight`, or AutoAWQ gemm tensors (ernie-4.5.md section 5).
+void addLinear(std::vector<ExpectedTensor>& layout, const std::string& prefix, int64_t N, int64_t K,
+               const std::optional<QuantizationConfig>& q)
+{
+    if (!q) {
+        layout.push_back({prefix + ".weight", {N, K}});
+        return;
+    }
+    const int64_t words = N * q->bits / 32, groups = K / q->groupSize;
+    layout.push_back({prefix + ".qweight", {K, words}, DType::I32});
+    layout.push_back({prefix + ".qzeros", {groups, words}, DType::I32});
+    layout.push_back({prefix + ".scales", {groups, N}, DType::F16});
+}
 
 std::vector<ExpectedTensor> ernieLayout(const ModelConfig& c) {
     const int64_t V = c.vocabSize, H = c.hiddenSize, I = c.intermediateSize;
     const int64_t Q = c.qDim(), KV = c.kvDim();
+    const auto& quant = c.quantization;
     std::vector<ExpectedTensor> layout;
     layout.push_back({"model.embed_tokens.weight", {V, H}});
     for (int i = 0; i < c.numLayers; ++i) {
         const std::string p = "model.layers." + std::to_string(i) + ".";
         layout.push_back({p + "input_layernorm.weight", {H}});
-        layout.push_back({p + "self_attn.q_proj.weight", {Q, H}});
-        layout.push_back({p + "self_attn.k_proj.weight", {KV, H}});
-        layout.push_back({p + "self_attn.v_proj.weight", {KV, H}});
-        layout.push_back({p + "self_attn.o_proj.weight", {H, Q}});
+        addLinear(layout, p + "self_attn.q_proj", Q, H, quant);
+        addLinear(layout, p + "self_attn.k_proj", KV, H, quant);
+        addLinear(layout, p + "self_attn.v_proj", KV, H, quant);
+        addLinear(layout, p + "self_attn.o_proj", H, Q, quant);
         layout.push_back({p + "post_attention_layernorm.weight", {H}});
-        layout.push_back({p + "mlp.gate_proj.weight", {I, H}});
-        layout.push_back({p + "mlp.up_proj.weight", {I, H}});
-        layout.push_back({p + "mlp.down_proj.weight", {H, I}});
+        addLinear(layout, p + "mlp.gate_proj", I, H, quant);
+        addLinear(layout, p + "mlp.up_proj", I, H, quant);
+        addLinear(layout, p + "mlp.down_proj", H, I, quant);
     }
     layout.push_back({"model.norm.weight", {H}});
     return layout;
 }
 
-Result<void> checkTensor(const TensorView& t, const std::vector<int64_t>& shape) {
-    if (!isFloatDType(t.dtype))
+Result<void> checkTensor(const TensorView& t, const std::vector<int64_t>& shape, DType dtype = DType::Unknown) {
+    if (dtype == DType::Unknown && !isFloatDType(t.dtype))
         return makeError(t.file + ": tensor '" + t.name + "' has dtype " + dtypeName(t.dtype) +
                          ", expected F32, F16 or BF16");
+    if (dtype != DType::Unknown && t.dtype != dtype)
+        return makeError(t.file + ": tensor '" + t.name + "' has dtype " + dtypeName(t.dtype) + ", expected " +
+                         dtypeName(dtype) + " (AutoAWQ gemm layout)");
     if (t.shape != shape)
         return makeError(t.file + ": tensor '" + t.name + "' has shape " + shapeToString(t.shape) + ", expected " +
                          shapeToString(shape));
@@ -149,8 +169,16 @@ Result<void> Checkpoint::validateErnie(const ModelConfig& config) const {
     std::set<std::string> used;
     for (const ExpectedTensor& expected : ernieLayout(config)) {
         auto view = require(expected.name);
-        if (!view) return makeError(view.error());
-        if (auto ok = checkTensor(**view, expected.shape); !ok) return ok;
+        if (!view) {
+            if (config.quantization && !find(expected.name) && expected.dtype != DType::Unknown) {
+                const std::string dense = expected.name.substr(0, expected.name.rfind('.')) + ".weight";
+                if (find(dense))
+                    return makeError(view.error() + "; config.json's quantization_config says AWQ, but the "
+                                     "checkpoint holds the dense '" + dense + "'");
+            }
+            return makeError(view.error());
+        }
+        if (auto ok = checkTensor(**view, expected.shape, expected.dtype); !ok) return ok;
         used.insert(expected.name);
     }
     const std::vector<int64_t> headShape = {config.vocabSize, config.hiddenSize};

@@ -1,11 +1,13 @@
 #include "engine/engine.h"
 
 #include "engine/chat_template.h"
+#include "engine/prompt_logits.h"
 #include "engine/request_output_processor.h"
 #include "engine/tokenizer.h"
 
 #include <spdlog/spdlog.h>
 
+#include <future>
 #include <random>
 
 namespace brook {
@@ -111,6 +113,33 @@ Result<RequestId> Engine::submit(GenerationRequest request, OutputCallback callb
     return id;
 }
 
+struct Engine::LogitsJob {
+    std::vector<int32_t> tokens;
+    std::promise<Result<std::vector<float>>> done;
+};
+
+Result<std::vector<float>> Engine::promptLogits(std::vector<int32_t> tokens)
+{
+    const int vocabSize = m_backend->config().vocabSize;
+    for (int32_t id : tokens)
+        if (id < 0 || id >= vocabSize)
+            return makeError("token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                             std::to_string(vocabSize) + ")");
+    if (int(tokens.size()) > m_config.maxModelLen)
+        return makeError(std::to_string(tokens.size()) + " tokens exceed max_model_len " +
+                         std::to_string(m_config.maxModelLen));
+    auto job = std::make_shared<LogitsJob>();
+    job->tokens = std::move(tokens);
+    std::future<Result<std::vector<float>>> result = job->done.get_future();
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_stopping) return makeError("the engine is shutting down");
+        m_logitsJobs.push_back(std::move(job));
+    }
+    m_wake.notify_one();
+    return result.get();
+}
+
 void Engine::cancel(RequestId id)
 {
     {
@@ -142,11 +171,13 @@ void Engine::run()
     for (;;) {
         std::vector<Pending> arrived;
         std::vector<RequestId> cancelled;
+        std::vector<std::shared_ptr<LogitsJob>> logitsJobs;
         bool stopping = false;
         {
             std::unique_lock lock(m_mutex);
             const auto ready = [&] {
-                return m_stopping || !m_inbox.empty() || !m_cancelled.empty() || m_scheduler.hasWork();
+                return m_stopping || !m_inbox.empty() || !m_cancelled.empty() || !m_logitsJobs.empty() ||
+                       m_scheduler.hasWork();
             };
             // With stats logging on, wake up now and then to log the idle line too.
             if (m_config.logStats)
@@ -155,6 +186,7 @@ void Engine::run()
                 m_wake.wait(lock, ready);
             arrived.swap(m_inbox);
             cancelled.swap(m_cancelled);
+            logitsJobs.swap(m_logitsJobs);
             stopping = m_stopping;
         }
         for (Pending& p : arrived) {
@@ -163,6 +195,10 @@ void Engine::run()
             m_scheduler.add(std::move(p.seq));
         }
         for (RequestId id : cancelled) abortRequest(id);
+        for (auto& job : logitsJobs) {
+            if (stopping) job->done.set_value(makeError("the engine is shutting down"));
+            else job->done.set_value(computePromptLogits(*m_backend, m_blocks, job->tokens));
+        }
         if (stopping) {
             std::vector<RequestId> all;
             for (const auto& [id, processor] : m_processors) all.push_back(id);

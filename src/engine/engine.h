@@ -53,6 +53,11 @@ public:
     // Thread-safe. Stops the loop after aborting everything (idempotent).
     void shutdown();
 
+    // Thread-safe; blocks the caller. Teacher-forced fp32 logits [n, V] at every position of
+    // `tokens` (row i: the distribution of the token after tokens[0..i]), computed on the engine
+    // thread between steps (prompt_logits.h). For quality checks (brook-bench quality), not serving.
+    Result<std::vector<float>> promptLogits(std::vector<int32_t> tokens);
+
     EngineStats stats() const;                      // thread-safe snapshot
     // Thread-safe. The live requests as the engine thread last published them (at most every
     // 100 ms while busy, and whenever it goes idle), for request inspectors.
@@ -64,6 +69,7 @@ public:
     EngineMetrics& metrics() { return m_metrics; }                    // thread-safe
 
 private:
+    struct LogitsJob;  // a promptLogits call waiting for the engine thread
     struct Pending {
         std::unique_ptr<Sequence> seq;
         std::unique_ptr<RequestOutputProcessor> processor;
@@ -103,6 +109,7 @@ private:
     std::condition_variable m_wake;
     std::vector<Pending> m_inbox;
     std::vector<RequestId> m_cancelled;
+    std::vector<std::shared_ptr<LogitsJob>> m_logitsJobs;
     bool m_stopping = false;
     EngineStats m_stats;
     std::vector<RequestSnapshot> m_requests;

@@ -163,6 +163,8 @@ Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& s
     if (c.torchDtype.empty()) BROOK_READ(c.torchDtype, reader.optionalString("torch_dtype"));
     std::string hiddenAct;
     BROOK_READ(hiddenAct, reader.optionalString("hidden_act"));
+    if (const json* quant = reader.find("quantization_config"); quant && !quant->is_null())
+        BROOK_READ(c.quantization, parseQuantizationConfig(*quant, sourceName));
 
     // Positive dimensions first, so the divisions below are safe.
     const std::pair<const char*, int> dims[] = {
@@ -199,6 +201,25 @@ Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& s
         if (id >= c.vocabSize)
             return reader.invalid(std::string("key '") + key + "' " + std::to_string(id) + " is outside vocab_size " +
                                   std::to_string(c.vocabSize));
+    }
+    if (c.quantization) {
+        // Every Linear's K must split into whole groups and its N into whole int32 words.
+        const int perWord = 32 / c.quantization->bits;
+        for (auto [what, k] : {std::pair{"hidden_size", c.hiddenSize}, std::pair{"intermediate_size", c.intermediateSize},
+                               std::pair{"num_attention_heads * head_dim", c.qDim()}}) {
+            if (k % c.quantization->groupSize != 0)
+                return reader.invalid(std::string("quantization_config group_size ") +
+                                      std::to_string(c.quantization->groupSize) + " does not divide " + what + " " +
+                                      std::to_string(k));
+        }
+        for (auto [what, n] : {std::pair{"hidden_size", c.hiddenSize}, std::pair{"intermediate_size", c.intermediateSize},
+                               std::pair{"num_attention_heads * head_dim", c.qDim()},
+                               std::pair{"num_key_value_heads * head_dim", c.kvDim()}}) {
+            if (n % perWord != 0)
+                return reader.invalid(std::string("quantization_config: ") + what + " " + std::to_string(n) +
+                                      " is not a multiple of " + std::to_string(perWord) + " (values per int32 at " +
+                                      std::to_string(c.quantization->bits) + " bits)");
+        }
     }
     if (!c.modelType.empty() && c.modelType != "ernie4_5")
         spdlog::warn("{}: model_type is '{}', expected 'ernie4_5'", sourceName, c.modelType);

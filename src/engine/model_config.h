@@ -2,10 +2,12 @@
 // Every dimension comes from the file; none is assumed (missing required keys are errors).
 #pragma once
 
+#include "engine/quantization_config.h"
 #include "engine/result.h"
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -30,6 +32,9 @@ struct ModelConfig {
     int eosTokenId = -1;
     int padTokenId = -1;
     std::string torchDtype;        // "bfloat16", "float16", "float32" or empty
+    // Set for a pre-quantized (AutoAWQ gemm) checkpoint: its Linear weights are
+    // .qweight/.qzeros/.scales instead of .weight.
+    std::optional<QuantizationConfig> quantization;
 
     int qDim() const { return numHeads * headDim; }     // width of q_proj's output
     int kvDim() const { return numKvHeads * headDim; }  // width of k_proj / v_proj's output

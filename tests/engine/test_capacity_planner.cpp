@@ -64,12 +64,14 @@ private slots:
     {
         // Linear weights: 14,155,776 per layer x 18 = 254,803,968; the rest (embeddings, norms)
         // 105,944,064 parameters stay bf16 = 211,888,128 bytes.
-        // int4: 254,803,968 / 2 = 127,401,984 + 1,990,656 groups of 128 x 4 bytes = 7,962,624.
-        QCOMPARE(CapacityPlanner::weightBytes(ernie03b(), 2, "int4"), int64_t(211888128 + 127401984 + 7962624));
-        QCOMPARE(CapacityPlanner::weightBytes(ernie03b(), 2, "awq"), int64_t(347252736));
-        // int8: one byte each + a 2-byte scale per output row (2,048 + 512 + 1,024 + 6,144 + 1,024
-        // = 10,752 rows per layer, x 18 x 2 = 387,072 bytes).
-        QCOMPARE(CapacityPlanner::weightBytes(ernie03b(), 2, "int8"), int64_t(211888128 + 254803968 + 387072));
+        // Groups of 128 along K per layer, N * K / 128: q 2,048 * 8 = 16,384; k, v 2 * 256 * 8 =
+        // 4,096; o 1,024 * 16 = 16,384; gate, up 2 * 3,072 * 8 = 49,152; down 1,024 * 24 = 24,576;
+        // sum 110,592, x 18 layers = 1,990,656 groups, x 3 bytes (fp16 scale + 1-byte zero) = 5,971,968.
+        // int4: 254,803,968 / 2 = 127,401,984 bytes of codes.
+        QCOMPARE(CapacityPlanner::weightBytes(ernie03b(), 2, "int4"), int64_t(211888128 + 127401984 + 5971968));
+        QCOMPARE(CapacityPlanner::weightBytes(ernie03b(), 2, "awq"), int64_t(345262080));
+        // int8: one byte each, 254,803,968, plus the same groups.
+        QCOMPARE(CapacityPlanner::weightBytes(ernie03b(), 2, "int8"), int64_t(211888128 + 254803968 + 5971968));
     }
 
     void activationsFollowTheCudaBuffers()

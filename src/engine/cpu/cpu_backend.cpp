@@ -14,7 +14,8 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelConfig& config
 {
     if (auto valid = checkpoint.validateErnie(config); !valid) return makeError(valid.error());
     const auto& report = options.onLoadProgress;
-    auto weights = CpuWeights::load(checkpoint, config, [&](double f) { if (report) report(0.9 * f); });
+    auto weights = CpuWeights::load(
+        checkpoint, config, [&](double f) { if (report) report(0.9 * f); }, options.quantization);
     if (!weights) return makeError(weights.error());
 
     const int64_t blockBytes = config.kvBytesPerToken(sizeof(float)) * options.blockSize;

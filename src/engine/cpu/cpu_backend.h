@@ -7,6 +7,7 @@
 #include "engine/backend.h"
 #include "engine/checkpoint.h"
 #include "engine/cpu/cpu_weights.h"
+#include "engine/quantized_layer_loader.h"
 #include "engine/result.h"
 
 #include <functional>
@@ -20,6 +21,7 @@ struct CpuBackendOptions {
     int numKvBlocks = 0;                  // 0: from kvCacheBytes
     int64_t kvCacheBytes = 2LL << 30;     // host memory for K and V of all layers
     std::function<void(double)> onLoadProgress;  // fraction done, 0..1 (optional)
+    QuantizationSpec quantization;        // resolveQuantization's result; default: dense
 };
 
 class CpuBackend final : public Backend {
