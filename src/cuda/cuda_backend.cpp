@@ -42,9 +42,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
                                                          const LaunchOptions& options)
 {
     if (cudaDeviceCount() == 0) return makeError("no CUDA GPU was found; use --device cpu");
-    if (!options.quantization.empty())
-        return makeError("--quantization " + options.quantization + " is not supported by this build yet");
     if (auto valid = checkpoint.validateErnie(config); !valid) return makeError(valid.error());
+    auto quantization = resolveQuantization(config, options.quantization);
+    if (!quantization) return makeError(quantization.error());
     if (config.headDim != 32 && config.headDim != 64 && config.headDim != 128)
         return makeError("head_dim " + std::to_string(config.headDim) +
                          " is not supported by the CUDA attention kernels (32, 64 or 128); use --device cpu");
@@ -58,7 +58,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
     std::unique_ptr<CudaBackend> backend;
     try {
         const auto& report = options.onLoadProgress;
-        auto weights = CudaWeights::upload(checkpoint, config, *type, [&](double f) { if (report) report(0.75 * f); });
+        auto weights = CudaWeights::upload(checkpoint, config, *type, [&](double f) { if (report) report(0.75 * f); },
+                                           *quantization);
         if (!weights) return makeError(weights.error());
         backend.reset(new CudaBackend(config, *type, std::move(weights).value(), options));
         backend->m_deviceTotal = int64_t(total);

@@ -22,6 +22,9 @@
 
 namespace brook::cuda {
 
+// Prefill steps of at least this many tokens run a quantized Linear as dequantize + cuBLASLt.
+inline constexpr int kDequantizeMinTokens = 64;
+
 class CudaBackend final : public Backend {
 public:
     static Result<std::unique_ptr<CudaBackend>> create(const ModelConfig& config, const Checkpoint& checkpoint,
@@ -82,6 +85,7 @@ private:
     DeviceBuffer m_finalNormed;              // [S, H]
     DeviceBuffer m_logits;                   // [S, V] fp32
     DeviceBuffer m_attnWorkspace;
+    DeviceBuffer m_dequantized;              // quantized models: one Linear in the element type
     int64_t m_activationBytes = 0;
     int64_t m_deviceTotal = 0;
 };

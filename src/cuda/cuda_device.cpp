@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace brook::cuda {
 
@@ -31,6 +32,20 @@ bool cudaDeviceHasBf16(int device)
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) return false;
     return prop.major >= 8;
+}
+
+bool pdlSupported()
+{
+    // Per process: the backend drives one device. BROOK_NO_PDL=1 turns it off (A/B measurements).
+    static const bool supported = [] {
+        const char* off = std::getenv("BROOK_NO_PDL");
+        if (off && *off && *off != '0') return false;
+        int device = 0, major = 0;
+        if (cudaGetDevice(&device) != cudaSuccess) return false;
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
+        return major >= 9;
+    }();
+    return supported;
 }
 
 } // namespace brook::cuda

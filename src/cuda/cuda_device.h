@@ -10,5 +10,8 @@ int cudaDeviceCount();
 std::string cudaDeviceDescription(int device = 0);
 // Whether the device computes bf16 natively (sm_80 and newer).
 bool cudaDeviceHasBf16(int device = 0);
+// Whether kernels may be launched as programmatic dependents (pdl.cuh): compute capability 9.0
+// or newer, unless the environment sets BROOK_NO_PDL=1. Decided once per process.
+bool pdlSupported();
 
 } // namespace brook::cuda

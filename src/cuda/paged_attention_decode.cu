@@ -20,6 +20,7 @@
 #include "cuda/paged_attention_common.cuh"
 
 #include "cuda/cuda_check.h"
+#include "cuda/pdl.cuh"
 
 #include <algorithm>
 #include <string>
@@ -52,6 +53,8 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
     __shared__ int isLast;
     T* ks = reinterpret_cast<T*>(smem);
     T* vs = ks + kTileKeys * S;
+    pdlAllowNext();
+    pdlWaitForPrevious();  // q and this step's cache entries come from the kernel before
 
     const int seq = blockIdx.z, split = blockIdx.x, splits = gridDim.x;
     const int G = numHeads / numKvHeads;
@@ -241,11 +244,10 @@ void launchDecode(const void* q, void* out, const void* kCache, const void* vCac
     const dim3 grid(unsigned(splits), unsigned(headGroups(shape.numHeads, shape.numKvHeads)), unsigned(batch.numSeqs));
     const int qStride = shape.qTokenStride > 0 ? shape.qTokenStride : shape.numHeads * HD;
     const float scaleLog2 = kLog2e / sqrtf(float(HD));
-    paged_attention_decode_kernel<T, HD><<<grid, kThreads, 0, stream>>>(
-        static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache), static_cast<const T*>(vCache),
-        batch.contextLens, batch.blockTables, batch.maxBlocksPerSeq, shape.numHeads, shape.numKvHeads,
-        shape.blockSize, qStride, scaleLog2, partialO, partialLse, countersEnd, fill);
-    BROOK_CUDA_CHECK_LAUNCH();
+    launchDependent(paged_attention_decode_kernel<T, HD>, grid, dim3(kThreads), 0, stream, static_cast<const T*>(q),
+                    static_cast<T*>(out), static_cast<const T*>(kCache), static_cast<const T*>(vCache),
+                    batch.contextLens, batch.blockTables, batch.maxBlocksPerSeq, shape.numHeads, shape.numKvHeads,
+                    shape.blockSize, qStride, scaleLog2, partialO, partialLse, countersEnd, fill);
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 // The residual stream stays fp32 (more exact than the model's bf16 residual; the CPU backend
 // is fp32 throughout). One block per row; each thread keeps its slice in registers.
 #include "cuda/cuda_check.h"
+#include "cuda/pdl.cuh"
 #include "cuda/layer_kernels.h"
 
 namespace brook::cuda {
@@ -30,6 +31,8 @@ __global__ void add_rmsnorm_kernel(float* __restrict__ residual, const T* __rest
                                    const T* __restrict__ weight, T* __restrict__ out,
                                    const int32_t* __restrict__ rowIndex, int H, float eps)
 {
+    pdlAllowNext();
+    pdlWaitForPrevious();
     const int r = blockIdx.x;
     const int row = rowIndex ? rowIndex[r] : r;
     float* x = residual + int64_t(row) * H;
@@ -59,11 +62,10 @@ void launch_add_rmsnorm(float* residual, const void* delta, const void* weight, 
     if (rows == 0) return;
     if (H > kThreads * kMaxPerThread) throw CudaError("rmsnorm: hidden size " + std::to_string(H) + " too large");
     BROOK_DISPATCH_ELEMENT_TYPE(type, E, {
-        add_rmsnorm_kernel<E><<<rows, kThreads, 0, stream>>>(residual, static_cast<const E*>(delta),
-                                                            static_cast<const E*>(weight), static_cast<E*>(out),
-                                                            rowIndex, H, eps);
+        launchDependent(add_rmsnorm_kernel<E>, dim3(rows), dim3(kThreads), 0, stream, residual,
+                        static_cast<const E*>(delta), static_cast<const E*>(weight), static_cast<E*>(out), rowIndex,
+                        H, eps);
     });
-    BROOK_CUDA_CHECK_LAUNCH();
 }
 
 } // namespace brook::cuda

@@ -1,5 +1,8 @@
 #include "cuda/cuda_check.h"
+#include "cuda/pdl.cuh"
 #include "cuda/skinny_gemm.h"
+
+#include <type_traits>
 
 namespace brook::cuda {
 
@@ -18,7 +21,9 @@ __device__ inline float element(const uint4& raw, int i)
     return toFloat(reinterpret_cast<const T*>(&raw)[i]);
 }
 
-// Fills xs [M, K] (element type) with f(x) for the prologue.
+// Fills xs [M, K] (element type) with f(x) for the prologue. Vector loads, each thread's loads
+// issued together: at batch 1 the prologue is a chain of memory round trips on the critical
+// path, so the fewer the better (K <= kMaxK = 4096: at most 2 float4 / uint4 per thread and row).
 template <typename T, int M, SkinnyPrologue P>
 __device__ void fillRows(const void* x, const T* normWeight, float eps, T* xs, int K)
 {
@@ -27,27 +32,46 @@ __device__ void fillRows(const void* x, const T* normWeight, float eps, T* xs, i
         uint4* dst = reinterpret_cast<uint4*>(xs);
         for (int i = threadIdx.x; i < M * K / 8; i += blockDim.x) dst[i] = src[i];
     } else if constexpr (P == SkinnyPrologue::SiluMul) {
-        const T* gateUp = static_cast<const T*>(x);
-        for (int i = threadIdx.x; i < M * K; i += blockDim.x) {
-            const int m = i / K, k = i % K;
-            const float g = toFloat(gateUp[int64_t(m) * 2 * K + k]);
-            const float u = toFloat(gateUp[int64_t(m) * 2 * K + K + k]);
-            xs[i] = fromFloat<T>(g / (1.0f + __expf(-g)) * u);
+        // x = gate | up rows of 2K; 8 elements per uint4.
+        const int vectorsPerRow = K / 8;
+        for (int i = threadIdx.x; i < M * vectorsPerRow; i += blockDim.x) {
+            const int m = i / vectorsPerRow, v = i % vectorsPerRow;
+            const uint4* row = static_cast<const uint4*>(x) + int64_t(m) * 2 * vectorsPerRow;
+            const uint4 g = row[v], u = row[vectorsPerRow + v];
+            uint4 result;
+            T* r = reinterpret_cast<T*>(&result);
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                const float gj = element<T>(g, j);
+                r[j] = fromFloat<T>(gj / (1.0f + __expf(-gj)) * element<T>(u, j));
+            }
+            reinterpret_cast<uint4*>(xs)[i] = result;
         }
     } else {
-        const float* residual = static_cast<const float*>(x);
+        // fp32 residual rows: float4 loads kept in registers for the second pass.
+        constexpr int kPerThread = kMaxK / 4 / (kWarps * 32);  // float4s per thread and row
         __shared__ float partial[kWarps][M];
         __shared__ float scale[M];
-        float sums[M];
+        const float4* rows = static_cast<const float4*>(x);
+        const int vectorsPerRow = K / 4;
+        float4 values[M][kPerThread];
+#pragma unroll
+        for (int m = 0; m < M; ++m)
+#pragma unroll
+            for (int j = 0; j < kPerThread; ++j) {
+                const int v = threadIdx.x + j * kWarps * 32;
+                values[m][j] = v < vectorsPerRow ? rows[int64_t(m) * vectorsPerRow + v] : make_float4(0, 0, 0, 0);
+            }
 #pragma unroll
         for (int m = 0; m < M; ++m) {
-            sums[m] = 0.0f;
-            for (int k = threadIdx.x; k < K; k += blockDim.x) {
-                const float v = residual[int64_t(m) * K + k];
-                sums[m] += v * v;
+            float sum = 0.0f;
+#pragma unroll
+            for (int j = 0; j < kPerThread; ++j) {
+                const float4 a = values[m][j];
+                sum += a.x * a.x + a.y * a.y + a.z * a.z + a.w * a.w;
             }
-            for (int offset = 16; offset > 0; offset /= 2) sums[m] += __shfl_xor_sync(0xffffffffu, sums[m], offset);
-            if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32][m] = sums[m];
+            for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+            if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32][m] = sum;
         }
         __syncthreads();
         if (threadIdx.x < M) {
@@ -56,20 +80,67 @@ __device__ void fillRows(const void* x, const T* normWeight, float eps, T* xs, i
             scale[threadIdx.x] = rsqrtf(total / float(K) + eps);
         }
         __syncthreads();
-        for (int i = threadIdx.x; i < M * K; i += blockDim.x) {
-            const int m = i / K, k = i % K;
-            xs[i] = fromFloat<T>(residual[i] * scale[m] * toFloat(normWeight[k]));
+#pragma unroll
+        for (int j = 0; j < kPerThread; ++j) {
+            const int v = threadIdx.x + j * kWarps * 32;
+            if (v >= vectorsPerRow) continue;
+            const uint2 wraw = reinterpret_cast<const uint2*>(normWeight)[v];  // 4 weights
+            const T* w4 = reinterpret_cast<const T*>(&wraw);
+#pragma unroll
+            for (int m = 0; m < M; ++m) {
+                const float4 a = values[m][j];
+                const float sm = scale[m];
+                uint2 packed;
+                T* o = reinterpret_cast<T*>(&packed);
+                o[0] = fromFloat<T>(a.x * sm * toFloat(w4[0]));
+                o[1] = fromFloat<T>(a.y * sm * toFloat(w4[1]));
+                o[2] = fromFloat<T>(a.z * sm * toFloat(w4[2]));
+                o[3] = fromFloat<T>(a.w * sm * toFloat(w4[3]));
+                reinterpret_cast<uint2*>(xs + int64_t(m) * K)[v] = packed;
+            }
         }
     }
 }
 
-template <typename T, int M, typename Out, SkinnyPrologue P, int kColumnsPerWarp>
+// RoPE + cache write of one (even, odd) column pair of row m, values already rounded to T.
+template <typename T>
+__device__ void ropeEpilogue(const SkinnyRope& r, int m, int column, T x0, T x1)
+{
+    const int qDim = r.numHeads * r.headDim, kvDim = r.numKvHeads * r.headDim;
+    const int slot = r.slotMapping[m];
+    if (column >= qDim + kvDim) {  // v: no rotation
+        if (slot < 0) return;
+        T* dst = static_cast<T*>(r.vCache) + int64_t(slot) * kvDim + (column - qDim - kvDim);
+        dst[0] = x0;
+        dst[1] = x1;
+        return;
+    }
+    const int i = (column % r.headDim) / 2;
+    float s, c;
+    sincosf(float(r.positions[m]) * r.invFreq[i], &s, &c);
+    const float f0 = toFloat(x0), f1 = toFloat(x1);
+    const T r0 = fromFloat<T>(f0 * c - f1 * s);
+    const T r1 = fromFloat<T>(f1 * c + f0 * s);
+    T* dst;
+    if (column < qDim) {
+        dst = static_cast<T*>(r.q) + int64_t(m) * qDim + column;
+    } else {
+        if (slot < 0) return;
+        dst = static_cast<T*>(r.kCache) + int64_t(slot) * kvDim + (column - qDim);
+    }
+    dst[0] = r0;
+    dst[1] = r1;
+}
+
+template <typename T, int M, typename Out, SkinnyPrologue P, int kColumnsPerWarp, bool kRope>
 __global__ void __launch_bounds__(kWarps * 32)
 skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __restrict__ out, int N, int K,
-                   bool accumulate, const T* __restrict__ normWeight, float eps)
+                   bool accumulate, const T* __restrict__ normWeight, float eps, SkinnyRope rope)
 {
+    static_assert(!kRope || kColumnsPerWarp == 2, "the RoPE epilogue needs both columns of a pair in one warp");
     extern __shared__ __align__(16) unsigned char shared[];
     T* xs = reinterpret_cast<T*>(shared);  // [M, K]
+    pdlAllowNext();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int column0 = (blockIdx.x * kWarps + warp) * kColumnsPerWarp;
     const uint4* rows[kColumnsPerWarp];
@@ -78,7 +149,8 @@ skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __r
         rows[c] = reinterpret_cast<const uint4*>(w + int64_t(min(column0 + c, N - 1)) * K);
     const int vectors = K / 8;  // 16-byte chunks per weight row
 
-    // Issue the first weight loads before filling xs, so their latency overlaps the prologue.
+    // Issue the first weight loads before waiting for the previous kernel and filling xs, so
+    // their latency overlaps both.
     uint4 current[kUnroll][kColumnsPerWarp];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
@@ -86,6 +158,7 @@ skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __r
 #pragma unroll
         for (int c = 0; c < kColumnsPerWarp; ++c) current[u][c] = v < vectors ? __ldg(rows[c] + v) : make_uint4(0, 0, 0, 0);
     }
+    pdlWaitForPrevious();
     fillRows<T, M, P>(x, normWeight, eps, xs, K);
     __syncthreads();
 
@@ -131,6 +204,14 @@ skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __r
 #pragma unroll
             for (int offset = 16; offset > 0; offset /= 2)
                 acc[c][m] += __shfl_xor_sync(0xffffffffu, acc[c][m], offset);
+    if constexpr (kRope) {
+        if (lane == 0 && column0 + 1 < N) {
+#pragma unroll
+            for (int m = 0; m < M; ++m)
+                ropeEpilogue<T>(rope, m, column0, fromFloat<T>(acc[0][m]), fromFloat<T>(acc[1][m]));
+        }
+        return;
+    }
     if (lane == 0) {
 #pragma unroll
         for (int c = 0; c < kColumnsPerWarp; ++c) {
@@ -155,28 +236,31 @@ struct Launch {
     const void* normWeight;
     float eps;
     cudaStream_t stream;
+    const SkinnyRope* rope;
 };
 
-template <typename T, typename Out, int M, SkinnyPrologue P, int kColumnsPerWarp>
+template <typename T, typename Out, int M, SkinnyPrologue P, int kColumnsPerWarp, bool kRope>
 void launchColumns(const Launch& l)
 {
     const int columnsPerBlock = kWarps * kColumnsPerWarp;
     const int blocks = (l.N + columnsPerBlock - 1) / columnsPerBlock;
     const size_t sharedBytes = size_t(M) * l.K * sizeof(T);
-    auto kernel = skinny_gemm_kernel<T, M, Out, P, kColumnsPerWarp>;
+    auto kernel = skinny_gemm_kernel<T, M, Out, P, kColumnsPerWarp, kRope>;
     if (sharedBytes > 48 * 1024)
         BROOK_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes)));
-    kernel<<<blocks, kWarps * 32, sharedBytes, l.stream>>>(l.x, static_cast<const T*>(l.w), static_cast<Out*>(l.out),
-                                                          l.N, l.K, l.accumulate,
-                                                          static_cast<const T*>(l.normWeight), l.eps);
-    BROOK_CUDA_CHECK_LAUNCH();
+    launchDependent(kernel, dim3(blocks), dim3(kWarps * 32), sharedBytes, l.stream, l.x, static_cast<const T*>(l.w),
+                    static_cast<Out*>(l.out), l.N, l.K, l.accumulate, static_cast<const T*>(l.normWeight), l.eps,
+                    l.rope ? *l.rope : SkinnyRope{});
 }
 
 template <typename T, typename Out, int M, SkinnyPrologue P>
 void launchRows(const Launch& l)
 {
-    if (l.N <= kNarrowN) launchColumns<T, Out, M, P, 1>(l);
-    else launchColumns<T, Out, M, P, 2>(l);
+    if constexpr (std::is_same_v<Out, T> && P == SkinnyPrologue::RmsNorm) {
+        if (l.rope) return launchColumns<T, Out, M, P, 2, true>(l);
+    }
+    if (l.N <= kNarrowN) launchColumns<T, Out, M, P, 1, false>(l);
+    else launchColumns<T, Out, M, P, 2, false>(l);
 }
 
 template <typename T, typename Out, SkinnyPrologue P>
@@ -213,11 +297,15 @@ bool skinny_gemm_supported(int M, int K)
 
 void launch_skinny_gemm(const void* x, const void* w, void* out, int M, int N, int K, ElementType type,
                         bool outFloat, bool accumulate, cudaStream_t stream, SkinnyPrologue prologue,
-                        const void* normWeight, float eps)
+                        const void* normWeight, float eps, const SkinnyRope* rope)
 {
     if (!skinny_gemm_supported(M, K)) throw CudaError("skinny GEMM: unsupported shape");
     if (prologue == SkinnyPrologue::RmsNorm && !normWeight) throw CudaError("skinny GEMM: RmsNorm needs a weight");
-    const Launch l{x, w, out, N, K, accumulate, normWeight, eps, stream};
+    if (rope && (prologue != SkinnyPrologue::RmsNorm || outFloat || accumulate || rope->headDim % 2 ||
+                 N != (rope->numHeads + 2 * rope->numKvHeads) * rope->headDim))
+        throw CudaError("skinny GEMM: the RoPE epilogue needs the RmsNorm prologue, element-type output and "
+                        "N = (NH + 2 KVH) * HD");
+    const Launch l{x, w, out, N, K, accumulate, normWeight, eps, stream, rope};
     BROOK_DISPATCH_ELEMENT_TYPE(type, E, {
         if (outFloat) dispatchPrologue<E, float>(M, prologue, l);
         else dispatchPrologue<E, E>(M, prologue, l);

@@ -9,18 +9,37 @@
 //   RmsNorm:  f(x) = rmsnorm(x) * normWeight            (x: [M, K] fp32 residual rows)
 //   SiluMul:  f(x) = silu(x[:, :K]) * x[:, K:]          (x: [M, 2K] element type, gate | up)
 // each rounded to the element type exactly as the standalone kernels round.
-// Reference: cpu::linear (+ cpu::rmsnorm / cpu::siluMul). Test: tests/cuda/test_gemm.cpp.
+// Epilogue for the qkv projection (rope != nullptr): instead of writing out, interleaved RoPE
+// on the q and k columns and the KV-cache write, exactly as launch_rope_cache_write does after
+// a plain GEMM (the GEMM result is rounded to the element type first), one kernel fewer.
+// Launched as a programmatic dependent (pdl.cuh): the weight loads start before the previous
+// kernel has finished.
+// Reference: cpu::linear (+ cpu::rmsnorm / cpu::siluMul / cpu::ropeInterleaved). Test:
+// tests/cuda/test_gemm.cpp.
 #pragma once
 
 #include "cuda/cuda_dtype.h"
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 namespace brook::cuda {
 
 inline constexpr int kSkinnyMaxRows = 8;
 
 enum class SkinnyPrologue { None, RmsNorm, SiluMul };
+
+// Where the RoPE epilogue writes (see launch_rope_cache_write in layer_kernels.h for the layouts).
+struct SkinnyRope {
+    void* q = nullptr;                   // [M, NH*HD] rotated q
+    void* kCache = nullptr;              // [blocks, blockSize, KVH, HD]
+    void* vCache = nullptr;
+    const int32_t* positions = nullptr;  // [M]
+    const int32_t* slotMapping = nullptr; // [M]; negative: padding row, no cache write
+    const float* invFreq = nullptr;      // [HD/2]
+    int numHeads = 0, numKvHeads = 0, headDim = 0;
+};
 
 // True when the shape suits the skinny kernel (M <= 8, K % 8 == 0, f(x) fits in shared memory).
 bool skinny_gemm_supported(int M, int K);
@@ -30,6 +49,6 @@ bool skinny_gemm_supported(int M, int K);
 void launch_skinny_gemm(const void* x, const void* w, void* out, int M, int N, int K, ElementType type,
                         bool outFloat, bool accumulate, cudaStream_t stream,
                         SkinnyPrologue prologue = SkinnyPrologue::None, const void* normWeight = nullptr,
-                        float eps = 0.0f);
+                        float eps = 0.0f, const SkinnyRope* rope = nullptr);
 
 } // namespace brook::cuda

@@ -1,0 +1,54 @@
+// Programmatic dependent launch (Hopper and newer): a kernel launched with launchDependent()
+// may start while the kernel before it on the stream is still finishing. It must call
+// pdlWaitForPrevious() before it reads anything the previous kernels write (activations,
+// the KV cache), and may do independent work first: the decode GEMVs issue their weight loads,
+// so a layer's weight stream starts during the previous kernel's tail instead of after a full
+// drain and launch (about a hundred kernel boundaries per decode step at batch 1).
+// Each kernel calls pdlAllowNext() early so the next launch is not held back until it exits.
+// Safe transitively: kernel N+1 cannot finish before its wait returned, i.e. before kernel N
+// finished, so kernel N+2's wait also covers kernel N. Captured into CUDA graphs as
+// programmatic edges. On GPUs older than sm_90 both calls compile to nothing and launches are
+// ordinary.
+#pragma once
+
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_device.h"
+
+#include <cuda_runtime.h>
+
+namespace brook::cuda {
+
+__device__ __forceinline__ void pdlWaitForPrevious()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void pdlAllowNext()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+// kernel<<<grid, block, sharedBytes, stream>>>(args...) with the programmatic-serialization
+// attribute when supported.
+template <typename... KernelArgs, typename... Args>
+void launchDependent(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t sharedBytes, cudaStream_t stream,
+                     Args&&... args)
+{
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = sharedBytes;
+    config.stream = stream;
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[0].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = attribute;
+    config.numAttrs = pdlSupported() ? 1 : 0;
+    BROOK_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<KernelArgs>(args)...));
+}
+
+} // namespace brook::cuda
