@@ -10,7 +10,12 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cerrno>
+#include <cstring>
+#include <memory>
 #include <thread>
+
+#include <sys/socket.h>
 
 namespace brook {
 
@@ -148,6 +153,11 @@ ServerContext& OpenAiServer::context() { return m_impl->context; }
 
 int OpenAiServer::port() const { return m_impl->port; }
 
+namespace {
+// Pending connections the kernel may queue before accept() (capped by net.core.somaxconn).
+constexpr int kListenBacklog = 4096;
+} // namespace
+
 Result<int> OpenAiServer::start()
 {
     const ServeConfig& config = m_impl->context.config();
@@ -164,6 +174,15 @@ Result<int> OpenAiServer::start()
     server.set_keep_alive_max_count(1000);
     server.set_read_timeout(30, 0);
     server.set_write_timeout(30, 0);
+    // cpp-httplib listens with a backlog of 5 (compiled into Debian's libcpp-httplib): a burst
+    // of 256 clients connecting at once overflows the accept queue, and the kernel drops their
+    // handshakes (seen as failed reads at --max-concurrency 256). Remember the listening socket
+    // and raise its backlog once bound; listen() on a listening socket only updates the backlog.
+    auto listeningSocket = std::make_shared<int>(-1);
+    server.set_socket_options([listeningSocket](socket_t sock) {
+        httplib::default_socket_options(sock);
+        *listeningSocket = int(sock);
+    });
     m_impl->registerRoutes();
 
     if (config.port == 0) {
@@ -175,6 +194,8 @@ Result<int> OpenAiServer::start()
                              " (in use, or not an address of this machine)");
         m_impl->port = config.port;
     }
+    if (*listeningSocket >= 0 && ::listen(*listeningSocket, kListenBacklog) != 0)
+        spdlog::warn("could not raise the listen backlog to {}: {}", kListenBacklog, std::strerror(errno));
     if (!isLoopbackHost(config.host) && config.apiKey.empty())
         spdlog::warn("listening on {} without --api-key: anyone who can reach this address can use the model",
                      config.host);
