@@ -57,7 +57,6 @@ __device__ inline int swizzledUnit(int u)
 template <typename T, int M, SkinnyPrologue P, int BITS>
 __device__ void fillRows(const void* x, const T* normWeight, float eps, float* xs, int K)
 {
-    auto at = [&](int m, int k) -> float& { return xs[m * K + swizzledUnit<BITS>(k >> 2) * 4 + (k & 3)]; };
     if constexpr (P == SkinnyPrologue::None) {
         const int vectors = K / 8;  // 16-byte input vectors per row
         for (int m = 0; m < M; ++m) {
@@ -71,24 +70,38 @@ __device__ void fillRows(const void* x, const T* normWeight, float eps, float* x
             }
         }
     } else if constexpr (P == SkinnyPrologue::SiluMul) {
-        const T* gateUp = static_cast<const T*>(x);
-        for (int m = 0; m < M; ++m) {
-            for (int k = threadIdx.x; k < K; k += blockDim.x) {
-                const float g = toFloat(gateUp[int64_t(m) * 2 * K + k]);
-                const float u = toFloat(gateUp[int64_t(m) * 2 * K + K + k]);
-                at(m, k) = toFloat(fromFloat<T>(g / (1.0f + __expf(-g)) * u));
+        // gate | up rows of 2K, 8 elements per 16-byte load; all of a thread's loads independent
+        // (at batch 1 this prologue is on the critical path: scalar loads cost ~6 us).
+        const int vectors = K / 8;
+        for (int i = threadIdx.x; i < M * vectors; i += blockDim.x) {
+            const int m = i / vectors, v = i % vectors;
+            const uint4* row = static_cast<const uint4*>(x) + int64_t(m) * 2 * vectors;
+            const uint4 graw = row[v], uraw = row[vectors + v];
+            const T* g = reinterpret_cast<const T*>(&graw);
+            const T* u = reinterpret_cast<const T*>(&uraw);
+            float f[8];
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                const float gj = toFloat(g[j]);
+                f[j] = toFloat(fromFloat<T>(gj / (1.0f + __expf(-gj)) * toFloat(u[j])));
             }
+            float4* out = reinterpret_cast<float4*>(xs + m * K);
+            out[swizzledUnit<BITS>(2 * v)] = make_float4(f[0], f[1], f[2], f[3]);
+            out[swizzledUnit<BITS>(2 * v + 1)] = make_float4(f[4], f[5], f[6], f[7]);
         }
     } else {
-        const float* residual = static_cast<const float*>(x);
+        // fp32 residual rows, float4 loads; the second pass re-reads them from L1.
+        const float4* residual = static_cast<const float4*>(x);
+        const int vectors = K / 4;
         __shared__ float partial[kWarps][M];
         __shared__ float scale[M];
 #pragma unroll
         for (int m = 0; m < M; ++m) {
             float sum = 0.0f;
-            for (int k = threadIdx.x; k < K; k += blockDim.x) {
-                const float v = residual[int64_t(m) * K + k];
-                sum += v * v;
+#pragma unroll 4
+            for (int v = threadIdx.x; v < vectors; v += blockDim.x) {
+                const float4 a = residual[int64_t(m) * vectors + v];
+                sum += a.x * a.x + a.y * a.y + a.z * a.z + a.w * a.w;
             }
             for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
             if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32][m] = sum;
@@ -100,9 +113,16 @@ __device__ void fillRows(const void* x, const T* normWeight, float eps, float* x
             scale[threadIdx.x] = rsqrtf(total / float(K) + eps);
         }
         __syncthreads();
-        for (int m = 0; m < M; ++m)
-            for (int k = threadIdx.x; k < K; k += blockDim.x)
-                at(m, k) = toFloat(fromFloat<T>(residual[int64_t(m) * K + k] * scale[m] * toFloat(normWeight[k])));
+        for (int i = threadIdx.x; i < M * vectors; i += blockDim.x) {
+            const int m = i / vectors, v = i % vectors;
+            const float4 a = residual[int64_t(m) * vectors + v];
+            const uint2 wraw = reinterpret_cast<const uint2*>(normWeight)[v];  // 4 weights
+            const T* w4 = reinterpret_cast<const T*>(&wraw);
+            const float sm = scale[m];
+            reinterpret_cast<float4*>(xs + m * K)[swizzledUnit<BITS>(v)] =
+                make_float4(toFloat(fromFloat<T>(a.x * sm * toFloat(w4[0]))), toFloat(fromFloat<T>(a.y * sm * toFloat(w4[1]))),
+                            toFloat(fromFloat<T>(a.z * sm * toFloat(w4[2]))), toFloat(fromFloat<T>(a.w * sm * toFloat(w4[3]))));
+        }
     }
 }
 
