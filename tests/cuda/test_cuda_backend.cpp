@@ -105,6 +105,24 @@ const std::filesystem::path& gpuModelDir()
     return path;
 }
 
+// The CUDA-vs-CPU comparisons' model: the full ERNIE-0.3B shape, or a small one with ERNIE's
+// head_dim 128 and GQA; bf16 weights, so both backends start from the same values.
+testing::TestModelOptions comparisonModel(bool full)
+{
+    testing::TestModelOptions options;
+    options.shape = full ? testing::TestModelShape::ernie03b() : testing::TestModelShape::tiny();
+    if (!full) {
+        options.shape.hiddenSize = 256;
+        options.shape.numHeads = 8;
+        options.shape.numKvHeads = 2;
+        options.shape.headDim = 128;
+        options.shape.intermediateSize = 512;
+        options.shape.numLayers = 3;
+    }
+    options.dtype = DType::BF16;
+    return options;
+}
+
 LaunchOptions gpuEngineOptions()
 {
     LaunchOptions o = testsupport::cpuOptions();
@@ -238,18 +256,7 @@ private slots:
         QFETCH(bool, full);
         QFETCH(bool, eager);
         QTemporaryDir dir;
-        testing::TestModelOptions options;
-        options.shape = full ? testing::TestModelShape::ernie03b() : testing::TestModelShape::tiny();
-        if (!full) {
-            options.shape.hiddenSize = 256;
-            options.shape.numHeads = 8;
-            options.shape.numKvHeads = 2;
-            options.shape.headDim = 128;
-            options.shape.intermediateSize = 512;
-            options.shape.numLayers = 3;
-        }
-        options.dtype = DType::BF16;  // both backends then start from the same values
-        QVERIFY(testing::writeTestModel(dir.path().toStdString(), options).ok());
+        QVERIFY(testing::writeTestModel(dir.path().toStdString(), comparisonModel(full)).ok());
         auto config = loadModelConfig(std::filesystem::path(dir.path().toStdString()) / "config.json");
         auto checkpoint = Checkpoint::open(dir.path().toStdString());
         QVERIFY(config.ok() && checkpoint.ok());
@@ -286,18 +293,7 @@ private slots:
         QFETCH(QString, quantization);
         QFETCH(bool, eager);
         QTemporaryDir dir;
-        testing::TestModelOptions options;
-        options.shape = full ? testing::TestModelShape::ernie03b() : testing::TestModelShape::tiny();
-        if (!full) {
-            options.shape.hiddenSize = 256;
-            options.shape.numHeads = 8;
-            options.shape.numKvHeads = 2;
-            options.shape.headDim = 128;
-            options.shape.intermediateSize = 512;
-            options.shape.numLayers = 3;
-        }
-        options.dtype = DType::BF16;
-        QVERIFY(testing::writeTestModel(dir.path().toStdString(), options).ok());
+        QVERIFY(testing::writeTestModel(dir.path().toStdString(), comparisonModel(full)).ok());
         auto config = loadModelConfig(std::filesystem::path(dir.path().toStdString()) / "config.json");
         auto checkpoint = Checkpoint::open(dir.path().toStdString());
         QVERIFY(config.ok() && checkpoint.ok());
