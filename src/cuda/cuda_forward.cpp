@@ -4,7 +4,7 @@
 //   per layer: rmsnorm -> qkv GEMM -> RoPE + cache write -> attention -> o GEMM (+= residual)
 //              -> rmsnorm -> gate-up GEMM -> SiLU*up -> down GEMM (+= residual)
 // (at <= 8 tokens the rmsnorms and SiLU*up are fused into the GEMMs that consume them, and RoPE
-// + cache write into the qkv GEMM's epilogue: 4 kernels per layer).
+// + cache write into the qkv GEMM's epilogue: 5 kernels per layer, attention included).
 #include "cuda/cuda_backend.h"
 
 #include "cuda/cuda_check.h"
