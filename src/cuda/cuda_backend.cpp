@@ -184,31 +184,36 @@ BackendMemory CudaBackend::memory() const
 
 int CudaBackend::run(std::span<const BatchSequence> batch)
 {
-    bool decode = !batch.empty();
-    for (const auto& b : batch) decode = decode && b.tokens.size() == 1 && b.sample;
-    const int bucket = decode && m_graphs ? m_graphs->bucketFor(int(batch.size())) : 0;
-    m_inputs->upload(batch, bucket, m_stream);
-    if (bucket) m_graphs->replay(bucket, m_stream);
-    else forward(decode, m_stream);
+    launchForward(upload(batch));
     int sampled = 0;
     for (const auto& b : batch) sampled += b.sample ? 1 : 0;
     return sampled;
 }
 
+CudaBackend::StepLaunch CudaBackend::upload(std::span<const BatchSequence> batch)
+{
+    StepLaunch launch;
+    launch.decode = !batch.empty();
+    for (const auto& b : batch) launch.decode = launch.decode && b.tokens.size() == 1 && b.sample;
+    launch.bucket = launch.decode && m_graphs ? m_graphs->bucketFor(int(batch.size())) : 0;
+    m_inputs->upload(batch, launch.bucket, m_stream);
+    return launch;
+}
+
+void CudaBackend::launchForward(const StepLaunch& launch)
+{
+    if (launch.bucket) m_graphs->replay(launch.bucket, m_stream);
+    else forward(launch.decode, m_stream);
+}
+
 double CudaBackend::timeForward(std::span<const BatchSequence> batch, int iterations)
 {
-    bool decode = !batch.empty();
-    for (const auto& b : batch) decode = decode && b.tokens.size() == 1 && b.sample;
-    const int bucket = decode && m_graphs ? m_graphs->bucketFor(int(batch.size())) : 0;
-    m_inputs->upload(batch, bucket, m_stream);
+    const StepLaunch launch = upload(batch);
     cudaEvent_t start = nullptr, stop = nullptr;
     BROOK_CUDA_CHECK(cudaEventCreate(&start));
     BROOK_CUDA_CHECK(cudaEventCreate(&stop));
     BROOK_CUDA_CHECK(cudaEventRecord(start, m_stream));
-    for (int i = 0; i < iterations; ++i) {
-        if (bucket) m_graphs->replay(bucket, m_stream);
-        else forward(decode, m_stream);
-    }
+    for (int i = 0; i < iterations; ++i) launchForward(launch);
     BROOK_CUDA_CHECK(cudaEventRecord(stop, m_stream));
     BROOK_CUDA_CHECK(cudaEventSynchronize(stop));
     float ms = 0.0f;

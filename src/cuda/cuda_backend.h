@@ -55,6 +55,15 @@ private:
     // Launches the whole forward for the inputs in m_inputs, ending with fp32 logits of the
     // sampled rows in m_logits. decode: every sequence has one token (graph-capturable).
     void forward(bool decode, cudaStream_t stream);
+    // How a step runs: a pure decode step (one token per sequence, all sampled) replays the graph
+    // of `bucket` when there is one (0: eager forward).
+    struct StepLaunch {
+        bool decode = false;
+        int bucket = 0;
+    };
+    // Uploads the batch's inputs (padded to the graph bucket) and says how to run it.
+    StepLaunch upload(std::span<const BatchSequence> batch);
+    void launchForward(const StepLaunch& launch);
     // Uploads the batch and runs it, from a graph when possible. Returns the sampled-row count.
     int run(std::span<const BatchSequence> batch);
 

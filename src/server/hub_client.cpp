@@ -61,6 +61,24 @@ Result<void> linkIntoSnapshot(const fs::path& blob, const fs::path& target, cons
 
 } // namespace
 
+std::function<bool(int64_t, int64_t)> fileProgressReporter(const DownloadProgressCallback& progress,
+                                                          const std::string& file, int fileIndex, int fileCount,
+                                                          int64_t bytesBefore, int64_t bytesTotal)
+{
+    return [=](int64_t done, int64_t total) {
+        if (!progress) return true;
+        DownloadProgress p;
+        p.file = file;
+        p.fileIndex = fileIndex;
+        p.fileCount = fileCount;
+        p.fileBytesDone = done;
+        p.fileBytesTotal = total;
+        p.bytesDone = bytesBefore + done;
+        p.bytesTotal = bytesTotal;
+        return progress(p);
+    };
+}
+
 HubClient::HubClient(HubOptions options) : m_options(std::move(options)) {}
 
 bool HubClient::isRepoId(const std::string& text)
@@ -214,19 +232,9 @@ Result<fs::path> HubClient::download(const std::string& repoId, const DownloadPr
         const HubFile& file = *missing[i];
         spdlog::info("downloading {}/{} ({} of {}, {:.1f} MiB)", repoId, file.path, i + 1, missing.size(),
                      double(std::max<int64_t>(file.size, 0)) / (1 << 20));
-        auto fileProgress = [&](int64_t done, int64_t total) {
-            if (!progress) return true;
-            DownloadProgress p;
-            p.file = file.path;
-            p.fileIndex = int(i);
-            p.fileCount = int(missing.size());
-            p.fileBytesDone = done;
-            p.fileBytesTotal = total;
-            p.bytesDone = bytesBefore + done;
-            p.bytesTotal = bytesTotal;
-            return progress(p);
-        };
-        auto fetched = fetchFile(repoId, info->commit, file, fileProgress);
+        auto fetched = fetchFile(repoId, info->commit, file,
+                                 fileProgressReporter(progress, file.path, int(i), int(missing.size()), bytesBefore,
+                                                      bytesTotal));
         if (!fetched) return makeError(repoId + "/" + file.path + ": " + fetched.error());
         if (auto linked = linkIntoSnapshot(repo / "blobs" / file.blobName(), snapshot / file.path, file.path); !linked)
             return makeError(linked.error());

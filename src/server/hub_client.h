@@ -44,6 +44,13 @@ struct DownloadProgress {
 // Return false to cancel the download.
 using DownloadProgressCallback = std::function<bool(const DownloadProgress&)>;
 
+// The byte callback for file `fileIndex` of `fileCount` being fetched, reporting to `progress`
+// (which may be empty) with `bytesBefore` bytes of earlier files done out of `bytesTotal`.
+// Shared by the Hugging Face and ModelScope clients.
+std::function<bool(int64_t, int64_t)> fileProgressReporter(const DownloadProgressCallback& progress,
+                                                          const std::string& file, int fileIndex, int fileCount,
+                                                          int64_t bytesBefore, int64_t bytesTotal);
+
 class HubClient {
 public:
     explicit HubClient(HubOptions options);

@@ -217,18 +217,8 @@ Result<fs::path> ModelScopeClient::download(const std::string& modelId, const Do
         request.connectTimeoutSeconds = m_options.connectTimeoutSeconds;
         request.readTimeoutSeconds = m_options.readTimeoutSeconds;
         request.maxRetries = m_options.maxRetries;
-        auto fetched = BlobDownloader::download(request, [&](int64_t done, int64_t total) {
-            if (!progress) return true;
-            DownloadProgress p;
-            p.file = file.path;
-            p.fileIndex = int(i);
-            p.fileCount = int(missing.size());
-            p.fileBytesDone = done;
-            p.fileBytesTotal = total;
-            p.bytesDone = bytesBefore + done;
-            p.bytesTotal = bytesTotal;
-            return progress(p);
-        });
+        auto fetched = BlobDownloader::download(
+            request, fileProgressReporter(progress, file.path, int(i), int(missing.size()), bytesBefore, bytesTotal));
         if (!fetched) return makeError(modelId + "/" + file.path + " (ModelScope): " + fetched.error());
         const fs::path target = dir / file.path;
         fs::rename(request.destination, target, ec);
