@@ -17,7 +17,8 @@ inline void addLaunchFlags(CLI::App& app, LaunchOptions& o)
     app.add_option("--max-num-batched-tokens", o.maxNumBatchedTokens, "tokens computed per engine step at most");
     app.add_option("--gpu-memory-utilization", o.gpuMemoryUtilization, "fraction of GPU memory Brook may use")
         ->check(CLI::Range(0.05, 1.0));
-    app.add_option("--quantization", o.quantization, "int8, int4 or awq (CUDA)");
+    app.add_option("--quantization", o.quantization,
+                   "int8 or int4 (quantize the Linears at load), awq (an AWQ checkpoint); CPU dequantizes");
     app.add_option("--block-size", o.blockSize, "tokens per KV-cache block")->check(CLI::IsMember({8, 16, 32}));
     app.add_option("--num-kv-blocks", o.numKvBlocks, "fix the KV cache size in blocks (testing)");
     app.add_flag("--enforce-eager", o.enforceEager, "CUDA: run without CUDA graphs");
