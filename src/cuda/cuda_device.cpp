@@ -48,4 +48,18 @@ bool pdlSupported()
     return supported;
 }
 
+bool threadBlockClustersSupported()
+{
+    // Per process, as pdlSupported(). BROOK_NO_CLUSTERS=1 turns them off (A/B measurements).
+    static const bool supported = [] {
+        const char* off = std::getenv("BROOK_NO_CLUSTERS");
+        if (off && *off && *off != '0') return false;
+        int device = 0, major = 0;
+        if (cudaGetDevice(&device) != cudaSuccess) return false;
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
+        return major >= 9;
+    }();
+    return supported;
+}
+
 } // namespace brook::cuda

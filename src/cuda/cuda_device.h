@@ -13,5 +13,8 @@ bool cudaDeviceHasBf16(int device = 0);
 // Whether kernels may be launched as programmatic dependents (pdl.cuh): compute capability 9.0
 // or newer, unless the environment sets BROOK_NO_PDL=1. Decided once per process.
 bool pdlSupported();
+// Whether kernels may be launched in thread-block clusters that share shared memory (sm_90 and
+// newer), unless the environment sets BROOK_NO_CLUSTERS=1. Decided once per process.
+bool threadBlockClustersSupported();
 
 } // namespace brook::cuda

@@ -85,6 +85,24 @@ __device__ inline void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t 
 #endif
 }
 
+// Four 8x8 b16 matrices from shared memory; lane l addresses row l % 8 of matrix l / 8 and
+// receives (row g, cols 2t, 2t+1) of each: the A fragment of a row-major 16x16 tile.
+__device__ inline void ldmatrixX4(uint32_t (&r)[4], const void* smem)
+{
+    const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr) : "memory");
+}
+
+// Transposes an 8x8 b16 matrix held in fragment layout (lane (g, t): row g, cols 2t, 2t+1):
+// afterwards lane (g, t) holds row g, cols 2t, 2t+1 of the transpose (sm_75+).
+__device__ inline uint32_t movmatrixTrans(uint32_t x)
+{
+    uint32_t y;
+    asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(y) : "r"(x));
+    return y;
+}
+
 // Four transposed 8x8 b16 matrices from shared memory; lane l addresses row l % 8 of matrix l / 8.
 __device__ inline void ldmatrixX4Trans(uint32_t (&r)[4], const void* smem)
 {

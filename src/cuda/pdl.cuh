@@ -16,6 +16,8 @@
 
 #include <cuda_runtime.h>
 
+#include <utility>
+
 namespace brook::cuda {
 
 __device__ __forceinline__ void pdlWaitForPrevious()
@@ -33,22 +35,41 @@ __device__ __forceinline__ void pdlAllowNext()
 }
 
 // kernel<<<grid, block, sharedBytes, stream>>>(args...) with the programmatic-serialization
-// attribute when supported.
+// attribute when supported, in clusters of clusterX CTAs along x when clusterX > 1 (the caller
+// checks threadBlockClustersSupported() and makes grid.x a multiple of clusterX).
 template <typename... KernelArgs, typename... Args>
-void launchDependent(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t sharedBytes, cudaStream_t stream,
-                     Args&&... args)
+void launchDependentClustered(unsigned clusterX, void (*kernel)(KernelArgs...), dim3 grid, dim3 block,
+                              size_t sharedBytes, cudaStream_t stream, Args&&... args)
 {
     cudaLaunchConfig_t config{};
     config.gridDim = grid;
     config.blockDim = block;
     config.dynamicSmemBytes = sharedBytes;
     config.stream = stream;
-    cudaLaunchAttribute attribute[1];
-    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute[0].val.programmaticStreamSerializationAllowed = 1;
-    config.attrs = attribute;
-    config.numAttrs = pdlSupported() ? 1 : 0;
+    cudaLaunchAttribute attributes[2];
+    unsigned count = 0;
+    if (pdlSupported()) {
+        attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attributes[count].val.programmaticStreamSerializationAllowed = 1;
+        ++count;
+    }
+    if (clusterX > 1) {
+        attributes[count].id = cudaLaunchAttributeClusterDimension;
+        attributes[count].val.clusterDim.x = clusterX;
+        attributes[count].val.clusterDim.y = 1;
+        attributes[count].val.clusterDim.z = 1;
+        ++count;
+    }
+    config.attrs = attributes;
+    config.numAttrs = count;
     BROOK_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<KernelArgs>(args)...));
+}
+
+template <typename... KernelArgs, typename... Args>
+void launchDependent(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t sharedBytes, cudaStream_t stream,
+                     Args&&... args)
+{
+    launchDependentClustered(1u, kernel, grid, block, sharedBytes, stream, std::forward<Args>(args)...);
 }
 
 } // namespace brook::cuda

@@ -177,6 +177,20 @@ private slots:
         CHECK_EMPTY(runDecode<__nv_bfloat16>(crowd, 131072));
     }
 
+    void decodeBatchOne()
+    {
+        BROOK_REQUIRE_GPU();
+        // One sequence, as at batch-1 chat: short contexts merge their partitions inside a
+        // thread-block cluster (sm_90), long ones through the workspace; both split counts.
+        for (int ctx : {1, 64, 65, 384, 512, 513, 1000, 2048, 2100, 5000}) {
+            const AttentionProblem p = decodeProblem(shape(16, 2, 128, 16, 90 + ctx % 97), {ctx});
+            CHECK_EMPTY(runDecode<__nv_bfloat16>(p, 4096));
+            CHECK_EMPTY(runDecode<__nv_bfloat16>(p, 131072));
+        }
+        const AttentionProblem f = decodeProblem(shape(16, 2, 128, 16, 99), {700});
+        CHECK_EMPTY(runDecode<__half>(f, 4096));
+    }
+
     void decodeSmallShapes()
     {
         BROOK_REQUIRE_GPU();
