@@ -5,10 +5,15 @@
 //   2. edits (penalties, min_tokens mask) in place, each saving the raw logit it overwrote.
 //   3. argmax, lowest index on ties: the token of greedy rows, the max of sampled ones.
 //   4. sampled rows: every token's probability bits p into scratch, with exact integer weights;
-//      top-k, top-p and the draw are radix searches (gpu_sampler_search.cuh) over 64-bit keys
-//      (p bits, reversed index); min-p is a threshold on the key.
-// No floating-point atomics; every float reduction has a fixed tree; a row's result depends on
-// that row alone.
+//      top-k and top-p are radix searches (gpu_sampler_search.cuh) over 64-bit keys (p bits,
+//      reversed index); min-p is a threshold on the key. The draw walks the kept tokens in index
+//      order: warp w owns the contiguous range warpRange (lanes stride by 32 inside it, so loads
+//      coalesce), the passes that tally kept masses tally them per warp, a scan over the 32 warp
+//      masses finds the warp holding the token, a scan over 32 contiguous lane pieces of its
+//      range the lane, and that lane walks its piece. No pass over the row beyond the filters'
+//      own, plus one when top-p sets the last floor.
+// No floating-point atomics; every float reduction has a fixed tree; masses are exact u64 sums;
+// a row's result depends on that row alone.
 #include "cuda/cuda_check.h"
 #include "cuda/gpu_sampler_kernel.h"
 #include "cuda/gpu_sampler_search.cuh"
@@ -19,22 +24,93 @@ namespace {
 
 using namespace gpusample;
 
-// Total weight of the candidates with key >= floor.
+constexpr int kBatch = 8;  // row elements each thread loads at once in the streaming passes
+
+// Publishes each warp's kept mass and highest kept index (this thread's shares of its warp's
+// range) to sh.warpMass / sh.warpLast for the draw. The caller's next barrier makes them visible.
+__device__ void publishWarpMass(u64 mass, int last, Shared& sh)
+{
+    mass = warpReduce(mass, SumOp{});
+    last = warpReduce(last, MaxOp{});
+    if ((threadIdx.x & 31) == 0) {
+        sh.warpMass[threadIdx.x / 32] = mass;
+        sh.warpLast[threadIdx.x / 32] = last;
+    }
+}
+
+// Total weight of the candidates with key >= floor, walked by warp ranges so that the per-warp
+// masses the draw needs come with it.
 __device__ u64 keptMass(const ProbKeys& keys, u64 floor, Shared& sh)
 {
+    const IndexRange range = warpRange(keys.vocab);
     u64 part = 0;
-    for (int i = threadIdx.x; i < keys.vocab; i += kThreads) {
+    int last = -1;
+    for (int i = range.begin + static_cast<int>(threadIdx.x & 31); i < range.end; i += 32) {
         u64 key;
-        if (keys.load(i, key) && key >= floor) part += keys.weight(key);
+        if (keys.load(i, key) && key >= floor) {
+            part += keys.weight(key);
+            last = i;
+        }
     }
-    return blockReduce(part, SumOp{}, sh.reduceU64);
+    publishWarpMass(part, last, sh);
+    return blockReduce(part, SumOp{}, sh.reduceU64);  // its barriers publish the warp masses
+}
+
+// The first kept token (key >= floor) in index order whose running mass C has
+// double(C) > target; the highest kept index if none. sh.warpMass / warpLast hold the kept
+// masses of this floor. Two scans of 32 u64 sums and one lane's walk of ceil(V / 1024) tokens.
+__device__ int drawInIndexOrder(const ProbKeys& keys, u64 floor, double target, Shared& sh)
+{
+    const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x / 32);
+    if (warp == 0) {
+        const u64 own = sh.warpMass[lane];
+        const u64 through = warpInclusiveSum(own);  // C at the end of warp `lane`'s range
+        // C only grows, so the lanes that cross are a suffix: the first holds the token.
+        const unsigned crossing = __ballot_sync(kFullMask, static_cast<double>(through) > target);
+        const int chosen = crossing ? __ffs(static_cast<int>(crossing)) - 1 : -1;
+        const int last = warpReduce(sh.warpLast[lane], MaxOp{});
+        if (lane == 0) {
+            sh.drawWarp = chosen;
+            sh.drawToken = last;  // rounding ran past the end, unless a lane below finds better
+        }
+        if (lane == chosen) sh.drawBefore = through - own;
+    }
+    __syncthreads();
+    if (warp == sh.drawWarp) {
+        const IndexRange range = warpRange(keys.vocab);
+        const IndexRange piece = splitRange(range.begin, range.end, 32, lane);  // contiguous, in lane order
+        u64 own = 0;
+#pragma unroll 8
+        for (int i = piece.begin; i < piece.end; ++i) {  // independent loads: unrolled, they overlap
+            u64 key;
+            if (keys.load(i, key) && key >= floor) own += keys.weight(key);
+        }
+        const u64 before = sh.drawBefore;
+        const u64 through = before + warpInclusiveSum(own);
+        // The pieces' masses add up to the warp's, so some lane crosses.
+        const unsigned crossing = __ballot_sync(kFullMask, static_cast<double>(through) > target);
+        if (crossing && lane == __ffs(static_cast<int>(crossing)) - 1) {
+            u64 cumulative = through - own;
+#pragma unroll 4
+            for (int i = piece.begin; i < piece.end; ++i) {
+                u64 key;
+                if (!keys.load(i, key) || key < floor) continue;
+                cumulative += keys.weight(key);
+                if (static_cast<double>(cumulative) > target) {
+                    sh.drawToken = i;
+                    break;
+                }
+            }
+        }
+    }
+    __syncthreads();
+    return sh.drawToken;
 }
 
 // The draw of a sampled row (engine/sampler.cpp drawToken); `best` is the edited row's argmax.
 __device__ int drawToken(const float* x, uint32_t* probs, const GpuSampleRow& row, ArgMax best, int vocab,
                          int indexBits, u64 indexMask, int weightShift, Shared& sh)
 {
-    const int tid = threadIdx.x;
     const int argmaxToken = best.index == INT_MAX ? 0 : best.index;
     if (!isfinite(best.value)) return argmaxToken;  // all masked, or +inf present
     const float temperature = row.temperature;
@@ -45,26 +121,44 @@ __device__ int drawToken(const float* x, uint32_t* probs, const GpuSampleRow& ro
     // Below e^cut = 2^-(shift + 1) a token has no weight and its bits are never read: skip the
     // exp (most of a real model's vocabulary). 0 is what the CPU's bits amount to there.
     const float cut = -0.6931472f * static_cast<float>(weightShift + 1);
+    const IndexRange range = warpRange(vocab);
     unsigned count = 0;
     u64 mass = 0, maxKey = 0;
-    for (int i = tid; i < vocab; i += kThreads) {
-        const float d = __fsub_rn(__fdiv_rn(x[i], temperature), maxScaled);
-        const uint32_t bits = d < cut ? 0u : samplerProbBits(d);
-        probs[i] = bits;
-        if (bits >= minBits) {
-            ++count;
-            mass += samplerWeight(bits, weightShift);
-            const u64 key = (static_cast<u64>(bits) << indexBits) | (indexMask - static_cast<u64>(i));
-            maxKey = key > maxKey ? key : maxKey;
+    int last = -1;
+    // kBatch loads issued before any store: the stores to probs would otherwise keep the
+    // compiler from overlapping one iteration's load with the next (a row is ~100 per lane).
+    for (int base = range.begin + static_cast<int>(threadIdx.x & 31); base < range.end; base += 32 * kBatch) {
+        float v[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+            const int i = base + u * 32;
+            v[u] = i < range.end ? x[i] : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+            const int i = base + u * 32;
+            if (i >= range.end) break;
+            const float d = __fsub_rn(__fdiv_rn(v[u], temperature), maxScaled);
+            const uint32_t bits = d < cut ? 0u : samplerProbBits(d);
+            probs[i] = bits;
+            if (bits >= minBits) {
+                ++count;
+                mass += samplerWeight(bits, weightShift);
+                const u64 key = (static_cast<u64>(bits) << indexBits) | (indexMask - static_cast<u64>(i));
+                maxKey = key > maxKey ? key : maxKey;
+                last = i;
+            }
         }
     }
+    publishWarpMass(mass, last, sh);  // the kept masses while floor is 0
     count = blockReduce(count, SumOp{}, sh.reduceU32);   // its barriers also publish probs
     mass = blockReduce(mass, SumOp{}, sh.reduceU64);
     maxKey = blockReduce(maxKey, MaxOp{}, sh.reduceU64);
     if (count == 0) return argmaxToken;
 
     const ProbKeys keys{probs, vocab, indexBits, indexMask, minBits, weightShift};
-    u64 floor = 0;  // the kept set is always {key >= floor}
+    u64 floor = 0;  // the kept set is always {key >= floor}; candidates' keys are > 0
+    bool warpMassesFresh = true;  // sh.warpMass holds the kept masses of `floor`
     if (row.topK > 0 && static_cast<unsigned>(row.topK) < count) {
         const Found found = radixSearch(keys, 0, Goal{Goal::kCountAtLeast, static_cast<unsigned>(row.topK), 0.0}, sh);
         if (!found.ok) return argmaxToken;
@@ -78,6 +172,7 @@ __device__ int drawToken(const float* x, uint32_t* probs, const GpuSampleRow& ro
         if (!found.ok) return argmaxToken;
         floor = found.key;
         mass = found.mass;
+        warpMassesFresh = false;
     }
     if (row.minP > 0.0f) {
         // p >= min_p (p_max = 1) exactly when the key is >= bits(min_p) << indexBits.
@@ -85,11 +180,10 @@ __device__ int drawToken(const float* x, uint32_t* probs, const GpuSampleRow& ro
         const u64 minPFloor = threshold < maxKey ? threshold : maxKey;  // the top token always stays
         floor = minPFloor > floor ? minPFloor : floor;
         mass = keptMass(keys, floor, sh);
+        warpMassesFresh = true;
     }
-    const double target = row.u * static_cast<double>(mass);
-    const Found found = radixSearch(keys, floor, Goal{Goal::kMassAbove, 0u, target}, sh);
-    if (!found.ok) return argmaxToken;
-    return static_cast<int>(indexMask - (found.key & indexMask));
+    if (!warpMassesFresh) keptMass(keys, floor, sh);  // top-p's total is exact: only the split is new
+    return drawInIndexOrder(keys, floor, row.u * static_cast<double>(mass), sh);
 }
 
 __device__ float logprobOf(float raw, double logSumExp)
@@ -184,9 +278,16 @@ __global__ void __launch_bounds__(kThreads)
 
     // 3. Argmax of the edited row.
     ArgMax best{-INFINITY, INT_MAX};
-    for (int i = tid; i < vocab; i += kThreads) {
-        const float v = x[i];
-        if (v > best.value) best = ArgMax{v, i};  // strict: each thread keeps its lowest index
+    for (int base = tid; base < vocab; base += kThreads * kBatch) {  // kBatch loads in flight per thread
+        float v[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+            const int i = base + u * kThreads;
+            v[u] = i < vocab ? x[i] : -INFINITY;
+        }
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u)
+            if (v[u] > best.value) best = ArgMax{v[u], base + u * kThreads};  // strict: each thread keeps its lowest index
     }
     best = blockArgMax(best, sh);
 

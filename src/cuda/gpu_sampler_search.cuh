@@ -1,6 +1,7 @@
 // Device-side building blocks of the GPU sampling kernel (gpu_sampler_kernel.cu), one CTA of
-// kThreads threads per row: block reductions with fixed trees, and the radix search that finds,
-// among keys walked in descending order, the first whose running (count, mass) meets a goal.
+// kThreads threads per row: block and warp reductions with fixed trees, the contiguous index
+// ranges the draw splits a row into, and the radix search (top-k, top-p, top-N logprobs) that
+// finds, among keys walked in descending order, the first whose running (count, mass) meets a goal.
 // The search takes 11-bit digits from the top. Each level is a histogram of (count, mass) in
 // shared memory built with integer atomics (exact, so arrival order cannot change a result);
 // once the chosen bucket holds <= kListCapacity keys they are gathered into shared memory and
@@ -47,6 +48,11 @@ struct Shared {
     unsigned reduceU32[kWarps];
     float reduceF32[kWarps];
     int reduceI32[kWarps];
+    u64 warpMass[kWarps];  // the draw: kept mass of each warp's index range (see warpRange)
+    int warpLast[kWarps];  // the draw: highest kept index of each warp's range, -1 if none
+    u64 drawBefore;        // the draw: kept mass of the ranges before the crossing warp's
+    int drawWarp;          // the draw: the warp whose range holds the token, -1 if none
+    int drawToken;
     Pick pick;
     u64 foundKey;
     int listSize;
@@ -56,7 +62,7 @@ struct Shared {
     float chosenRaw;
 };
 
-// ---- block primitives (fixed reduction trees) ----
+// ---- block and warp primitives (fixed reduction trees) ----
 
 struct SumOp {
     template <typename T> __device__ T operator()(T a, T b) const { return a + b; }
@@ -66,9 +72,16 @@ struct MaxOp {
 };
 
 template <typename T, typename Op>
-__device__ T blockReduce(T value, Op op, T* scratch)
+__device__ T warpReduce(T value, Op op)
 {
     for (int offset = 16; offset > 0; offset /= 2) value = op(value, __shfl_xor_sync(kFullMask, value, offset));
+    return value;
+}
+
+template <typename T, typename Op>
+__device__ T blockReduce(T value, Op op, T* scratch)
+{
+    value = warpReduce(value, op);
     if ((threadIdx.x & 31) == 0) scratch[threadIdx.x / 32] = value;
     __syncthreads();
     T total = scratch[0];
@@ -105,6 +118,35 @@ __device__ inline ArgMax blockArgMax(ArgMax best, Shared& sh)
     __syncthreads();
     return total;
 }
+
+// Inclusive prefix sum over the lanes of a warp, in lane order.
+__device__ inline u64 warpInclusiveSum(u64 value)
+{
+    const int lane = threadIdx.x & 31;
+    for (int offset = 1; offset < 32; offset *= 2) {
+        const u64 up = __shfl_up_sync(kFullMask, value, offset);
+        if (lane >= offset) value += up;
+    }
+    return value;
+}
+
+// Part `part` of [begin, end) cut into `parts` contiguous pieces of ceil(size / parts) (the last
+// ones shorter or empty). The draw walks a row in index order, so each warp owns one piece of
+// the row and, inside the crossing warp's piece, each lane one piece of that.
+struct IndexRange {
+    int begin;
+    int end;
+};
+
+__device__ inline IndexRange splitRange(int begin, int end, int parts, int part)
+{
+    const int size = (end - begin + parts - 1) / parts;
+    const int first = min(end, begin + part * size);
+    return IndexRange{first, min(end, first + size)};
+}
+
+// This thread's warp's piece of a row of `vocab` tokens; lanes stride by 32 inside it.
+__device__ inline IndexRange warpRange(int vocab) { return splitRange(0, vocab, kWarps, static_cast<int>(threadIdx.x / 32)); }
 
 // Exclusive prefix sums over threads (in thread order) of a (count, mass) pair.
 __device__ inline void blockExclusiveScan(unsigned& count, u64& mass, Shared& sh)
@@ -151,7 +193,7 @@ __device__ inline void blockExclusiveScan(unsigned& count, u64& mass, Shared& sh
 
 // When the running (count, mass) of keys, walked in descending order, is enough.
 struct Goal {
-    enum Mode { kCountAtLeast, kMassAtLeast, kMassAbove };
+    enum Mode { kCountAtLeast, kMassAtLeast };
     Mode mode;
     unsigned count;
     double mass;
@@ -159,8 +201,7 @@ struct Goal {
     __device__ bool met(unsigned c, u64 m) const
     {
         if (mode == kCountAtLeast) return c >= count;
-        const double x = static_cast<double>(m);  // correctly rounded, as on the CPU
-        return mode == kMassAtLeast ? x >= mass : x > mass;
+        return static_cast<double>(m) >= mass;  // correctly rounded, as on the CPU
     }
 };
 

@@ -142,9 +142,10 @@ template <int N> __device__ inline void copyWait()
 
 // Loads cache positions kb .. kb+63 of kv head kvh into a [64][HD + 8] tile; positions >= keyEnd
 // are zero-filled (their block-table entries may be garbage and their slots uninitialised).
+// Position skipKey (if in range) is left untouched, for loadKvRow to fill once it is written.
 template <typename T, int HD>
 __device__ inline void loadKvTile(T* tile, const T* __restrict__ cache, const int32_t* __restrict__ blockTable,
-                                  int kb, int keyEnd, int blockSize, int numKvHeads, int kvh)
+                                  int kb, int keyEnd, int blockSize, int numKvHeads, int kvh, int skipKey = -1)
 {
     constexpr int kChunks = HD / 8; // 16-byte chunks per key
     constexpr int S = smemStride<HD>();
@@ -154,6 +155,7 @@ __device__ inline void loadKvTile(T* tile, const T* __restrict__ cache, const in
         const int idx = threadIdx.x + i * kThreads;
         const int key = idx / kChunks, chunk = idx % kChunks;
         const int j = kb + key;
+        if (j == skipKey) continue;
         const bool valid = j < keyEnd;
         const T* src = cache;
         if (valid) {
@@ -162,6 +164,18 @@ __device__ inline void loadKvTile(T* tile, const T* __restrict__ cache, const in
         }
         copy16(tile + key * S + chunk * 8, src, valid);
     }
+}
+
+// Loads cache position j of kv head kvh into row j - kb of a tile (threads 0 .. HD/8 - 1).
+template <typename T, int HD>
+__device__ inline void loadKvRow(T* tile, const T* __restrict__ cache, const int32_t* __restrict__ blockTable, int kb,
+                                 int j, int blockSize, int numKvHeads, int kvh)
+{
+    constexpr int S = smemStride<HD>();
+    const int chunk = threadIdx.x;
+    if (chunk >= HD / 8) return;
+    const int64_t slot = int64_t(blockTable[j / blockSize]) * blockSize + j % blockSize;
+    copy16(tile + (j - kb) * S + chunk * 8, cache + (slot * numKvHeads + kvh) * HD + chunk * 8, true);
 }
 
 // Loads this lane's Q A-fragments straight from global memory: row0 / row1 are the q rows of the
@@ -284,16 +298,21 @@ __device__ inline void accumulatePv(WarpState<HD>& st, const float (&s)[NT][4], 
     }
 }
 
-// Partition of a decode sequence's context. The grid has `splits` CTAs per sequence (fixed at
-// capture); a sequence uses only as many as it needs: `fillSplits` (enough to fill the GPU when
-// every sequence splits alike, from numSeqs) or more when the context is long enough that one CTA
-// would stream more than kMaxPartition keys. Partitions are whole 64-key tiles, so tiles never
+// Partition of a decode sequence's context over the CTAs of the grid (decode kernel). The grid
+// has `splits` CTAs per sequence (fixed at capture); a sequence uses only as many as it needs:
+// `fillSplits` (enough to fill the GPU when every sequence splits alike, from numSeqs) but not
+// partitions under kMinSplitKeys (each extra partition costs the merge a read), and at least
+// enough that no CTA streams more than kMaxPartition keys, so one long sequence in a large batch
+// does not leave its SMs finishing alone. Partitions are whole 64-key tiles, so tiles never
 // straddle a partition boundary. Every CTA of a sequence computes the same numbers.
-constexpr int kMaxPartition = 4096;
+constexpr int kMinSplitKeys = 256;
+constexpr int kMaxPartition = 512;
+constexpr int kMaxLongSplits = 64; // cap of the kMaxPartition rule on the grid (captured maximum)
 
 __host__ __device__ inline int decodePartitionSize(int contextLen, int splits, int fillSplits)
 {
-    const int wanted = max(fillSplits, (contextLen + kMaxPartition - 1) / kMaxPartition);
+    const int fine = min(fillSplits, (contextLen + kMinSplitKeys - 1) / kMinSplitKeys);
+    const int wanted = max(max(fine, 1), (contextLen + kMaxPartition - 1) / kMaxPartition);
     const int effective = min(splits, wanted);
     const int perSplit = (contextLen + effective - 1) / effective;
     return (perSplit + kTileKeys - 1) / kTileKeys * kTileKeys;

@@ -5,8 +5,10 @@
 // k/v cache [B, BS, KVH, HD]. Workspace (fp32): partial O [numSeqs, NH, splits, HD], then
 // log2-sum-exp [numSeqs, NH, splits]; its last bytes hold one arrival counter per
 // (seq, head group), indexed back from the end so every batch size finds them at the same place.
-// Grid (splits, KVH * ceil(G / 8), numSeqs): a CTA takes up to 8 query heads of one kv head (all
-// 8 of an ERNIE group) so every K/V tile is read once for the group.
+// Grid (KVH * ceil(G / 8), numSeqs, splits): a CTA takes up to 8 query heads of one kv head (all
+// 8 of an ERNIE group) so every K/V tile is read once for the group. Each CTA issues its first
+// K/V tile before the programmatic-dependent-launch wait (all of it but the new token's row, the
+// one position the kernel before is writing), so at batch 1 the cache read overlaps the qkv GEMV.
 //
 // The MMAs run transposed, keys on M and heads on N (m16n8k16): S^T = K Q^T takes a 16-key K
 // slice as the A operand and Q as B, and O^T += V^T P^T takes V through ldmatrix.trans as A and
@@ -61,19 +63,17 @@ struct DecodePartition {
     int used; // partitions (CTAs) that hold keys
 };
 
+// Short contexts (up to clusterSize partitions of kClusterMaxKeys) use the finest partition that
+// fits the cluster, merged in shared memory; longer ones the workspace rule (decodePartitionSize).
 __device__ inline DecodePartition decodePartition(int ctx, int splits, int fill, int clusterSize)
 {
-    int size = decodePartitionSize(ctx, splits, fill);
-    int used = (ctx + size - 1) / size;
-    if (clusterSize > 1 && used > clusterSize) {
+    int size = 0;
+    if (clusterSize > 1) {
         const int perCta = (ctx + clusterSize - 1) / clusterSize;
-        const int clusterPart = (perCta + kTileKeys - 1) / kTileKeys * kTileKeys;
-        if (clusterPart <= kClusterMaxKeys) {
-            size = clusterPart;
-            used = (ctx + size - 1) / size;
-        }
+        size = (perCta + kTileKeys - 1) / kTileKeys * kTileKeys;
     }
-    return {size, used};
+    if (size == 0 || size > kClusterMaxKeys) size = decodePartitionSize(ctx, splits, fill);
+    return {size, (ctx + size - 1) / size};
 }
 
 // One warp's running softmax state, transposed layout (see the top).
@@ -181,38 +181,53 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
     T* ks = reinterpret_cast<T*>(smem);
     T* vs = ks + kTileKeys * S;
     pdlAllowNext();
-    pdlWaitForPrevious();  // q and this step's cache entries come from the kernel before
+    // Before the PDL wait only what the host uploaded (context lengths, block tables) and cache
+    // positions written by earlier steps may be read: everything but this step's new token
+    // (position ctx - 1), which the qkv kernel before us is writing.
 
-    const int seq = blockIdx.z, split = blockIdx.x, splits = gridDim.x;
+    const int seq = blockIdx.y, split = blockIdx.z, splits = gridDim.z;
     const int G = numHeads / numKvHeads;
     const int chunks = (G + kHeadsPerCta - 1) / kHeadsPerCta;
-    const int kvh = blockIdx.y / chunks, chunk = blockIdx.y % chunks;
+    const int kvh = blockIdx.x / chunks, chunk = blockIdx.x % chunks;
     const int headBegin = kvh * G + chunk * kHeadsPerCta;
     const int nRows = min(kHeadsPerCta, G - chunk * kHeadsPerCta);
     const int ctx = contextLens[seq];
     T* outRows = out + (int64_t(seq) * numHeads + headBegin) * HD;
 
     if (ctx <= 0) { // padded slot of a graph bucket: defined output, no cache reads
-        if (split == 0)
+        if (split == 0) {
+            pdlWaitForPrevious(); // the previous kernel may still read this step's out buffer
             for (int i = threadIdx.x; i < nRows * HD; i += kThreads) outRows[i] = fromFloat<T>(0.0f);
+        }
         return;
     }
     const DecodePartition part = decodePartition(ctx, splits, fillSplits, clusterSize);
     const int used = part.used;
-    // Uniform over the sequence's CTAs, hence over each cluster (clusters run along x).
+    // Uniform over the sequence's CTAs, hence over each cluster (clusters run along the splits).
     const bool clusterMerge = used > 1 && used <= clusterSize;
     if (split >= (clusterMerge ? clusterSize : used)) return; // no keys, no merge duty
     float* ctaO = reinterpret_cast<float*>(smem) + kMergeFloats; // [head][HD], cluster merge only
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int newest = ctx - 1;
+
+    int k0 = 0, k1 = 0, numTiles = 0;
+    const int32_t* blockTable = blockTables + int64_t(seq) * maxBlocksPerSeq;
+    if (split < used) {
+        k0 = split * part.size;
+        k1 = min(ctx, k0 + part.size);
+        numTiles = (k1 - k0 + kTileKeys - 1) / kTileKeys;
+        loadKvTile<T, HD>(ks, kCache, blockTable, k0, k1, blockSize, numKvHeads, kvh, newest);
+        copyCommit();
+        loadKvTile<T, HD>(vs, vCache, blockTable, k0, k1, blockSize, numKvHeads, kvh, newest);
+        copyCommit();
+    }
+    pdlWaitForPrevious(); // q and the new token's K/V come from the kernel before
 
     if (split < used) {
-        const int k0 = split * part.size, k1 = min(ctx, k0 + part.size);
-        const int numTiles = (k1 - k0 + kTileKeys - 1) / kTileKeys;
-        const int32_t* blockTable = blockTables + int64_t(seq) * maxBlocksPerSeq;
-
-        loadKvTile<T, HD>(ks, kCache, blockTable, k0, k1, blockSize, numKvHeads, kvh);
-        copyCommit();
-        loadKvTile<T, HD>(vs, vCache, blockTable, k0, k1, blockSize, numKvHeads, kvh);
+        if (newest < k0 + kTileKeys) { // the new token sits in the first tile: fetch it now
+            loadKvRow<T, HD>(ks, kCache, blockTable, k0, newest, blockSize, numKvHeads, kvh);
+            loadKvRow<T, HD>(vs, vCache, blockTable, k0, newest, blockSize, numKvHeads, kvh);
+        }
         copyCommit();
         // Q as the B operand: lane (g, t) holds head g's dims kk*16 + 2t, +1 and + 8, + 9; heads past
         // the group are zero.
@@ -235,7 +250,10 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
         for (int i = 0; i < numTiles; ++i) {
             const int kb = k0 + i * kTileKeys;
             const bool active = kb + slice < k1;
-            copyWait<1>();
+            if (i == 0)
+                copyWait<0>(); // the prefetched tiles and the new token's row
+            else
+                copyWait<1>();
             __syncthreads();
             if (active) scoreKeys<T, HD>(st, s, qb, ks + slice * S, kb + slice, k1, scaleLog2);
             __syncthreads();
@@ -316,17 +334,26 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
         const int rank = int(cluster.block_rank());
         for (int idx = rank * kThreads + threadIdx.x; idx < nRows * (HD / 2); idx += clusterSize * kThreads) {
             const int r = idx / (HD / 2), d = (idx % (HD / 2)) * 2;
+            // All peers' values first (independent remote loads in flight together), then the sums.
+            float lse[kMaxCluster];
+            float2 o[kMaxCluster];
+#pragma unroll
+            for (int j = 0; j < kMaxCluster; ++j) {
+                lse[j] = j < clusterSize ? *cluster.map_shared_rank(ctaLse + r, j) : -INFINITY;
+                o[j] = j < clusterSize ? *reinterpret_cast<const float2*>(cluster.map_shared_rank(ctaO + r * HD + d, j))
+                                       : make_float2(0.0f, 0.0f);
+            }
             float M = -INFINITY;
-            for (int j = 0; j < clusterSize; ++j) M = fmaxf(M, *cluster.map_shared_rank(ctaLse + r, j));
+#pragma unroll
+            for (int j = 0; j < kMaxCluster; ++j) M = fmaxf(M, lse[j]);
             float L = 0.0f, o0 = 0.0f, o1 = 0.0f;
-            for (int j = 0; j < clusterSize; ++j) {
-                const float lse = *cluster.map_shared_rank(ctaLse + r, j);
-                if (lse == -INFINITY) continue; // a peer without keys: its ctaO was never written
-                const float w = exp2f(lse - M);
-                const float2 o = *reinterpret_cast<const float2*>(cluster.map_shared_rank(ctaO + r * HD + d, j));
+#pragma unroll
+            for (int j = 0; j < kMaxCluster; ++j) {
+                if (lse[j] == -INFINITY) continue; // a peer without keys: its ctaO was never written
+                const float w = exp2f(lse[j] - M);
                 L += w;
-                o0 += w * o.x;
-                o1 += w * o.y;
+                o0 += w * o[j].x;
+                o1 += w * o[j].y;
             }
             const float inv = 1.0f / L;
             *reinterpret_cast<uint32_t*>(outRows + r * HD + d) = pack2<T>(o0 * inv, o1 * inv);
@@ -340,7 +367,7 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
     const int64_t rowSlot = (int64_t(seq) * numHeads + headBegin) * splits;
     __threadfence();
     __syncthreads();
-    unsigned* counter = countersEnd - 1 - (int64_t(seq) * gridDim.y + blockIdx.y);
+    unsigned* counter = countersEnd - 1 - (int64_t(seq) * gridDim.x + blockIdx.x);
     if (threadIdx.x == 0) isLast = atomicAdd(counter, 1u) == unsigned(used - 1);
     __syncthreads();
     if (!isLast) return;
@@ -367,8 +394,8 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
         const int64_t first = rowSlot + int64_t(r) * splits;
         const float m = rowMax[r];
         float o0 = 0.0f, o1 = 0.0f;
-#pragma unroll 4
-        for (int i = 0; i < used; ++i) {
+#pragma unroll 8
+        for (int i = 0; i < used; ++i) { // unrolled: 8 partials' loads in flight at once
             const float w = exp2f(__ldcg(partialLse + first + i) - m);
             const float2 o = __ldcg(reinterpret_cast<const float2*>(partialO + (first + i) * HD + d));
             o0 += w * o.x;
@@ -400,11 +427,12 @@ int fillSplits(int numSeqs, int numHeads, int numKvHeads, int sms)
     return int(std::max<int64_t>(1, (2 * int64_t(sms) + ctasPerSplit - 1) / ctasPerSplit));
 }
 
-// CTAs per cluster for a grid of `splits` CTAs per (sequence, head group): up to 8 where clusters
-// exist, else 1.
-int clusterSizeFor(int splits)
+// CTAs per cluster: as many as short sequences spread over (fill), up to 8, where clusters exist;
+// 1 (no clusters) when sequences do not split to fill the GPU, i.e. at large batch.
+int clusterSizeFor(int splits, int fill)
 {
-    return threadBlockClustersSupported() ? std::max(1, std::min(splits, kMaxCluster)) : 1;
+    if (!threadBlockClustersSupported() || fill < 2) return 1;
+    return std::max(1, std::min({splits, fill, kMaxCluster}));
 }
 
 // Grid splits: what a sequence of maxContextLen may use (decodePartitionSize), at least a tile
@@ -413,10 +441,10 @@ int decodeSplits(int numSeqs, int numHeads, int numKvHeads, int maxContextLen, i
 {
     if (numSeqs <= 0 || maxContextLen <= 0) return 1;
     const int64_t fill = fillSplits(numSeqs, numHeads, numKvHeads, sms);
-    const int64_t longest = (int64_t(maxContextLen) + kMaxPartition - 1) / kMaxPartition;
+    const int64_t longest = std::min<int64_t>(kMaxLongSplits, (int64_t(maxContextLen) + kMaxPartition - 1) / kMaxPartition);
     const int64_t useful = (int64_t(maxContextLen) + kTileKeys - 1) / kTileKeys;
     const int splits = int(std::max<int64_t>(1, std::min(std::max(fill, longest), useful)));
-    const int cluster = clusterSizeFor(splits);
+    const int cluster = clusterSizeFor(splits, int(fill));
     return (splits + cluster - 1) / cluster * cluster;
 }
 
@@ -450,11 +478,13 @@ void launchDecode(const void* q, void* out, const void* kCache, const void* vCac
                   int splits, int fill, const AttentionShape& shape, float* partialO, float* partialLse,
                   unsigned* countersEnd, cudaStream_t stream)
 {
-    const dim3 grid(unsigned(splits), unsigned(headGroups(shape.numHeads, shape.numKvHeads)), unsigned(batch.numSeqs));
+    // Splits slowest: every sequence's first partition is dispatched before any CTA that may only
+    // exit (a short context under a long captured maximum), and clusters run along the splits.
+    const dim3 grid(unsigned(headGroups(shape.numHeads, shape.numKvHeads)), unsigned(batch.numSeqs), unsigned(splits));
     const int qStride = shape.qTokenStride > 0 ? shape.qTokenStride : shape.numHeads * HD;
     const float scaleLog2 = kLog2e / sqrtf(float(HD));
-    const int cluster = clusterSizeFor(splits);
-    launchDependentClustered(unsigned(cluster), paged_attention_decode_kernel<T, HD>, grid, dim3(kThreads), 0, stream,
+    const int cluster = clusterSizeFor(splits, fill);
+    launchDependentClustered(dim3(1, 1, unsigned(cluster)), paged_attention_decode_kernel<T, HD>, grid, dim3(kThreads), 0, stream,
                              static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache),
                              static_cast<const T*>(vCache), batch.contextLens, batch.blockTables, batch.maxBlocksPerSeq,
                              shape.numHeads, shape.numKvHeads, shape.blockSize, qStride, scaleLog2, partialO,

@@ -35,10 +35,10 @@ __device__ __forceinline__ void pdlAllowNext()
 }
 
 // kernel<<<grid, block, sharedBytes, stream>>>(args...) with the programmatic-serialization
-// attribute when supported, in clusters of clusterX CTAs along x when clusterX > 1 (the caller
-// checks threadBlockClustersSupported() and makes grid.x a multiple of clusterX).
+// attribute when supported, in thread-block clusters of `cluster` CTAs when that is more than one
+// (the caller checks threadBlockClustersSupported() and makes grid a multiple of cluster).
 template <typename... KernelArgs, typename... Args>
-void launchDependentClustered(unsigned clusterX, void (*kernel)(KernelArgs...), dim3 grid, dim3 block,
+void launchDependentClustered(dim3 cluster, void (*kernel)(KernelArgs...), dim3 grid, dim3 block,
                               size_t sharedBytes, cudaStream_t stream, Args&&... args)
 {
     cudaLaunchConfig_t config{};
@@ -53,11 +53,11 @@ void launchDependentClustered(unsigned clusterX, void (*kernel)(KernelArgs...), 
         attributes[count].val.programmaticStreamSerializationAllowed = 1;
         ++count;
     }
-    if (clusterX > 1) {
+    if (cluster.x * cluster.y * cluster.z > 1) {
         attributes[count].id = cudaLaunchAttributeClusterDimension;
-        attributes[count].val.clusterDim.x = clusterX;
-        attributes[count].val.clusterDim.y = 1;
-        attributes[count].val.clusterDim.z = 1;
+        attributes[count].val.clusterDim.x = cluster.x;
+        attributes[count].val.clusterDim.y = cluster.y;
+        attributes[count].val.clusterDim.z = cluster.z;
         ++count;
     }
     config.attrs = attributes;
@@ -69,7 +69,7 @@ template <typename... KernelArgs, typename... Args>
 void launchDependent(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t sharedBytes, cudaStream_t stream,
                      Args&&... args)
 {
-    launchDependentClustered(1u, kernel, grid, block, sharedBytes, stream, std::forward<Args>(args)...);
+    launchDependentClustered(dim3(1, 1, 1), kernel, grid, block, sharedBytes, stream, std::forward<Args>(args)...);
 }
 
 } // namespace brook::cuda

@@ -9,14 +9,19 @@
 //     top-k: the first k; top-p: the shortest prefix whose mass C (exact integer sum of w) has
 //     double(C) >= double(top_p) * double(mass of the candidates left); min-p: those with
 //     p >= min_p (p_max = 1).
-//   At least one token always survives. Then, with Z the kept mass and u = uniform(seed, step),
-//   the token is the first of the kept prefix with double(C) > u * double(Z) (the last kept
-//   token if rounding runs past the end).
+//   At least one token always survives; the kept set is always {candidates with key >= floor}
+//   (see makeKey), floor = 0 when no filter applies. Then, with Z the kept mass and
+//   u = uniform(seed, step), walk the kept tokens in vocabulary index order (ascending token
+//   id) with C the running mass (sum of w_j of the kept j <= i): the token is the first kept
+//   token with double(C) > u * double(Z); if none (rounding), the kept token with the highest
+//   index. The walk order does not change the distribution (an inverse CDF in any fixed order
+//   samples p / Z); index order lets the GPU split the walk over contiguous ranges.
 //   Masses are exact integers, so the draw does not depend on any summation order: any
 //   implementation of this definition picks the same token.
 // Nothing sorts the whole row: each (token, p) is packed in a 64-bit key whose integer order is
-// the candidate order, and cumulative-mass positions are found by radix selection on the keys
-// (11 bits a level) with a sort of the last few hundred keys only.
+// the candidate order; top-k is an nth_element, the top-p cut a radix selection on the keys
+// (11 bits a level) with a sort of the last few hundred keys only, and the draw one pass in
+// index order.
 #include "engine/sampler.h"
 
 #include "engine/sampler_math.h"
@@ -67,19 +72,16 @@ struct Crossing {
 };
 
 // Among `keys` that are >= `floor`, walking from the largest key down, returns the first element
-// at which the running mass C reaches `goal` (double(C) >= goal; strict: >). Radix selection
+// at which the running mass C reaches `goal` (double(C) >= goal), the top-p cut. Radix selection
 // narrows to one bucket per level, so the work is a few passes over shrinking sets plus one
 // small sort. Masses are exact, so the result is the definition's, whatever the summation order.
-Crossing findCrossing(const std::vector<uint64_t>& keys, uint64_t floor, double goal, bool strict, int weightShift)
+Crossing findCrossing(const std::vector<uint64_t>& keys, uint64_t floor, double goal, int weightShift)
 {
     constexpr int kBits = 11;
     constexpr size_t kBuckets = size_t{1} << kBits;
     constexpr size_t kSortBelow = 512;
     Scratch& s = scratch();
-    auto crosses = [&](uint64_t cumulative) {
-        const auto c = static_cast<double>(cumulative);
-        return strict ? c > goal : c >= goal;
-    };
+    auto crosses = [&](uint64_t cumulative) { return static_cast<double>(cumulative) >= goal; };
 
     std::vector<uint64_t>* subset = &s.subsetA;
     subset->clear();
@@ -203,18 +205,20 @@ int32_t drawToken(std::span<const float> logits, const SamplingParams& params, d
     keys.resize(count);
     if (keys.empty()) return argmax(logits);
 
+    // The kept set is always {candidate keys >= floor}: a prefix of the candidate order.
+    uint64_t floor = 0;
     if (params.topK > 0 && static_cast<size_t>(params.topK) < keys.size()) {
-        std::nth_element(keys.begin(), keys.begin() + params.topK, keys.end(), std::greater<>());
+        // The k-th largest key is the floor: the keys >= it are exactly the top k.
+        const auto kth = keys.begin() + (params.topK - 1);
+        std::nth_element(keys.begin(), kth, keys.end(), std::greater<>());
+        floor = *kth;
         keys.resize(static_cast<size_t>(params.topK));
         mass = 0;
         for (uint64_t key : keys) mass += keyWeight(key, shift);
     }
-
-    // The kept set is always {key >= floor}: a prefix of the candidate order.
-    uint64_t floor = 0;
     if (params.topP < 1.0f) {
         const double goal = static_cast<double>(std::max(params.topP, 0.0f)) * static_cast<double>(mass);
-        const Crossing cut = findCrossing(keys, floor, goal, false, shift);
+        const Crossing cut = findCrossing(keys, floor, goal, shift);
         floor = cut.key;
         mass = cut.cumulative;
     }
@@ -227,7 +231,19 @@ int32_t drawToken(std::span<const float> logits, const SamplingParams& params, d
         for (uint64_t key : keys)
             if (key >= floor) mass += keyWeight(key, shift);
     }
-    return keyToken(findCrossing(keys, floor, u * static_cast<double>(mass), true, shift).key);
+
+    // The draw: one pass in index order, recomputing each token's membership from probs.
+    const double target = u * static_cast<double>(mass);
+    uint64_t cumulative = 0;
+    int32_t last = 0;  // the highest kept index so far (some token is always kept)
+    for (size_t i = 0; i < probs.size(); ++i) {
+        const uint32_t p = probs[i];
+        if (p < minBits || makeKey(p, static_cast<int32_t>(i)) < floor) continue;
+        cumulative += samplerWeight(p, shift);
+        last = static_cast<int32_t>(i);
+        if (static_cast<double>(cumulative) > target) return last;
+    }
+    return last;  // rounding ran past the end
 }
 
 void fillLogprobs(SampleResult& result, std::span<const float> raw, int topN)

@@ -3,6 +3,8 @@
 // varied seeds and steps) the same token, the same penalised logits (bit for bit), logprobs
 // within 1e-4 and the same top-N ids. Both follow the draw defined in engine/sampler.cpp with
 // exact integer masses, so tokens must agree exactly: there is no tolerance for near-ties.
+// The draw walks kept tokens in index order split over warp and lane ranges, so rows whose mass
+// sits at the ends of the vocabulary or across those ranges' borders are checked too.
 // Also: repeated calls give the same results; a row's result does not depend on its batch.
 #include "cuda_test_support.h"
 
@@ -201,8 +203,11 @@ private slots:
     {
         QTest::addColumn<int>("vocab");
         QTest::addColumn<int>("rows");
+        QTest::newRow("tiny V") << 37 << 72;  // fewer tokens than warps: empty ranges
         QTest::newRow("small V") << 1000 << 144;
+        QTest::newRow("odd V") << 4099 << 72;
         QTest::newRow("ERNIE V") << kErnieVocab << 72;
+        QTest::newRow("ERNIE V, 256 rows") << kErnieVocab << 256;
     }
 
     void mixedBatchMatchesCpu()
@@ -278,7 +283,7 @@ private slots:
             r.logits[10] = 20.0f;
             r.logits[11] = 19.9f;
             r.params.frequencyPenalty = 0.2f;
-            r.params.temperature = 0.01f;
+            r.params.temperature = 0.002f;  // 10 (now 19.8) carries no weight: 11 whatever u is
             r.output = {10};
         });
         cuda::GpuSampler sampler(static_cast<int>(batch.size()), kVocab);
@@ -287,6 +292,49 @@ private slots:
         QCOMPARE(run.results.back().token, 11);
         const int32_t drawn = run.results[maskedRow].token;
         QVERIFY2(drawn % 2 == 1 && drawn != 1, qPrintable(QString("drew masked or NaN token %1").arg(drawn)));
+    }
+
+    void indexOrderDrawMatchesCpu()
+    {
+        BROOK_REQUIRE_GPU();
+        // ERNIE's V splits into 32 warp ranges of 3232 tokens and lane pieces of 101: put the
+        // mass at the ends of the row, on range borders, all on one token, or spread evenly.
+        constexpr int kVocab = kErnieVocab;
+        constexpr int kSeg = (kVocab + 31) / 32;
+        std::mt19937_64 rng(404);
+        std::vector<Row> batch;
+        auto add = [&](std::vector<float> logits, float temperature, int topK, float topP, float minP) {
+            for (int repeat = 0; repeat < 3; ++repeat) {  // three seeds each: different crossings
+                Row row;
+                row.logits = logits;
+                row.seed = rng();
+                row.step = static_cast<int>(rng() % 5000);
+                row.params.temperature = temperature;
+                row.params.topK = topK;
+                row.params.topP = topP;
+                row.params.minP = minP;
+                batch.push_back(std::move(row));
+            }
+        };
+        auto peaks = [&](std::vector<int> tokens, float base) {  // equal peaks over a low background
+            std::vector<float> logits(kVocab, base);
+            for (int t : tokens) logits[static_cast<size_t>(t)] = 10.0f;
+            return logits;
+        };
+        struct Filter { int topK; float topP; float minP; };
+        for (const Filter f : {Filter{0, 1.0f, 0.0f}, Filter{3, 1.0f, 0.0f}, Filter{0, 0.7f, 0.0f}, Filter{0, 1.0f, 0.5f}}) {
+            add(std::vector<float>(kVocab, 1.0f), 1.0f, f.topK, f.topP, f.minP);  // all tied
+            add(peaks({0}, -kInf), 1.0f, f.topK, f.topP, f.minP);               // one token has all the mass
+            add(peaks({kVocab - 1}, -200.0f), 1.0f, f.topK, f.topP, f.minP);     // the same, zero-weight rest
+            add(peaks({kSeg - 1, kSeg, 5 * kSeg + 100, 5 * kSeg + 101}, -3.0f), 0.9f, f.topK, f.topP, f.minP);
+            add(peaks({0, kVocab - 1}, 0.0f), 1.0f, f.topK, f.topP, f.minP);     // mass at both ends
+            add(randomRow(kVocab, rng), 1.0f, f.topK, f.topP, f.minP);           // temperature as models
+        }
+        cuda::GpuSampler sampler(static_cast<int>(batch.size()), kVocab);
+        const GpuRun run = runGpu(sampler, pointers(batch), kVocab);
+        expectMatchesCpu(pointers(batch), run, kVocab);
+        QCOMPARE(run.results[3].token, 0);  // one token has all the mass: rows 3..5 (no filter)
+        QCOMPARE(run.results[6].token, kVocab - 1);
     }
 
     void seedAndStepVaryTheDraw()
@@ -349,7 +397,8 @@ private slots:
         cuda::GpuSampler sampler(kRows, kErnieVocab);
         struct Setting { const char* name; float temperature; int topK; float topP; };
         for (const Setting s : {Setting{"greedy", 0.0f, 0, 1.0f}, Setting{"temperature", 1.0f, 0, 1.0f},
-                                Setting{"top-k 50 + top-p 0.9", 0.8f, 50, 0.9f}, Setting{"top-p 0.95", 0.8f, 0, 0.95f}}) {
+                                Setting{"top-k 50", 0.8f, 50, 1.0f}, Setting{"top-k 50 + top-p 0.9", 0.8f, 50, 0.9f},
+                                Setting{"top-p 0.95", 0.8f, 0, 0.95f}}) {
             SamplingParams params;
             params.temperature = s.temperature;
             params.topK = s.topK;

@@ -1,5 +1,6 @@
-// Tests for Sampler: every option against a plain reference (full sorts, double precision),
-// empirical frequencies against the softmax, and the (seed, step) determinism the GPU relies on.
+// Tests for Sampler: every option against a plain reference (full sorts, double precision, the
+// draw's index-order walk written out), empirical frequencies against the softmax, and the
+// (seed, step) determinism the GPU relies on.
 #include "engine/sampler.h"
 #include "engine/sampler_math.h"
 
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <random>
@@ -17,6 +19,8 @@
 using namespace brook;
 
 namespace {
+
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
 
 std::vector<float> randomLogits(size_t vocab, uint32_t seed, float scale = 3.0f)
 {
@@ -67,9 +71,30 @@ void expectFrequencies(const std::vector<double>& freq, const std::vector<double
     }
 }
 
+// The inverse-CDF walk of the definition over `walk` (token ids in walking order): the first
+// kept token whose running mass C has double(C) > u * double(Z), else the last kept one walked.
+int32_t walkDraw(const std::vector<uint64_t>& w, const std::vector<bool>& kept, const std::vector<int32_t>& walk, double u)
+{
+    uint64_t mass = 0;
+    for (int32_t token : walk)
+        if (kept[token]) mass += w[token];
+    const double target = u * static_cast<double>(mass);
+    uint64_t cumulative = 0;
+    int32_t last = -1;
+    for (int32_t token : walk) {
+        if (!kept[token]) continue;
+        cumulative += w[token];
+        last = token;
+        if (static_cast<double>(cumulative) > target) return token;
+    }
+    return last;
+}
+
 // The documented algorithm (sampler.cpp's header: probabilities from samplerProbBits, exact
-// integer weights) with full sorts, to check the lazy partial sorts against.
-int32_t referenceDraw(const std::vector<float>& logits, const SamplingParams& params, uint64_t seed, int step)
+// integer weights) with full sorts, to check the lazy partial sorts against. `descending`:
+// the draw walks the kept tokens by probability instead of by index (the old definition).
+int32_t referenceDraw(const std::vector<float>& logits, const SamplingParams& params, uint64_t seed, int step,
+                      bool descending = false)
 {
     const float maxLogit = *std::max_element(logits.begin(), logits.end());
     const float maxScaled = maxLogit / params.temperature;
@@ -103,15 +128,12 @@ int32_t referenceDraw(const std::vector<float>& logits, const SamplingParams& pa
         while (i < kept && p[order[i]] >= params.minP) ++i;
         kept = i;
     }
-    uint64_t mass = 0;
-    for (size_t i = 0; i < kept; ++i) mass += w[order[i]];
-    const double target = Sampler::uniform(seed, step) * static_cast<double>(mass);
-    uint64_t cumulative = 0;
-    for (size_t i = 0; i < kept; ++i) {
-        cumulative += w[order[i]];
-        if (target < static_cast<double>(cumulative)) return order[i];
-    }
-    return order[kept - 1];
+    std::vector<bool> isKept(logits.size(), false);
+    for (size_t i = 0; i < kept; ++i) isKept[order[i]] = true;
+    std::vector<int32_t> walk(logits.size());
+    std::iota(walk.begin(), walk.end(), 0);  // vocabulary index order
+    if (descending) walk = order;
+    return walkDraw(w, isKept, walk, Sampler::uniform(seed, step));
 }
 
 // splitmix64 written out from the header comment of sampler.cpp.
@@ -472,6 +494,65 @@ private slots:
             });
         for (auto& thread : threads) thread.join();
         for (const auto& result : got) QCOMPARE(result, expected);
+    }
+
+    void drawWalksKeptTokensInIndexOrder()
+    {
+        // Hand-built rows: probabilities not in index order, ties, and one token with all the mass.
+        const std::vector<std::vector<float>> rows = {
+            {0.5f, 2.0f, 1.0f, 3.0f, -1.0f}, {1.0f, 1.0f, 1.0f, 1.0f, 1.0f}, {0.0f, -200.0f, -200.0f, -200.0f, -200.0f},
+            {-1.0f, 2.0f, 2.0f, -kInfinity, 0.25f}};
+        struct Variant { float temperature; int topK; float topP; float minP; };
+        const std::vector<Variant> variants = {{1.0f, 0, 1.0f, 0.0f},  {0.7f, 0, 1.0f, 0.0f},  {1.0f, 2, 1.0f, 0.0f},
+                                               {1.0f, 3, 1.0f, 0.0f},  {1.0f, 0, 0.5f, 0.0f},  {1.3f, 0, 0.8f, 0.0f},
+                                               {1.0f, 0, 1.0f, 0.2f},  {1.0f, 4, 0.9f, 0.05f}, {2.0f, 0, 0.95f, 0.3f}};
+        for (size_t r = 0; r < rows.size(); ++r) {
+            for (const Variant& v : variants) {
+                SamplingParams params;
+                params.temperature = v.temperature;
+                params.topK = v.topK;
+                params.topP = v.topP;
+                params.minP = v.minP;
+                for (uint64_t seed : {1ull, 77ull, 0xDEADBEEFull})
+                    for (int step = 0; step < 400; ++step)
+                        QCOMPARE(draw(rows[r], params, seed, step), referenceDraw(rows[r], params, seed, step));
+            }
+        }
+
+        // The walk is by index, not by probability: with u * Z below token 0's mass the draw is
+        // token 0, the fourth most likely; the old descending walk would give token 3.
+        const std::vector<float>& row = rows[0];
+        const int shift = samplerWeightShift(5);
+        std::vector<uint64_t> w;
+        for (float x : row) w.push_back(samplerWeight(samplerProbBits(x - 3.0f), shift));
+        const uint64_t total = std::accumulate(w.begin(), w.end(), uint64_t{0});
+        SamplingParams plain;
+        int lowU = 0, highU = 0, differ = 0;
+        for (int step = 0; step < 5000; ++step) {
+            const double target = Sampler::uniform(3, step) * static_cast<double>(total);
+            const int32_t token = draw(row, plain, 3, step);
+            if (target < static_cast<double>(w[0])) {
+                QCOMPARE(token, 0);
+                ++lowU;
+            }
+            if (target >= static_cast<double>(total - w[4])) {
+                QCOMPARE(token, 4);  // the least likely token is last in index order
+                ++highU;
+            }
+            differ += token != referenceDraw(row, plain, 3, step, true);
+        }
+        QVERIFY(lowU > 100 && highU > 10);
+        QVERIFY(differ > 1000);  // the two walks really are different functions of u
+
+        // Same distribution as the softmax (and as the descending walk): 20,000 draws.
+        constexpr int kDraws = 20000;
+        expectFrequencies(frequencies(row, plain, kDraws), softmax(row), kDraws);
+        SamplingParams topK;
+        topK.topK = 3;  // keeps tokens 1, 2, 3: renormalised softmax over them
+        auto expected = softmax({row[1], row[2], row[3]});
+        expectFrequencies(frequencies(row, topK, kDraws), {0.0, expected[0], expected[1], expected[2], 0.0}, kDraws);
+        expectFrequencies(frequencies(rows[1], plain, kDraws), std::vector<double>(5, 0.2), kDraws);
+        expectFrequencies(frequencies(rows[2], plain, 2000), {1.0, 0.0, 0.0, 0.0, 0.0}, 2000);
     }
 
     void fullVocabularyRow()
