@@ -21,37 +21,69 @@ __device__ inline float element(const uint4& raw, int i)
     return toFloat(reinterpret_cast<const T*>(&raw)[i]);
 }
 
+// What the RmsNorm prologue reads that no kernel writes: this thread's norm weights, loaded
+// before the PDL wait so the prologue's chain after it is the residual load and one barrier.
+constexpr int kNormPerThread = kMaxK / 4 / (kWarps * 32);  // float4s per thread and row
+
+template <typename T, SkinnyPrologue P> struct PrologueConstants {
+    __device__ void load(const T*, int) {}
+};
+template <typename T> struct PrologueConstants<T, SkinnyPrologue::RmsNorm> {
+    uint2 weight[kNormPerThread];  // 4 norm weights per float4 of the row
+    __device__ void load(const T* normWeight, int K)
+    {
+#pragma unroll
+        for (int j = 0; j < kNormPerThread; ++j) {
+            const int v = threadIdx.x + j * kWarps * 32;
+            weight[j] = v < K / 4 ? __ldg(reinterpret_cast<const uint2*>(normWeight) + v) : make_uint2(0, 0);
+        }
+    }
+};
+
 // Fills xs [M, K] (element type) with f(x) for the prologue. Vector loads, each thread's loads
 // issued together: at batch 1 the prologue is a chain of memory round trips on the critical
 // path, so the fewer the better (K <= kMaxK = 4096: at most 2 float4 / uint4 per thread and row).
 template <typename T, int M, SkinnyPrologue P>
-__device__ void fillRows(const void* x, const T* normWeight, float eps, T* xs, int K)
+__device__ void fillRows(const void* x, const PrologueConstants<T, P>& constants, float eps, T* xs, int K)
 {
     if constexpr (P == SkinnyPrologue::None) {
         const uint4* src = static_cast<const uint4*>(x);
         uint4* dst = reinterpret_cast<uint4*>(xs);
         for (int i = threadIdx.x; i < M * K / 8; i += blockDim.x) dst[i] = src[i];
     } else if constexpr (P == SkinnyPrologue::SiluMul) {
-        // x = gate | up rows of 2K; 8 elements per uint4.
+        // x = gate | up rows of 2K; 8 elements per uint4. Up to kLoads vectors' loads in flight
+        // per thread before any arithmetic (K = 3072 at M = 1 is 1.5 per thread).
+        constexpr int kLoads = 4;
         const int vectorsPerRow = K / 8;
-        for (int i = threadIdx.x; i < M * vectorsPerRow; i += blockDim.x) {
-            const int m = i / vectorsPerRow, v = i % vectorsPerRow;
-            const uint4* row = static_cast<const uint4*>(x) + int64_t(m) * 2 * vectorsPerRow;
-            const uint4 g = row[v], u = row[vectorsPerRow + v];
-            uint4 result;
-            T* r = reinterpret_cast<T*>(&result);
+        for (int first = threadIdx.x; first < M * vectorsPerRow; first += kLoads * blockDim.x) {
+            uint4 g[kLoads], u[kLoads];
 #pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                const float gj = element<T>(g, j);
-                r[j] = fromFloat<T>(gj / (1.0f + __expf(-gj)) * element<T>(u, j));
+            for (int k = 0; k < kLoads; ++k) {
+                const int i = first + k * blockDim.x;
+                if (i >= M * vectorsPerRow) break;
+                const int m = i / vectorsPerRow, v = i % vectorsPerRow;
+                const uint4* row = static_cast<const uint4*>(x) + int64_t(m) * 2 * vectorsPerRow;
+                g[k] = row[v];
+                u[k] = row[vectorsPerRow + v];
             }
-            reinterpret_cast<uint4*>(xs)[i] = result;
+#pragma unroll
+            for (int k = 0; k < kLoads; ++k) {
+                const int i = first + k * blockDim.x;
+                if (i >= M * vectorsPerRow) break;
+                uint4 result;
+                T* r = reinterpret_cast<T*>(&result);
+#pragma unroll
+                for (int j = 0; j < 8; ++j) {
+                    const float gj = element<T>(g[k], j);
+                    r[j] = fromFloat<T>(gj / (1.0f + __expf(-gj)) * element<T>(u[k], j));
+                }
+                reinterpret_cast<uint4*>(xs)[i] = result;
+            }
         }
     } else {
         // fp32 residual rows: float4 loads kept in registers for the second pass.
-        constexpr int kPerThread = kMaxK / 4 / (kWarps * 32);  // float4s per thread and row
+        constexpr int kPerThread = kNormPerThread;
         __shared__ float partial[kWarps][M];
-        __shared__ float scale[M];
         const float4* rows = static_cast<const float4*>(x);
         const int vectorsPerRow = K / 4;
         float4 values[M][kPerThread];
@@ -74,18 +106,20 @@ __device__ void fillRows(const void* x, const T* normWeight, float eps, T* xs, i
             if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32][m] = sum;
         }
         __syncthreads();
-        if (threadIdx.x < M) {
+        // Every thread sums the 8 warp partials itself (same order everywhere): no second barrier.
+        float scale[M];
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
             float total = 0.0f;
-            for (int w = 0; w < kWarps; ++w) total += partial[w][threadIdx.x];
-            scale[threadIdx.x] = rsqrtf(total / float(K) + eps);
+#pragma unroll
+            for (int w = 0; w < kWarps; ++w) total += partial[w][m];
+            scale[m] = rsqrtf(total / float(K) + eps);
         }
-        __syncthreads();
 #pragma unroll
         for (int j = 0; j < kPerThread; ++j) {
             const int v = threadIdx.x + j * kWarps * 32;
             if (v >= vectorsPerRow) continue;
-            const uint2 wraw = reinterpret_cast<const uint2*>(normWeight)[v];  // 4 weights
-            const T* w4 = reinterpret_cast<const T*>(&wraw);
+            const T* w4 = reinterpret_cast<const T*>(&constants.weight[j]);
 #pragma unroll
             for (int m = 0; m < M; ++m) {
                 const float4 a = values[m][j];
@@ -102,12 +136,28 @@ __device__ void fillRows(const void* x, const T* normWeight, float eps, T* xs, i
     }
 }
 
-// RoPE + cache write of one (even, odd) column pair of row m, values already rounded to T.
-template <typename T>
-__device__ void ropeEpilogue(const SkinnyRope& r, int m, int column, T x0, T x1)
+// What the RoPE epilogue reads from host-uploaded step inputs and constants for row m and this
+// warp's column pair, loaded before the PDL wait (the epilogue's loads would otherwise be a
+// dependent round trip at the very end of the kernel).
+struct RopeRowInputs {
+    int slot;
+    float angle; // position * inverse frequency of the pair
+};
+
+__device__ inline RopeRowInputs ropeRowInputs(const SkinnyRope& r, int m, int column)
 {
     const int qDim = r.numHeads * r.headDim, kvDim = r.numKvHeads * r.headDim;
-    const int slot = r.slotMapping[m];
+    RopeRowInputs in{r.slotMapping[m], 0.0f};
+    if (column < qDim + kvDim) in.angle = float(r.positions[m]) * r.invFreq[(column % r.headDim) / 2];
+    return in;
+}
+
+// RoPE + cache write of one (even, odd) column pair of row m, values already rounded to T.
+template <typename T>
+__device__ void ropeEpilogue(const SkinnyRope& r, const RopeRowInputs& in, int m, int column, T x0, T x1)
+{
+    const int qDim = r.numHeads * r.headDim, kvDim = r.numKvHeads * r.headDim;
+    const int slot = in.slot;
     if (column >= qDim + kvDim) {  // v: no rotation
         if (slot < 0) return;
         T* dst = static_cast<T*>(r.vCache) + int64_t(slot) * kvDim + (column - qDim - kvDim);
@@ -115,9 +165,8 @@ __device__ void ropeEpilogue(const SkinnyRope& r, int m, int column, T x0, T x1)
         dst[1] = x1;
         return;
     }
-    const int i = (column % r.headDim) / 2;
     float s, c;
-    sincosf(float(r.positions[m]) * r.invFreq[i], &s, &c);
+    sincosf(in.angle, &s, &c);
     const float f0 = toFloat(x0), f1 = toFloat(x1);
     const T r0 = fromFloat<T>(f0 * c - f1 * s);
     const T r1 = fromFloat<T>(f1 * c + f0 * s);
@@ -132,8 +181,11 @@ __device__ void ropeEpilogue(const SkinnyRope& r, int m, int column, T x0, T x1)
     dst[1] = r1;
 }
 
-template <typename T, int M, typename Out, SkinnyPrologue P, int kColumnsPerWarp, bool kRope>
-__global__ void __launch_bounds__(kWarps * 32)
+// kOneRound: the whole weight row fits the first round of loads (K <= 8 * 32 * kUnroll = 1024),
+// so no second register buffer: at M = 1 three blocks then fit per SM and the 384 blocks of
+// ERNIE's gate|up GEMV run in one wave, every block's weights loaded before the PDL wait.
+template <typename T, int M, typename Out, SkinnyPrologue P, int kColumnsPerWarp, bool kRope, bool kOneRound>
+__global__ void __launch_bounds__(kWarps * 32, (M == 1 && kOneRound) ? 3 : 1)
 skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __restrict__ out, int N, int K,
                    bool accumulate, const T* __restrict__ normWeight, float eps, SkinnyRope rope)
 {
@@ -158,8 +210,27 @@ skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __r
 #pragma unroll
         for (int c = 0; c < kColumnsPerWarp; ++c) current[u][c] = v < vectors ? __ldg(rows[c] + v) : make_uint4(0, 0, 0, 0);
     }
+    PrologueConstants<T, P> constants;
+    constants.load(normWeight, K);
+    RopeRowInputs ropeIn[kRope ? M : 1];
+    if constexpr (kRope) {
+        if (lane == 0 && column0 + 1 < N) {
+#pragma unroll
+            for (int m = 0; m < M; ++m) ropeIn[m] = ropeRowInputs(rope, m, column0);
+        }
+    }
     pdlWaitForPrevious();
-    fillRows<T, M, P>(x, normWeight, eps, xs, K);
+    // The residual this launch adds to was written by an earlier kernel: read it now, beside the
+    // prologue, not as a round trip after the main loop.
+    float previous[kColumnsPerWarp][M];
+    if (accumulate && lane == 0) {
+#pragma unroll
+        for (int c = 0; c < kColumnsPerWarp; ++c)
+#pragma unroll
+            for (int m = 0; m < M; ++m)
+                previous[c][m] = column0 + c < N ? toFloat(out[int64_t(m) * N + column0 + c]) : 0.0f;
+    }
+    fillRows<T, M, P>(x, constants, eps, xs, K);
     __syncthreads();
 
     float acc[kColumnsPerWarp][M];
@@ -169,13 +240,16 @@ skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __r
         for (int m = 0; m < M; ++m) acc[c][m] = 0.0f;
 
     for (int base = 0; base < vectors; base += 32 * kUnroll) {
-        uint4 next[kUnroll][kColumnsPerWarp];
-        const int nextBase = base + 32 * kUnroll;
+        uint4 next[kOneRound ? 1 : kUnroll][kColumnsPerWarp];
+        if constexpr (!kOneRound) {
+            const int nextBase = base + 32 * kUnroll;
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            const int v = nextBase + u * 32 + lane;
+            for (int u = 0; u < kUnroll; ++u) {
+                const int v = nextBase + u * 32 + lane;
 #pragma unroll
-            for (int c = 0; c < kColumnsPerWarp; ++c) next[u][c] = v < vectors ? __ldg(rows[c] + v) : make_uint4(0, 0, 0, 0);
+                for (int c = 0; c < kColumnsPerWarp; ++c)
+                    next[u][c] = v < vectors ? __ldg(rows[c] + v) : make_uint4(0, 0, 0, 0);
+            }
         }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
@@ -192,10 +266,12 @@ skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __r
                 }
             }
         }
+        if constexpr (!kOneRound) {
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u)
+            for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
-            for (int c = 0; c < kColumnsPerWarp; ++c) current[u][c] = next[u][c];
+                for (int c = 0; c < kColumnsPerWarp; ++c) current[u][c] = next[u][c];
+        }
     }
 #pragma unroll
     for (int c = 0; c < kColumnsPerWarp; ++c)
@@ -208,7 +284,7 @@ skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __r
         if (lane == 0 && column0 + 1 < N) {
 #pragma unroll
             for (int m = 0; m < M; ++m)
-                ropeEpilogue<T>(rope, m, column0, fromFloat<T>(acc[0][m]), fromFloat<T>(acc[1][m]));
+                ropeEpilogue<T>(rope, ropeIn[m], m, column0, fromFloat<T>(acc[0][m]), fromFloat<T>(acc[1][m]));
         }
         return;
     }
@@ -219,9 +295,7 @@ skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __r
             if (column >= N) break;
 #pragma unroll
             for (int m = 0; m < M; ++m) {
-                Out* dst = out + int64_t(m) * N + column;
-                const float value = acc[c][m] + (accumulate ? toFloat(*dst) : 0.0f);
-                *dst = fromFloat<Out>(value);
+                out[int64_t(m) * N + column] = fromFloat<Out>(acc[c][m] + (accumulate ? previous[c][m] : 0.0f));
             }
         }
     }
@@ -245,7 +319,10 @@ void launchColumns(const Launch& l)
     const int columnsPerBlock = kWarps * kColumnsPerWarp;
     const int blocks = (l.N + columnsPerBlock - 1) / columnsPerBlock;
     const size_t sharedBytes = size_t(M) * l.K * sizeof(T);
-    auto kernel = skinny_gemm_kernel<T, M, Out, P, kColumnsPerWarp, kRope>;
+    auto kernel = skinny_gemm_kernel<T, M, Out, P, kColumnsPerWarp, kRope, false>;
+    if constexpr (M <= 2 && kColumnsPerWarp == 2) {
+        if (l.K / 8 <= 32 * kUnroll) kernel = skinny_gemm_kernel<T, M, Out, P, kColumnsPerWarp, kRope, true>;
+    }
     if (sharedBytes > 48 * 1024)
         BROOK_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes)));
     launchDependent(kernel, dim3(blocks), dim3(kWarps * 32), sharedBytes, l.stream, l.x, static_cast<const T*>(l.w),
