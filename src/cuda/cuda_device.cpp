@@ -62,4 +62,13 @@ bool threadBlockClustersSupported()
     return supported;
 }
 
+int pdlEarlyWait()
+{
+    static const int mask = [] {
+        const char* on = std::getenv("BROOK_PDL_EARLY_WAIT");
+        return on && *on ? int(std::strtol(on, nullptr, 0)) : 0;
+    }();
+    return mask;
+}
+
 } // namespace brook::cuda

@@ -16,5 +16,10 @@ bool pdlSupported();
 // Whether kernels may be launched in thread-block clusters that share shared memory (sm_90 and
 // newer), unless the environment sets BROOK_NO_CLUSTERS=1. Decided once per process.
 bool threadBlockClustersSupported();
+// BROOK_PDL_EARLY_WAIT=mask: kernels launched as programmatic dependents wait for the previous
+// kernel before the work they may do ahead of the wait (pdl.cuh): bit 0 decode attention, bit 1
+// the skinny GEMV (all of it), bit 2 the skinny GEMV's RoPE inputs only. An A/B switch for what
+// that early work buys and for hunting ordering bugs. Decided once per process.
+int pdlEarlyWait();
 
 } // namespace brook::cuda

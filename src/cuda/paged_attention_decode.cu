@@ -165,7 +165,7 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
                               const int32_t* __restrict__ blockTables, int maxBlocksPerSeq, int numHeads,
                               int numKvHeads, int blockSize, int qTokenStride, float scaleLog2,
                               float* __restrict__ partialO, float* __restrict__ partialLse,
-                              unsigned* __restrict__ countersEnd, int fillSplits, int clusterSize)
+                              unsigned* __restrict__ countersEnd, int fillSplits, int clusterSize, int earlyWait)
 {
     constexpr int S = smemStride<HD>();
     constexpr int kMergeStride = HD + 4; // floats; the lanes' scalar stores hit 32 distinct banks
@@ -181,6 +181,7 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
     T* ks = reinterpret_cast<T*>(smem);
     T* vs = ks + kTileKeys * S;
     pdlAllowNext();
+    if (earlyWait) pdlWaitForPrevious();
     // Before the PDL wait only what the host uploaded (context lengths, block tables) and cache
     // positions written by earlier steps may be read: everything but this step's new token
     // (position ctx - 1), which the qkv kernel before us is writing.
@@ -238,8 +239,8 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
                                              : nullptr;
 #pragma unroll
             for (int kk = 0; kk < HD / 16; ++kk) {
-                qb[kk][0] = qRow ? __ldg(qRow + kk * 8 + t) : 0u;
-                qb[kk][1] = qRow ? __ldg(qRow + kk * 8 + t + 4) : 0u;
+                qb[kk][0] = qRow ? __ldcg(qRow + kk * 8 + t) : 0u;
+                qb[kk][1] = qRow ? __ldcg(qRow + kk * 8 + t + 4) : 0u;
             }
         }
 
@@ -488,7 +489,7 @@ void launchDecode(const void* q, void* out, const void* kCache, const void* vCac
                              static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache),
                              static_cast<const T*>(vCache), batch.contextLens, batch.blockTables, batch.maxBlocksPerSeq,
                              shape.numHeads, shape.numKvHeads, shape.blockSize, qStride, scaleLog2, partialO,
-                             partialLse, countersEnd, fill, cluster);
+                             partialLse, countersEnd, fill, cluster, pdlEarlyWait() & 1);
 }
 
 } // namespace

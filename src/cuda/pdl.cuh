@@ -5,6 +5,10 @@
 // so a layer's weight stream starts during the previous kernel's tail instead of after a full
 // drain and launch (about a hundred kernel boundaries per decode step at batch 1).
 // Each kernel calls pdlAllowNext() early so the next launch is not held back until it exits.
+// After the wait, read what earlier kernels wrote with __ldcg (L2), never through L1 (plain or
+// __ldg loads): kernels overlap on an SM, and a line an earlier kernel cached in that SM's L1
+// can be stale once a later kernel rewrites it. Measured: with plain loads of the residual,
+// logits drifted (test_cuda_backend) once three GEMV blocks fit per SM; with __ldcg they match.
 // Safe transitively: kernel N+1 cannot finish before its wait returned, i.e. before kernel N
 // finished, so kernel N+2's wait also covers kernel N. Captured into CUDA graphs as
 // programmatic edges. On GPUs older than sm_90 both calls compile to nothing and launches are

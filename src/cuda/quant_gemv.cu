@@ -63,7 +63,7 @@ __device__ void fillRows(const void* x, const T* normWeight, float eps, float* x
             const uint4* src = static_cast<const uint4*>(x) + int64_t(m) * vectors;
             float4* row = reinterpret_cast<float4*>(xs + m * K);
             for (int i = threadIdx.x; i < vectors; i += blockDim.x) {
-                const uint4 raw = src[i];
+                const uint4 raw = __ldcg(src + i);
                 const T* e = reinterpret_cast<const T*>(&raw);
                 row[swizzledUnit<BITS>(2 * i)] = make_float4(toFloat(e[0]), toFloat(e[1]), toFloat(e[2]), toFloat(e[3]));
                 row[swizzledUnit<BITS>(2 * i + 1)] = make_float4(toFloat(e[4]), toFloat(e[5]), toFloat(e[6]), toFloat(e[7]));
@@ -76,7 +76,7 @@ __device__ void fillRows(const void* x, const T* normWeight, float eps, float* x
         for (int i = threadIdx.x; i < M * vectors; i += blockDim.x) {
             const int m = i / vectors, v = i % vectors;
             const uint4* row = static_cast<const uint4*>(x) + int64_t(m) * 2 * vectors;
-            const uint4 graw = row[v], uraw = row[vectors + v];
+            const uint4 graw = __ldcg(row + v), uraw = __ldcg(row + vectors + v);
             const T* g = reinterpret_cast<const T*>(&graw);
             const T* u = reinterpret_cast<const T*>(&uraw);
             float f[8];
@@ -90,7 +90,7 @@ __device__ void fillRows(const void* x, const T* normWeight, float eps, float* x
             out[swizzledUnit<BITS>(2 * v + 1)] = make_float4(f[4], f[5], f[6], f[7]);
         }
     } else {
-        // fp32 residual rows, float4 loads; the second pass re-reads them from L1.
+        // fp32 residual rows, float4 loads from L2 (see pdl.cuh on L1); the second pass re-reads them.
         const float4* residual = static_cast<const float4*>(x);
         const int vectors = K / 4;
         __shared__ float partial[kWarps][M];
@@ -100,7 +100,7 @@ __device__ void fillRows(const void* x, const T* normWeight, float eps, float* x
             float sum = 0.0f;
 #pragma unroll 4
             for (int v = threadIdx.x; v < vectors; v += blockDim.x) {
-                const float4 a = residual[int64_t(m) * vectors + v];
+                const float4 a = __ldcg(residual + int64_t(m) * vectors + v);
                 sum += a.x * a.x + a.y * a.y + a.z * a.z + a.w * a.w;
             }
             for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
@@ -115,7 +115,7 @@ __device__ void fillRows(const void* x, const T* normWeight, float eps, float* x
         __syncthreads();
         for (int i = threadIdx.x; i < M * vectors; i += blockDim.x) {
             const int m = i / vectors, v = i % vectors;
-            const float4 a = residual[int64_t(m) * vectors + v];
+            const float4 a = __ldcg(residual + int64_t(m) * vectors + v);
             const uint2 wraw = reinterpret_cast<const uint2*>(normWeight)[v];  // 4 weights
             const T* w4 = reinterpret_cast<const T*>(&wraw);
             const float sm = scale[m];
@@ -220,7 +220,7 @@ __device__ inline void finishRow(float (&acc)[M], Out* out, const GemvArgs& a, i
         for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
         if (lane == m) {
             Out* dst = out + int64_t(m) * a.N + row;
-            *dst = fromFloat<Out>(v + (a.accumulate ? toFloat(*dst) : 0.0f));
+            *dst = fromFloat<Out>(v + (a.accumulate ? toFloat(__ldcg(dst)) : 0.0f));
         }
         acc[m] = 0.0f;
     }

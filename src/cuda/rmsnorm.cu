@@ -40,9 +40,9 @@ __global__ void add_rmsnorm_kernel(float* __restrict__ residual, const T* __rest
     float sumSquares = 0.0f;
     int n = 0;
     for (int i = threadIdx.x; i < H; i += kThreads, ++n) {
-        float v = x[i];
+        float v = __ldcg(x + i);
         if (delta) {
-            v += toFloat(delta[int64_t(row) * H + i]);
+            v += toFloat(__ldcg(delta + int64_t(row) * H + i));
             x[i] = v;
         }
         values[n] = v;

@@ -49,7 +49,7 @@ __device__ void fillRows(const void* x, const PrologueConstants<T, P>& constants
     if constexpr (P == SkinnyPrologue::None) {
         const uint4* src = static_cast<const uint4*>(x);
         uint4* dst = reinterpret_cast<uint4*>(xs);
-        for (int i = threadIdx.x; i < M * K / 8; i += blockDim.x) dst[i] = src[i];
+        for (int i = threadIdx.x; i < M * K / 8; i += blockDim.x) dst[i] = __ldcg(src + i);
     } else if constexpr (P == SkinnyPrologue::SiluMul) {
         // x = gate | up rows of 2K; 8 elements per uint4. Up to kLoads vectors' loads in flight
         // per thread before any arithmetic (K = 3072 at M = 1 is 1.5 per thread).
@@ -63,8 +63,8 @@ __device__ void fillRows(const void* x, const PrologueConstants<T, P>& constants
                 if (i >= M * vectorsPerRow) break;
                 const int m = i / vectorsPerRow, v = i % vectorsPerRow;
                 const uint4* row = static_cast<const uint4*>(x) + int64_t(m) * 2 * vectorsPerRow;
-                g[k] = row[v];
-                u[k] = row[vectorsPerRow + v];
+                g[k] = __ldcg(row + v);
+                u[k] = __ldcg(row + vectorsPerRow + v);
             }
 #pragma unroll
             for (int k = 0; k < kLoads; ++k) {
@@ -92,7 +92,7 @@ __device__ void fillRows(const void* x, const PrologueConstants<T, P>& constants
 #pragma unroll
             for (int j = 0; j < kPerThread; ++j) {
                 const int v = threadIdx.x + j * kWarps * 32;
-                values[m][j] = v < vectorsPerRow ? rows[int64_t(m) * vectorsPerRow + v] : make_float4(0, 0, 0, 0);
+                values[m][j] = v < vectorsPerRow ? __ldcg(rows + int64_t(m) * vectorsPerRow + v) : make_float4(0, 0, 0, 0);
             }
 #pragma unroll
         for (int m = 0; m < M; ++m) {
@@ -187,12 +187,13 @@ __device__ void ropeEpilogue(const SkinnyRope& r, const RopeRowInputs& in, int m
 template <typename T, int M, typename Out, SkinnyPrologue P, int kColumnsPerWarp, bool kRope, bool kOneRound>
 __global__ void __launch_bounds__(kWarps * 32, (M == 1 && kOneRound) ? 3 : 1)
 skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __restrict__ out, int N, int K,
-                   bool accumulate, const T* __restrict__ normWeight, float eps, SkinnyRope rope)
+                   bool accumulate, const T* __restrict__ normWeight, float eps, SkinnyRope rope, int earlyWait)
 {
     static_assert(!kRope || kColumnsPerWarp == 2, "the RoPE epilogue needs both columns of a pair in one warp");
     extern __shared__ __align__(16) unsigned char shared[];
     T* xs = reinterpret_cast<T*>(shared);  // [M, K]
     pdlAllowNext();
+    if (earlyWait & 2) pdlWaitForPrevious();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int column0 = (blockIdx.x * kWarps + warp) * kColumnsPerWarp;
     const uint4* rows[kColumnsPerWarp];
@@ -213,6 +214,7 @@ skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __r
     PrologueConstants<T, P> constants;
     constants.load(normWeight, K);
     RopeRowInputs ropeIn[kRope ? M : 1];
+    if (earlyWait & 4) pdlWaitForPrevious();
     if constexpr (kRope) {
         if (lane == 0 && column0 + 1 < N) {
 #pragma unroll
@@ -228,7 +230,7 @@ skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __r
         for (int c = 0; c < kColumnsPerWarp; ++c)
 #pragma unroll
             for (int m = 0; m < M; ++m)
-                previous[c][m] = column0 + c < N ? toFloat(out[int64_t(m) * N + column0 + c]) : 0.0f;
+                previous[c][m] = column0 + c < N ? toFloat(__ldcg(out + int64_t(m) * N + column0 + c)) : 0.0f;
     }
     fillRows<T, M, P>(x, constants, eps, xs, K);
     __syncthreads();
@@ -327,7 +329,7 @@ void launchColumns(const Launch& l)
         BROOK_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes)));
     launchDependent(kernel, dim3(blocks), dim3(kWarps * 32), sharedBytes, l.stream, l.x, static_cast<const T*>(l.w),
                     static_cast<Out*>(l.out), l.N, l.K, l.accumulate, static_cast<const T*>(l.normWeight), l.eps,
-                    l.rope ? *l.rope : SkinnyRope{});
+                    l.rope ? *l.rope : SkinnyRope{}, pdlEarlyWait());
 }
 
 template <typename T, typename Out, int M, SkinnyPrologue P>
