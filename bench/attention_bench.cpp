@@ -7,6 +7,7 @@
 //         from HBM, as in a real step where the layer's weights have streamed through L2 since.
 // GB/s counts the K/V bytes a launch must read. BROOK_NO_CLUSTERS=1 turns thread-block
 // clusters off (workspace merge instead) for an A/B. Usage: attention_bench [maxContextLen (4096)]
+#include "cuda_graph_timer.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
 #include "cuda/paged_attention.h"
@@ -29,33 +30,7 @@ constexpr int kHeads = 16, kKvHeads = 2, kHeadDim = 128, kBlockSize = 16;
 constexpr int kWarmLaunches = 100, kColdLaunches = 20;
 constexpr size_t kFlushBytes = size_t(128) << 20;
 
-// Microseconds per replay of a graph captured from record(), over `replays` replays.
-double timeGraph(cudaStream_t stream, int replays, const std::function<void()>& record)
-{
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-    BROOK_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    record();
-    BROOK_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-    BROOK_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    BROOK_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    cudaEvent_t begin, end;
-    BROOK_CUDA_CHECK(cudaEventCreate(&begin));
-    BROOK_CUDA_CHECK(cudaEventCreate(&end));
-    BROOK_CUDA_CHECK(cudaEventRecord(begin, stream));
-    for (int r = 0; r < replays; ++r) BROOK_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    BROOK_CUDA_CHECK(cudaEventRecord(end, stream));
-    BROOK_CUDA_CHECK(cudaEventSynchronize(end));
-    float ms = 0;
-    BROOK_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
-    cudaEventDestroy(begin);
-    cudaEventDestroy(end);
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
-    return double(ms) * 1000.0 / replays;
-}
-
-void bench(int batch, const std::vector<int>& contexts, const char* label, int maxContextLen, cudaStream_t stream,
+void benchCase(int batch, const std::vector<int>& contexts, const char* label, int maxContextLen, cudaStream_t stream,
            DeviceBuffer& flush)
 {
     std::mt19937 rng(uint32_t(batch * 7919 + contexts.front()));
@@ -96,17 +71,17 @@ void bench(int batch, const std::vector<int>& contexts, const char* label, int m
     };
     launch();
     BROOK_CUDA_CHECK(cudaStreamSynchronize(stream));
-    const double warm = timeGraph(stream, 20, [&] {
+    const double warm = bench::timeGraphReplays(stream, 20, [&] {
                             for (int i = 0; i < kWarmLaunches; ++i) launch();
                         }) / kWarmLaunches;
     auto evict = [&] { BROOK_CUDA_CHECK(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream)); };
-    const double withFlush = timeGraph(stream, 5, [&] {
+    const double withFlush = bench::timeGraphReplays(stream, 5, [&] {
         for (int i = 0; i < kColdLaunches; ++i) {
             evict();
             launch();
         }
     });
-    const double flushOnly = timeGraph(stream, 5, [&] {
+    const double flushOnly = bench::timeGraphReplays(stream, 5, [&] {
         for (int i = 0; i < kColdLaunches; ++i) evict();
     });
     const double cold = (withFlush - flushOnly) / kColdLaunches;
@@ -130,7 +105,7 @@ int main(int argc, char** argv)
     for (int batch : {1, 8, 64, 256}) {
         for (int ctx : {128, 384, 1024, 4096}) {
             if (ctx > maxContextLen) continue;
-            bench(batch, std::vector<int>(size_t(batch), ctx), std::to_string(ctx).c_str(), maxContextLen, stream,
+            benchCase(batch, std::vector<int>(size_t(batch), ctx), std::to_string(ctx).c_str(), maxContextLen, stream,
                   flush);
         }
     }
@@ -139,7 +114,7 @@ int main(int argc, char** argv)
     std::uniform_int_distribution<int> len(100, std::min(2048, maxContextLen));
     std::vector<int> mixed(256);
     for (auto& c : mixed) c = len(rng);
-    bench(256, mixed, "100..2048", maxContextLen, stream, flush);
+    benchCase(256, mixed, "100..2048", maxContextLen, stream, flush);
     cudaStreamDestroy(stream);
     return 0;
 }

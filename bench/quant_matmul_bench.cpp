@@ -7,6 +7,7 @@
 // through enough copies of the weight to overflow the 50 MB L2, so the GEMV figures are HBM
 // figures. "GB/s" counts the bytes a launch must move: weight (codes + fp16 scales + zeros, or
 // bf16), x and out. Usage: quant_matmul_bench [replays (default 20)] [prefill M (default 2048)]
+#include "cuda_graph_timer.h"
 #include "cuda/cublaslt_gemm.h"
 #include "cuda/cuda_check.h"
 #include "cuda/quant_matmul.h"
@@ -64,27 +65,9 @@ double timeLaunches(cudaStream_t stream, int copies, int replays, const std::fun
 {
     for (int i = 0; i < copies && i < 3; ++i) launch(i);  // warm-up outside the graph (sets attributes)
     BROOK_CUDA_CHECK(cudaStreamSynchronize(stream));
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-    BROOK_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < kLaunchesPerGraph; ++i) launch(i % copies);
-    BROOK_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-    BROOK_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    BROOK_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    cudaEvent_t begin, end;
-    BROOK_CUDA_CHECK(cudaEventCreate(&begin));
-    BROOK_CUDA_CHECK(cudaEventCreate(&end));
-    BROOK_CUDA_CHECK(cudaEventRecord(begin, stream));
-    for (int r = 0; r < replays; ++r) BROOK_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    BROOK_CUDA_CHECK(cudaEventRecord(end, stream));
-    BROOK_CUDA_CHECK(cudaEventSynchronize(end));
-    float ms = 0;
-    BROOK_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
-    cudaEventDestroy(begin);
-    cudaEventDestroy(end);
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
-    return double(ms) * 1000.0 / (double(replays) * kLaunchesPerGraph);
+    return bench::timeGraphReplays(stream, replays, [&] {
+               for (int i = 0; i < kLaunchesPerGraph; ++i) launch(i % copies);
+           }) / kLaunchesPerGraph;
 }
 
 void report(const char* phase, const Shape& s, const char* format, int M, double us, double bytes)

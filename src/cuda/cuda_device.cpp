@@ -34,39 +34,45 @@ bool cudaDeviceHasBf16(int device)
     return prop.major >= 8;
 }
 
+namespace {
+
+// Whether the environment sets `name` to something other than empty or "0".
+bool envSwitchOn(const char* name)
+{
+    const char* value = std::getenv(name);
+    return value && *value && *value != '0';
+}
+
+// Hopper (sm_90) and newer, on the current device, unless the environment switches the feature off.
+bool hopperFeatureEnabled(const char* offSwitch)
+{
+    if (envSwitchOn(offSwitch)) return false;
+    int device = 0, major = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) return false;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
+    return major >= 9;
+}
+
+} // namespace
+
+// Each decided once per process: the backend drives one device.
 bool pdlSupported()
 {
-    // Per process: the backend drives one device. BROOK_NO_PDL=1 turns it off (A/B measurements).
-    static const bool supported = [] {
-        const char* off = std::getenv("BROOK_NO_PDL");
-        if (off && *off && *off != '0') return false;
-        int device = 0, major = 0;
-        if (cudaGetDevice(&device) != cudaSuccess) return false;
-        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
-        return major >= 9;
-    }();
+    static const bool supported = hopperFeatureEnabled("BROOK_NO_PDL");
     return supported;
 }
 
 bool threadBlockClustersSupported()
 {
-    // Per process, as pdlSupported(). BROOK_NO_CLUSTERS=1 turns them off (A/B measurements).
-    static const bool supported = [] {
-        const char* off = std::getenv("BROOK_NO_CLUSTERS");
-        if (off && *off && *off != '0') return false;
-        int device = 0, major = 0;
-        if (cudaGetDevice(&device) != cudaSuccess) return false;
-        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
-        return major >= 9;
-    }();
+    static const bool supported = hopperFeatureEnabled("BROOK_NO_CLUSTERS");
     return supported;
 }
 
 int pdlEarlyWait()
 {
     static const int mask = [] {
-        const char* on = std::getenv("BROOK_PDL_EARLY_WAIT");
-        return on && *on ? int(std::strtol(on, nullptr, 0)) : 0;
+        const char* value = std::getenv("BROOK_PDL_EARLY_WAIT");
+        return value && *value ? int(std::strtol(value, nullptr, 0)) : 0;
     }();
     return mask;
 }
