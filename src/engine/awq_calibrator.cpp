@@ -109,8 +109,8 @@ void AwqCalibrator::runLayers(std::vector<float>& x, int T, Capture* capture) co
         for (int t = 0; t < T; ++t) {
             float* row = &qkv[size_t(t) * rowWidth];
             std::memcpy(&q[size_t(t) * qDim], row, sizeof(float) * qDim);
-            for (int head = 0; head < NH; ++head) cpu::ropeInterleaved(&q[size_t(t) * qDim + head * HD], HD, t, c.ropeTheta);
-            for (int head = 0; head < KVH; ++head) cpu::ropeInterleaved(row + qDim + head * HD, HD, t, c.ropeTheta);
+            cpu::ropeInterleavedHeads(&q[size_t(t) * qDim], NH, HD, t, c.ropeTheta);
+            cpu::ropeInterleavedHeads(row + qDim, KVH, HD, t, c.ropeTheta);
         }
         attention(q.data(), qkv.data(), rowWidth, attn.data(), T);
         recordInput(layer, LinearInput::O, attn.data(), qDim);

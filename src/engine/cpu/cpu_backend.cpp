@@ -107,8 +107,8 @@ void CpuBackend::forward(std::span<const BatchSequence> batch)
                 const int position = s.startPosition + int(i);
                 float* qkvRow = &m_qkv[row * rowWidth];
                 std::memcpy(&m_q[row * qDim], qkvRow, sizeof(float) * qDim);
-                for (int h = 0; h < NH; ++h) ropeInterleaved(&m_q[row * qDim + h * HD], HD, position, c.ropeTheta);
-                for (int h = 0; h < KVH; ++h) ropeInterleaved(qkvRow + qDim + h * HD, HD, position, c.ropeTheta);
+                ropeInterleavedHeads(&m_q[row * qDim], NH, HD, position, c.ropeTheta);
+                ropeInterleavedHeads(qkvRow + qDim, KVH, HD, position, c.ropeTheta);
             }
         }
         writeKv(layer, m_qkv.data(), batch);

@@ -31,17 +31,25 @@ void rmsnorm(const float* x, const float* weight, float* out, int T, int H, floa
     }
 }
 
-void ropeInterleaved(float* headVec, int HD, int position, double theta)
+void ropeInterleavedHeads(float* heads, int numHeads, int HD, int position, double theta)
 {
     for (int i = 0; i < HD / 2; ++i) {
         // Same arithmetic as transformers: inv_freq in fp32, angle = pos * inv_freq in fp32.
         const float invFreq = float(1.0 / std::pow(theta, double(2 * i) / HD));
         const float angle = float(position) * invFreq;
         const float c = std::cos(angle), s = std::sin(angle);
-        const float x0 = headVec[2 * i], x1 = headVec[2 * i + 1];
-        headVec[2 * i] = x0 * c - x1 * s;
-        headVec[2 * i + 1] = x1 * c + x0 * s;
+        for (int h = 0; h < numHeads; ++h) {
+            float* pair = heads + int64_t(h) * HD + 2 * i;
+            const float x0 = pair[0], x1 = pair[1];
+            pair[0] = x0 * c - x1 * s;
+            pair[1] = x1 * c + x0 * s;
+        }
     }
+}
+
+void ropeInterleaved(float* headVec, int HD, int position, double theta)
+{
+    ropeInterleavedHeads(headVec, 1, HD, position, theta);
 }
 
 void siluMul(const float* gateUp, float* out, int T, int I)
