@@ -9,7 +9,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <span>
 
 namespace brook::testsupport {
 
@@ -68,6 +71,17 @@ inline Completion drain(RequestStream& stream)
         }
     }
     return c;
+}
+
+// max |a - b| / max |b|: how far a result is from its reference, relative to the reference's scale.
+inline double relativeError(std::span<const float> a, std::span<const float> b)
+{
+    double diff = 0, scale = 0;
+    for (size_t i = 0; i < b.size(); ++i) {
+        diff = std::max(diff, double(std::abs(a[i] - b[i])));
+        scale = std::max(scale, double(std::abs(b[i])));
+    }
+    return diff / scale;
 }
 
 inline Completion complete(Engine& engine, GenerationRequest request)

@@ -46,17 +46,6 @@ LoadedModel load(const std::filesystem::path& dir)
     return m;
 }
 
-// max |a - b| / max |b|
-double relativeError(std::span<const float> a, std::span<const float> b)
-{
-    double diff = 0, scale = 0;
-    for (size_t i = 0; i < b.size(); ++i) {
-        diff = std::max(diff, double(std::abs(a[i] - b[i])));
-        scale = std::max(scale, double(std::abs(b[i])));
-    }
-    return diff / scale;
-}
-
 std::vector<float> randomScales(std::mt19937& rng, int n)
 {
     std::uniform_real_distribution<float> logScale(std::log(0.25f), std::log(4.0f));
@@ -99,7 +88,7 @@ void checkFoldKeepsLogits(const LoadedModel& m, const std::vector<AwqLayerScales
         QCOMPARE(folded.layers[0].o != m.weights.layers[0].o, canFoldIntoV(m.config));
     }
     const std::vector<float> after = AwqCalibrator(m.config, folded).logits(tokens);
-    const double err = relativeError(after, before);
+    const double err = testsupport::relativeError(after, before);
     QVERIFY2(err < 1e-5, qPrintable(QString("folded logits differ by %1").arg(err)));
 }
 
@@ -119,7 +108,7 @@ private slots:
         auto logits = engine->promptLogits(tokens);
         QVERIFY2(logits.ok(), logits.ok() ? "" : logits.error().c_str());
         QCOMPARE(logits->size(), mine.size());
-        const double err = relativeError(mine, *logits);
+        const double err = testsupport::relativeError(mine, *logits);
         QVERIFY2(err < 1e-4, qPrintable(QString("calibrator vs CPU backend: %1").arg(err)));
 
         // Anchor promptLogits itself: its last row is a plain prefill's logits.
@@ -134,7 +123,7 @@ private slots:
         prefill.sample = true;
         const std::vector<float> last = (*backend)->logits(std::span<const BatchSequence>(&prefill, 1));
         const size_t V = size_t(m.config.vocabSize);
-        QVERIFY(relativeError(std::span<const float>(*logits).subspan(logits->size() - V), last) < 1e-5);
+        QVERIFY(testsupport::relativeError(std::span<const float>(*logits).subspan(logits->size() - V), last) < 1e-5);
 
         QVERIFY(!engine->promptLogits({}).ok());
         QVERIFY(!engine->promptLogits({int32_t(m.config.vocabSize)}).ok());
@@ -175,7 +164,7 @@ private slots:
         for (int r = 0; r < qkv.sampleRows(); ++r) {
             bool found = false;
             for (int t = 0; t < N && !found; ++t)
-                found = relativeError(std::span<const float>(qkv.sample).subspan(size_t(r) * H, H),
+                found = testsupport::relativeError(std::span<const float>(qkv.sample).subspan(size_t(r) * H, H),
                                       std::span<const float>(direct).subspan(size_t(t) * H, H)) < 1e-6;
             QVERIFY2(found, qPrintable(QString("sample row %1 is no input row").arg(r)));
         }

@@ -70,17 +70,6 @@ double reported(const std::string& out, const std::string& label)
     return std::stod(out.substr(at + label.size()));
 }
 
-// max |a - b| / max |b|
-double relativeError(std::span<const float> a, std::span<const float> b)
-{
-    double diff = 0, scale = 0;
-    for (size_t i = 0; i < b.size(); ++i) {
-        diff = std::max(diff, double(std::abs(a[i] - b[i])));
-        scale = std::max(scale, double(std::abs(b[i])));
-    }
-    return diff / scale;
-}
-
 } // namespace
 
 class TestBrookQuantize : public QObject {
@@ -238,7 +227,7 @@ private slots:
             const std::vector<float> q = logitsOf(dir);
             QualityMetrics metrics;
             metrics.addSequence(dense, q, tokens, m_config.vocabSize);
-            error[name] = relativeError(q, dense);
+            error[name] = testsupport::relativeError(q, dense);
             kl[name] = metrics.summary().meanKl;
             qInfo("%s: max relative logit error %.4f, mean KL %.5f, top-1 %.3f", name.c_str(), error[name], kl[name],
                   metrics.summary().top1Agreement);

@@ -3,6 +3,8 @@
 // position within 1e-4 relative error in fp32, and the same 32-token greedy continuation.
 // The fixture's weights are scaled so a wrong RoPE, norm or GQA mapping fails this test
 // (its README records by how much).
+#include "engine_test_support.h"
+
 #include "engine/checkpoint.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/model_config.h"
@@ -34,17 +36,6 @@ std::vector<int32_t> ints(const SafetensorsFile& file, const std::string& name)
     if (!t || t->dtype != DType::I32) qFatal("fixture lacks I32 %s", name.c_str());
     const auto* p = reinterpret_cast<const int32_t*>(t->data);
     return {p, p + t->numElements()};
-}
-
-// max |a - b| / max |b|
-double relativeError(std::span<const float> a, std::span<const float> b)
-{
-    double diff = 0, scale = 0;
-    for (size_t i = 0; i < b.size(); ++i) {
-        diff = std::max(diff, double(std::abs(a[i] - b[i])));
-        scale = std::max(scale, double(std::abs(b[i])));
-    }
-    return diff / scale;
 }
 
 int32_t argmax(std::span<const float> row)
@@ -86,7 +77,7 @@ private slots:
             s.blockTable = blocks;
             s.sample = true;
             std::vector<float> got = backend->logits(std::span(&s, 1));
-            worst = std::max(worst, relativeError(got, std::span(&want[i * V], size_t(V))));
+            worst = std::max(worst, testsupport::relativeError(got, std::span(&want[i * V], size_t(V))));
         }
         qInfo("max relative error over %zu positions: %.3g", prompt.size(), worst);
         QVERIFY(worst < 1e-4);
@@ -103,14 +94,14 @@ private slots:
 
         auto backend = makeBackend();
         BatchSequence whole{prompt, 0, blocks, true, {}};
-        QVERIFY(relativeError(backend->logits(std::span(&whole, 1)), last) < 1e-4);
+        QVERIFY(testsupport::relativeError(backend->logits(std::span(&whole, 1)), last) < 1e-4);
 
         auto chunked = makeBackend();
         const size_t split = prompt.size() / 2 + 3;
         BatchSequence first{std::span(prompt.data(), split), 0, blocks, false, {}};
         QVERIFY(chunked->logits(std::span(&first, 1)).empty());
         BatchSequence second{std::span(prompt.data() + split, prompt.size() - split), int(split), blocks, true, {}};
-        QVERIFY(relativeError(chunked->logits(std::span(&second, 1)), last) < 1e-4);
+        QVERIFY(testsupport::relativeError(chunked->logits(std::span(&second, 1)), last) < 1e-4);
     }
 
     void greedyContinuationMatches()
@@ -126,7 +117,7 @@ private slots:
         for (size_t step = 0; step < wantIds.size(); ++step) {
             BatchSequence s{std::span(tokens.data() + cached, tokens.size() - size_t(cached)), cached, blocks, true, {}};
             std::vector<float> logits = backend->logits(std::span(&s, 1));
-            QVERIFY(relativeError(logits, std::span(&wantLogits[step * V], size_t(V))) < 1e-4);
+            QVERIFY(testsupport::relativeError(logits, std::span(&wantLogits[step * V], size_t(V))) < 1e-4);
             cached = int(tokens.size());
             tokens.push_back(argmax(logits));
             got.push_back(tokens.back());

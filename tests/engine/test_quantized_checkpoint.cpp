@@ -107,17 +107,6 @@ Result<void> writeAwqModel(const fs::path& dense, const fs::path& out, int bits,
     return {};
 }
 
-// max |a - b| / max |b|
-double relativeError(const std::vector<float>& a, const std::vector<float>& b)
-{
-    double diff = 0, scale = 0;
-    for (size_t i = 0; i < b.size(); ++i) {
-        diff = std::max(diff, double(std::abs(a[i] - b[i])));
-        scale = std::max(scale, double(std::abs(b[i])));
-    }
-    return diff / scale;
-}
-
 LaunchOptions cpuOptions(const fs::path& dir, const std::string& quantization)
 {
     LaunchOptions o;
@@ -178,8 +167,8 @@ private slots:
         const std::vector<float> awq4 = logits("awq4", ""), int4 = logits("dense", "int4");
         const std::vector<float> awq8 = logits("awq8", "awq"), int8 = logits("dense", "int8");
         QCOMPARE(awq4.size(), size_t(2 * m_vocab));
-        QVERIFY2(relativeError(awq4, int4) < 1e-5, qPrintable(QString::number(relativeError(awq4, int4))));
-        QVERIFY2(relativeError(awq8, int8) < 1e-5, qPrintable(QString::number(relativeError(awq8, int8))));
+        QVERIFY2(testsupport::relativeError(awq4, int4) < 1e-5, qPrintable(QString::number(testsupport::relativeError(awq4, int4))));
+        QVERIFY2(testsupport::relativeError(awq8, int8) < 1e-5, qPrintable(QString::number(testsupport::relativeError(awq8, int8))));
     }
 
     // Stated tolerances, in max |diff| / max |dense logit| over two prompts. This random model
@@ -190,7 +179,7 @@ private slots:
     void quantizedLogitsAreNearDense()
     {
         const std::vector<float> dense = logits("dense", ""), int4 = logits("awq4", ""), int8 = logits("awq8", "");
-        const double e4 = relativeError(int4, dense), e8 = relativeError(int8, dense);
+        const double e4 = testsupport::relativeError(int4, dense), e8 = testsupport::relativeError(int8, dense);
         const double r4 = relativeRms(int4, dense), r8 = relativeRms(int8, dense);
         qInfo("logit error vs dense: int4 max %.4g rms %.4g, int8 max %.4g rms %.4g", e4, r4, e8, r8);
         QVERIFY2(e4 < 0.5 && e4 > 1e-4, qPrintable(QString::number(e4)));
