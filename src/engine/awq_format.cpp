@@ -68,14 +68,7 @@ Result<QuantizedWeight> fromAwqGemm(const TensorView& qweight, const TensorView&
     if (auto ok = checkTensor(qzeros, DType::I32, {groups, words}, name + ".qzeros"); !ok) return makeError(ok.error());
     if (auto ok = checkTensor(scales, DType::F16, {groups, N}, name + ".scales"); !ok) return makeError(ok.error());
 
-    QuantizedWeight w;
-    w.bits = bits;
-    w.groupSize = groupSize;
-    w.rows = N;
-    w.cols = K;
-    w.packed.assign(size_t(N) * size_t(w.packedRowBytes()), 0);
-    w.scales.resize(size_t(N) * size_t(groups));
-    w.zeros.resize(size_t(N) * size_t(groups));
+    QuantizedWeight w = QuantizedWeight::zeroed(bits, groupSize, N, K);
 
     std::array<int, 8> shifts{};
     for (int i = 0; i < perWord; ++i) shifts[size_t(i)] = fieldShift(bits, i);

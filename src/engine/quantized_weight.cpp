@@ -56,6 +56,19 @@ float QuantizedWeight::value(int n, int k) const
     return (float(code(n, k)) - float(zeros[g])) * scales[g];
 }
 
+QuantizedWeight QuantizedWeight::zeroed(int bits, int groupSize, int rows, int cols)
+{
+    QuantizedWeight q;
+    q.bits = bits;
+    q.groupSize = groupSize;
+    q.rows = rows;
+    q.cols = cols;
+    q.packed.assign(size_t(rows) * size_t(q.packedRowBytes()), 0);
+    q.scales.assign(size_t(rows) * size_t(q.groupsPerRow()), 0.0f);
+    q.zeros.assign(q.scales.size(), 0);
+    return q;
+}
+
 int64_t QuantizedWeight::deviceBytes() const
 {
     const int64_t groups = int64_t(rows) * groupsPerRow();
@@ -76,15 +89,7 @@ Result<QuantizedWeight> quantizeRtn(std::span<const float> w, int rows, int cols
         return makeError("quantization: " + std::to_string(w.size()) + " values for a [" + std::to_string(rows) +
                          ", " + std::to_string(cols) + "] weight");
 
-    QuantizedWeight q;
-    q.bits = bits;
-    q.groupSize = groupSize;
-    q.rows = rows;
-    q.cols = cols;
-    q.packed.assign(size_t(rows) * size_t(q.packedRowBytes()), 0);
-    const size_t groups = size_t(rows) * size_t(q.groupsPerRow());
-    q.scales.resize(groups);
-    q.zeros.resize(groups);
+    QuantizedWeight q = QuantizedWeight::zeroed(bits, groupSize, rows, cols);
     const int maxCode = (1 << bits) - 1;
 
     for (int n = 0; n < rows; ++n) {

@@ -35,6 +35,9 @@ struct QuantizedWeight {
     float value(int n, int k) const;   // the dequantized weight
     // Bytes this weight takes on a GPU: packed + fp16 scales + one byte per zero.
     int64_t deviceBytes() const;
+
+    // A [rows, cols] weight with every code, scale and zero 0, sized for filling in.
+    static QuantizedWeight zeroed(int bits, int groupSize, int rows, int cols);
 };
 
 // Round-to-nearest, asymmetric min/max per group; scales rounded to fp16 first, then codes
