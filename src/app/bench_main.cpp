@@ -53,9 +53,44 @@ std::vector<int32_t> randomPrompt(std::mt19937_64& rng, int length, int vocabLim
     return ids;
 }
 
+// Where the engine thread spent the run (differences against `before`, taken at the start).
+void printStepTimes(const EngineStepTimes& t, long long steps, const EngineStats& before)
+{
+    const EngineStepTimes& b = before.stepTimes;
+    const long long decodeSteps = t.decodeSteps - b.decodeSteps;
+    const double decodeSeconds = t.decodeBackendSeconds - b.decodeBackendSeconds;
+    std::cout << "engine steps: " << steps - before.steps << " (" << decodeSteps << " decode-only, mean batch "
+              << double(t.decodeRows - b.decodeRows) / double(std::max(decodeSteps, 1LL)) << ")\n"
+              << "engine thread seconds: backend " << t.backendSeconds - b.backendSeconds << " (decode-only steps "
+              << decodeSeconds << ", " << 1e3 * decodeSeconds / double(std::max(decodeSteps, 1LL))
+              << " ms each), scheduling " << t.scheduleSeconds - b.scheduleSeconds << ", output processing "
+              << t.outputSeconds - b.outputSeconds << ", bookkeeping " << t.bookkeepingSeconds - b.bookkeepingSeconds
+              << "\n";
+}
+
+// One short request before the timed part, as nano-vllm's bench.py does: first-use costs (GEMM
+// plan selection, page faults in fresh buffers) are not part of the steady state measured.
+bool warmUp(Engine& engine, std::mt19937_64& rng, int vocabLimit)
+{
+    GenerationRequest r;
+    r.prompt = randomPrompt(rng, 16, vocabLimit);
+    r.params.maxTokens = 16;
+    r.params.ignoreEos = true;
+    auto stream = RequestStream::submit(engine, std::move(r));
+    if (!stream) {
+        std::cerr << "brook-bench: " << stream.error() << "\n";
+        return false;
+    }
+    while ((*stream)->next()) {}
+    return true;
+}
+
 int runThroughput(Engine& engine, const BenchOptions& o, int vocabLimit)
 {
     std::mt19937_64 rng(o.seed);
+    std::mt19937_64 warmupRng(o.seed + 1);
+    for (int i = 0; i < o.warmup; ++i)
+        if (!warmUp(engine, warmupRng, vocabLimit)) return 1;
     std::uniform_int_distribution<int> len(o.minLen, o.maxLen);
     std::vector<GenerationRequest> requests;
     long long promptTokens = 0, outputTokens = 0;
@@ -77,6 +112,7 @@ int runThroughput(Engine& engine, const BenchOptions& o, int vocabLimit)
     std::atomic<long long> generated{0};
     std::mutex doneMutex;
     std::condition_variable done;
+    const EngineStats before = engine.stats();
     const auto start = BenchClock::now();
     for (auto& r : requests) {
         auto id = engine.submit(std::move(r), [&](const RequestOutput& out) {
@@ -107,6 +143,7 @@ int runThroughput(Engine& engine, const BenchOptions& o, int vocabLimit)
               << "peak host memory (MiB): " << peakRssMiB() << "\n"
               << "weights (MiB): " << double(stats.memory.weightsBytes) / (1 << 20)
               << ", KV cache (MiB): " << double(stats.memory.kvCacheBytes) / (1 << 20) << "\n";
+    printStepTimes(stats.stepTimes, stats.steps, before);
     return 0;
 }
 
@@ -170,6 +207,7 @@ int main(int argc, char** argv)
         sub->add_option("--output-len", bench.outputLen, "fixed output length");
         sub->add_option("--seed", bench.seed)->capture_default_str();
         sub->add_option("--repeats", bench.repeats)->capture_default_str();
+        sub->add_option("--warmup", bench.warmup, "untimed requests first")->capture_default_str();
         sub->add_option("--log-level", logLevel)->capture_default_str();
         addLaunchFlags(*sub, launch);
     }

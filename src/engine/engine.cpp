@@ -189,6 +189,7 @@ void Engine::run()
             logitsJobs.swap(m_logitsJobs);
             stopping = m_stopping;
         }
+        const Clock::time_point busyStart = Clock::now();
         for (Pending& p : arrived) {
             m_processors.emplace(p.seq->id, std::move(p.processor));
             m_tracker.onArrived(*p.seq, std::move(p.source));
@@ -206,14 +207,18 @@ void Engine::run()
             publishStats();
             return;
         }
+        const Clock::time_point stepStart = Clock::now();
         if (m_scheduler.hasWork()) step();
+        const Clock::time_point stepEnd = Clock::now();
         publishStats();
         maybeLogStats();
+        m_stepTimes.bookkeepingSeconds += secondsBetween(busyStart, stepStart) + secondsBetween(stepEnd, Clock::now());
     }
 }
 
 void Engine::step()
 {
+    const Clock::time_point scheduleStart = Clock::now();
     SchedulerOutput plan = m_scheduler.schedule();
     if (!plan.preempted.empty()) {
         m_metrics.onPreemption(int(plan.preempted.size()));
@@ -242,6 +247,8 @@ void Engine::step()
     }
 
     std::vector<SampleResult> samples;
+    const Clock::time_point backendStart = Clock::now();
+    m_stepTimes.scheduleSeconds += secondsBetween(scheduleStart, backendStart);
     try {
         samples = m_backend->step(m_batch);
     } catch (const std::exception& e) {
@@ -252,10 +259,17 @@ void Engine::step()
         for (RequestId id : ids) abortRequest(id);
         return;
     }
+    const Clock::time_point now = Clock::now();
+    const double backendSeconds = secondsBetween(backendStart, now);
+    m_stepTimes.backendSeconds += backendSeconds;
+    if (plan.numPrefillTokens == 0) {
+        ++m_stepTimes.decodeSteps;
+        m_stepTimes.decodeBackendSeconds += backendSeconds;
+        m_stepTimes.decodeRows += static_cast<long long>(plan.scheduled.size());
+    }
     m_scheduler.postStep(plan);
     ++m_steps;
 
-    const Clock::time_point now = Clock::now();
     int generated = 0;
     size_t r = 0;
     std::vector<std::pair<RequestId, FinishReason>> finished;
@@ -285,6 +299,7 @@ void Engine::step()
     // the prefill) included.
     m_metrics.onStep(promptTokens, generated);
     for (const auto& [id, reason] : finished) finishRequest(id, reason);
+    m_stepTimes.outputSeconds += secondsBetween(now, Clock::now());
 }
 
 void Engine::finishRequest(RequestId id, FinishReason reason)
@@ -339,6 +354,7 @@ void Engine::publishStats()
     s.requestsFinished = m_requestsFinished;
     s.requestsAborted = m_requestsAborted;
     s.steps = m_steps;
+    s.stepTimes = m_stepTimes;
     // Asking the device for its free memory costs a driver call: not on every decode step.
     const Clock::time_point now = Clock::now();
     if (now - m_lastMemoryQuery > std::chrono::milliseconds(250)) {

@@ -96,6 +96,7 @@ private:
     std::vector<BatchSequence> m_batch;
     long long m_promptTokensTotal = 0, m_generationTokensTotal = 0, m_steps = 0;
     long long m_requestsFinished = 0, m_requestsAborted = 0;
+    EngineStepTimes m_stepTimes;
     Clock::time_point m_lastStatsLog;
     Clock::time_point m_lastMemoryQuery;   // backend memory is queried at most every 250 ms
     BackendMemory m_memory;

@@ -7,6 +7,18 @@
 
 namespace brook {
 
+// Where the engine thread's time went, summed since start: what bounds a throughput run
+// (brook-bench throughput prints it). Seconds of wall time on the engine thread.
+struct EngineStepTimes {
+    double scheduleSeconds = 0.0;     // scheduler + building the backend's batch
+    double backendSeconds = 0.0;      // the backend's step: inputs, forward, sampling, copy back
+    double outputSeconds = 0.0;       // sampled tokens -> detokenizer, stop checks, callbacks
+    double bookkeepingSeconds = 0.0;  // arrivals, stats snapshots, request table
+    long long decodeSteps = 0;        // steps with no prompt tokens
+    double decodeBackendSeconds = 0.0;
+    long long decodeRows = 0;         // sequences summed over decode steps (mean batch = rows / steps)
+};
+
 // A consistent snapshot of the engine, cheap to take; dashboards poll it on a timer.
 struct EngineStats {
     int numRunning = 0;
@@ -22,6 +34,7 @@ struct EngineStats {
     long long requestsAborted = 0;
     long long steps = 0;
     BackendMemory memory;
+    EngineStepTimes stepTimes;
     LatencySummary latency;                 // rolling TTFT / ITL / E2E p50 and p95 (LatencyWindow)
 };
 

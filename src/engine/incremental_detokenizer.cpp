@@ -17,7 +17,7 @@ constexpr std::string_view kReplacementChar = "\xEF\xBF\xBD";  // U+FFFD
 
 // True when the text ends inside a character: sentencepiece turns the bytes of an unfinished
 // character into U+FFFD, and a raw truncated UTF-8 sequence is caught too.
-bool endsMidCharacter(const std::string& text) {
+bool endsMidCharacter(std::string_view text) {
     if (text.size() >= kReplacementChar.size() &&
         text.compare(text.size() - kReplacementChar.size(), kReplacementChar.size(), kReplacementChar) == 0)
         return true;
@@ -45,7 +45,54 @@ bool endsMidCharacter(const std::string& text) {
 IncrementalDetokenizer::IncrementalDetokenizer(const Tokenizer& tokenizer, bool skipSpecial)
     : m_tokenizer(tokenizer), m_skipSpecial(skipSpecial) {}
 
+// Tokenizer::decode skips these ids without ending a run of pieces: out of the vocabulary
+// (padding rows of the embedding), and special tokens when they are skipped.
+bool IncrementalDetokenizer::decodesToNothing(int32_t tokenId) const {
+    return tokenId < 0 || tokenId >= m_tokenizer.vocabSize() || (m_skipSpecial && m_tokenizer.isSpecial(tokenId));
+}
+
+// The two decodes below give exactly the piece's appendedText when: everything after the read
+// offset decodes to nothing, the window [prefix, read) holds only context-free pieces (and ids
+// that decode to nothing) and its first visible piece decodes to non-empty text (so
+// sentencepiece strips no leading "▁" from what follows), and the new piece is context free
+// with whole, non-empty text. A window of one ordinary piece is the steady state of plain
+// text, so most pushes take this path.
+bool IncrementalDetokenizer::appendsDirectly(int32_t tokenId, std::string_view& delta) const {
+    for (size_t i = m_readOffset; i < m_tokens.size(); ++i)
+        if (!decodesToNothing(m_tokens[i]))
+            return false;
+    bool seenVisible = false;
+    for (size_t i = m_prefixOffset; i < m_readOffset; ++i) {
+        const int32_t id = m_tokens[i];
+        if (decodesToNothing(id))
+            continue;
+        if (seenVisible ? !m_tokenizer.appendedText(id) : !m_tokenizer.startsNonEmptyText(id))
+            return false;
+        seenVisible = true;
+    }
+    if (!seenVisible)
+        return false;
+    const auto text = m_tokenizer.appendedText(tokenId);
+    if (!text || text->empty() || endsMidCharacter(*text))
+        return false;
+    delta = *text;
+    return true;
+}
+
 std::string IncrementalDetokenizer::push(int32_t tokenId) {
+    // Nothing new can be visible, so the two decodes would hold back with the offsets unchanged.
+    if (decodesToNothing(tokenId)) {
+        m_tokens.push_back(tokenId);
+        return {};
+    }
+    if (std::string_view direct; appendsDirectly(tokenId, direct)) {
+        m_tokens.push_back(tokenId);
+        m_prefixOffset = m_readOffset;
+        m_readOffset = m_tokens.size();
+        m_text += direct;
+        ++m_directAppends;
+        return std::string(direct);
+    }
     m_tokens.push_back(tokenId);
     const std::span<const int32_t> all(m_tokens);
     const std::string prefixText =

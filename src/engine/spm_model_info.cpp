@@ -1,6 +1,7 @@
 // Minimal protobuf walk over sentencepiece's ModelProto: only fields 1 (pieces: piece type is
-// sub-field 3) and 3 (normalizer_spec: add_dummy_prefix is sub-field 3) are read; every other
-// field is skipped by wire type, so newer model files with extra fields still parse.
+// sub-field 3), 3 (normalizer_spec: add_dummy_prefix is sub-field 3) and 5 (denormalizer_spec:
+// sentencepiece builds a denormalizer when its precompiled_charsmap, sub-field 2, is non-empty)
+// are read; every other field is skipped by wire type, so newer model files still parse.
 #include "engine/spm_model_info.h"
 
 #include <optional>
@@ -111,6 +112,26 @@ std::optional<bool> parseAddDummyPrefix(std::string_view message) {
     return addDummyPrefix;
 }
 
+// True when a NormalizerSpec message carries a non-empty precompiled_charsmap.
+std::optional<bool> parseHasCharsmap(std::string_view message) {
+    WireReader reader(message);
+    bool hasCharsmap = false;
+    while (!reader.atEnd()) {
+        uint32_t field = 0, wireType = 0;
+        if (!reader.readTag(field, wireType))
+            return std::nullopt;
+        if (field == 2 && wireType == LengthDelimited) {
+            std::string_view charsmap;
+            if (!reader.readBytes(charsmap))
+                return std::nullopt;
+            hasCharsmap = !charsmap.empty();
+        } else if (!reader.skip(wireType)) {
+            return std::nullopt;
+        }
+    }
+    return hasCharsmap;
+}
+
 } // namespace
 
 Result<SpmModelInfo> SpmModelInfo::parse(std::string_view serialized) {
@@ -135,6 +156,12 @@ Result<SpmModelInfo> SpmModelInfo::parse(std::string_view serialized) {
                     return makeError("malformed normalizer_spec");
                 info.addDummyPrefix = *flag;
             }
+        } else if (field == 5 && wireType == LengthDelimited) {
+            std::string_view message;
+            std::optional<bool> charsmap;
+            if (!reader.readBytes(message) || !(charsmap = parseHasCharsmap(message)))
+                return makeError("malformed denormalizer_spec");
+            info.hasDenormalizer = *charsmap;
         } else if (!reader.skip(wireType)) {
             return makeError("malformed protobuf field " + std::to_string(field));
         }

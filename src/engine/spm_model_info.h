@@ -1,5 +1,6 @@
 // SpmModelInfo: the few facts about a sentencepiece model that libsentencepiece 0.1.97 does not
-// expose (it has no IsUserDefined()): each piece's type and the normalizer's dummy-prefix flag.
+// expose (it has no IsUserDefined()): each piece's type, the normalizer's dummy-prefix flag and
+// whether a denormalizer rewrites decoded text.
 // Read by walking the serialized ModelProto directly (protobuf wire format, no generated code).
 #pragma once
 
@@ -24,6 +25,7 @@ enum class SpmPieceType : uint8_t {
 struct SpmModelInfo {
     std::vector<SpmPieceType> pieceTypes;  // indexed by piece id
     bool addDummyPrefix = true;            // NormalizerSpec.add_dummy_prefix (proto default true)
+    bool hasDenormalizer = false;          // denormalizer_spec with rules: decoded text is rewritten
 
     // Parses a serialized ModelProto; the error says which part of the wire data is broken.
     static Result<SpmModelInfo> parse(std::string_view serialized);

@@ -43,6 +43,38 @@ struct Tokenizer::Impl {
     std::string sep;
     std::optional<int32_t> eosId;
     std::vector<int32_t> stopIds;
+    // appendedText() of every piece: surfaces[surfaceStart[id], surfaceStart[id + 1]), valid
+    // where surfaceKind[id] != NotContextFree.
+    enum SurfaceKind : uint8_t { NotContextFree, StartsNonEmpty, MayStartEmpty };
+    std::string surfaces;
+    std::vector<uint32_t> surfaceStart;
+    std::vector<uint8_t> surfaceKind;
+
+    void buildSurfaces(const SpmModelInfo& info) {
+        static constexpr std::string_view kSpaceSymbol = "\xE2\x96\x81";  // "▁"
+        surfaceStart.assign(static_cast<size_t>(spmSize) + 1, 0);
+        surfaceKind.assign(static_cast<size_t>(spmSize), NotContextFree);
+        for (int id = 0; id < spmSize; ++id) {
+            surfaceStart[static_cast<size_t>(id)] = static_cast<uint32_t>(surfaces.size());
+            if (info.hasDenormalizer || info.pieceTypes[static_cast<size_t>(id)] != SpmPieceType::Normal ||
+                special[static_cast<size_t>(id)])
+                continue;
+            const std::string& piece = sp.IdToPiece(id);
+            std::string_view rest = piece;
+            while (rest.substr(0, kSpaceSymbol.size()) == kSpaceSymbol)
+                rest.remove_prefix(kSpaceSymbol.size());
+            surfaceKind[static_cast<size_t>(id)] = rest.empty() ? MayStartEmpty : StartsNonEmpty;
+            for (size_t i = 0; i < piece.size();) {
+                if (piece.compare(i, kSpaceSymbol.size(), kSpaceSymbol) == 0) {
+                    surfaces += ' ';
+                    i += kSpaceSymbol.size();
+                } else {
+                    surfaces += piece[i++];
+                }
+            }
+        }
+        surfaceStart[static_cast<size_t>(spmSize)] = static_cast<uint32_t>(surfaces.size());
+    }
 
     std::optional<int32_t> resolve(std::string_view token) const {
         if (const auto it = addedByText.find(std::string(token)); it != addedByText.end())
@@ -149,6 +181,8 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::filesystem::path& 
     if (const auto sepId = impl.resolve(impl.sep); sepId && sepId != impl.eosId)
         impl.stopIds.push_back(*sepId);
 
+    impl.buildSurfaces(*info);
+
     spdlog::info("tokenizer: {} ({} pieces, {} added tokens, dummy prefix {}, stop ids {})",
                  modelPath.string(), impl.spmSize, files->addedTokens.size(),
                  info->addDummyPrefix ? "on" : "off", impl.stopIds.size());
@@ -212,6 +246,18 @@ std::string Tokenizer::decode(std::span<const int32_t> ids, bool skipSpecial) co
     }
     flushRun();
     return out;
+}
+
+std::optional<std::string_view> Tokenizer::appendedText(int32_t id) const {
+    const Impl& impl = *m_impl;
+    if (id < 0 || id >= impl.spmSize || impl.surfaceKind[static_cast<size_t>(id)] == Impl::NotContextFree)
+        return std::nullopt;
+    const uint32_t begin = impl.surfaceStart[static_cast<size_t>(id)];
+    return std::string_view(impl.surfaces).substr(begin, impl.surfaceStart[static_cast<size_t>(id) + 1] - begin);
+}
+
+bool Tokenizer::startsNonEmptyText(int32_t id) const {
+    return id >= 0 && id < m_impl->spmSize && m_impl->surfaceKind[static_cast<size_t>(id)] == Impl::StartsNonEmpty;
 }
 
 std::string Tokenizer::idToPiece(int32_t id) const {

@@ -29,6 +29,15 @@ public:
     // Decodes without adding or cleaning spaces; skipSpecial drops special and added tokens.
     std::string decode(std::span<const int32_t> ids, bool skipSpecial = false) const;
 
+    // Decoding is concatenative for ordinary pieces: once the decoded text is non-empty, a
+    // following ordinary piece adds exactly this text (its "▁" as spaces). nullopt for pieces
+    // whose text depends on their neighbours (byte-fallback, special, control, unknown) and for
+    // every piece of a model whose denormalizer may rewrite text across pieces.
+    std::optional<std::string_view> appendedText(int32_t id) const;
+    // For a piece with appendedText: true when a decode that starts with it is non-empty at
+    // once (its text without leading "▁" is not empty).
+    bool startsNonEmptyText(int32_t id) const;
+
     std::string idToPiece(int32_t id) const;  // raw piece text ("▁the"), special tokens verbatim
     std::optional<int32_t> pieceToId(std::string_view piece) const;
     bool isSpecial(int32_t id) const;         // control/special or added token

@@ -1,6 +1,7 @@
 // Tests for IncrementalDetokenizer: on random token streams (ordinary pieces, byte-fallback
 // pieces, special and added tokens, out-of-range ids) and on real text, every delta is whole
 // UTF-8 and the deltas plus flush() equal Tokenizer::decode of all tokens, byte for byte.
+// Every delta also equals the two-decode definition's (TwoDecodeDetokenizer), table path or not.
 // Run against two models: without and with sentencepiece's dummy prefix ("▁" stripped at the
 // start of every decode window).
 #include "engine/incremental_detokenizer.h"
@@ -12,6 +13,7 @@
 #include <QTest>
 
 #include <array>
+#include <span>
 #include <cstdio>
 #include <string>
 
@@ -67,6 +69,32 @@ std::string encodeUtf8(uint32_t cp) {
     }
     return out;
 }
+
+// vLLM's prefix/read-offset detokenizer written out with two Tokenizer::decode calls per push:
+// the definition IncrementalDetokenizer's table lookups must reproduce delta for delta.
+class TwoDecodeDetokenizer {
+public:
+    TwoDecodeDetokenizer(const Tokenizer& tok, bool skipSpecial) : m_tok(tok), m_skipSpecial(skipSpecial) {}
+
+    std::string push(int32_t id) {
+        m_ids.push_back(id);
+        const std::span<const int32_t> all(m_ids);
+        const std::string before = m_tok.decode(all.subspan(m_prefix, m_read - m_prefix), m_skipSpecial);
+        const std::string after = m_tok.decode(all.subspan(m_prefix), m_skipSpecial);
+        const bool unfinished = after.size() >= 3 && after.compare(after.size() - 3, 3, "\xEF\xBF\xBD") == 0;
+        if (after.size() <= before.size() || unfinished)
+            return {};
+        m_prefix = m_read;
+        m_read = m_ids.size();
+        return after.substr(before.size());
+    }
+
+private:
+    const Tokenizer& m_tok;
+    bool m_skipSpecial;
+    std::vector<int32_t> m_ids;
+    size_t m_prefix = 0, m_read = 0;
+};
 
 struct StreamResult {
     std::string joined;  // every push() delta, then flush()
@@ -155,6 +183,34 @@ private slots:
         }
     }
 
+    // Mostly ordinary pieces, as generated text is: the table path answers most pushes, and
+    // every delta equals the two-decode definition's, around bytes, specials and window starts.
+    void directAppendsEqualTwoDecodes() {
+        QFETCH(int, model);
+        QFETCH(bool, skipSpecial);
+        const Tokenizer& tok = *m_toks[model];
+        const int vocab = tok.vocabSize();
+        const int pieces = vocab - 1009;
+        QRandomGenerator rng(2000 + model * 2 + (skipSpecial ? 1 : 0));
+        size_t direct = 0, total = 0;
+        for (int trial = 0; trial < 300; ++trial) {
+            IncrementalDetokenizer detok(tok, skipSpecial);
+            TwoDecodeDetokenizer reference(tok, skipSpecial);
+            for (int i = rng.bounded(1, 64); i > 0; --i) {
+                const int kind = rng.bounded(100);
+                int32_t id = rng.bounded(pieces);
+                if (kind >= 90) id = m_byteIds[rng.bounded(0x80, 0x100)];
+                else if (kind >= 85) id = rng.bounded(pieces, vocab);
+                QCOMPARE(detok.push(id), reference.push(id));
+                ++total;
+            }
+            direct += detok.directAppends();
+        }
+        QVERIFY2(direct > total / 5, qPrintable(QString("%1 of %2 pushes were direct").arg(direct).arg(total)));
+    }
+
+    void directAppendsEqualTwoDecodes_data() { randomTokenStreams_data(); }
+
     void chineseByteFallbackText_data() {
         QTest::addColumn<int>("model");
         QTest::newRow("plain") << 0;
@@ -221,6 +277,7 @@ private slots:
         joined += detok.flush();
         QCOMPARE(joined, text);  // "▁river" at a window start keeps its space in the delta
         QVERIFY(deltasStartingWithSpace >= 5);
+        QVERIFY2(detok.directAppends() + 2 >= ids.size(), "plain words after the first take the table path");
     }
 
     void unfinishedCharacterComesOutOnFlush() {
