@@ -9,9 +9,9 @@
 //      reversed index); min-p is a threshold on the key. The draw walks the kept tokens in index
 //      order: warp w owns the contiguous range warpRange (lanes stride by 32 inside it, so loads
 //      coalesce), the passes that tally kept masses tally them per warp, a scan over the 32 warp
-//      masses finds the warp holding the token, a scan over 32 contiguous lane pieces of its
-//      range the lane, and that lane walks its piece. No pass over the row beyond the filters'
-//      own, plus one when top-p sets the last floor.
+//      masses finds the warp holding the token, a block scan over 1024 contiguous thread pieces
+//      of its range the thread, and that thread walks its piece (a few tokens). No pass over the
+//      row beyond the filters' own, plus one when top-p sets the last floor.
 // No floating-point atomics; every float reduction has a fixed tree; masses are exact u64 sums;
 // a row's result depends on that row alone.
 #include "cuda/cuda_check.h"
@@ -58,7 +58,9 @@ __device__ u64 keptMass(const ProbKeys& keys, u64 floor, Shared& sh)
 
 // The first kept token (key >= floor) in index order whose running mass C has
 // double(C) > target; the highest kept index if none. sh.warpMass / warpLast hold the kept
-// masses of this floor. Two scans of 32 u64 sums and one lane's walk of ceil(V / 1024) tokens.
+// masses of this floor. A scan of the 32 warp sums picks the warp; then every thread sums a
+// contiguous piece of that warp's range (ceil(V / 32 / 1024) tokens), a block scan picks the
+// piece, and its thread walks it.
 __device__ int drawInIndexOrder(const ProbKeys& keys, u64 floor, double target, Shared& sh)
 {
     const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x / 32);
@@ -76,22 +78,23 @@ __device__ int drawInIndexOrder(const ProbKeys& keys, u64 floor, double target, 
         if (lane == chosen) sh.drawBefore = through - own;
     }
     __syncthreads();
-    if (warp == sh.drawWarp) {
-        const IndexRange range = warpRange(keys.vocab);
-        const IndexRange piece = splitRange(range.begin, range.end, 32, lane);  // contiguous, in lane order
+    const int chosenWarp = sh.drawWarp;  // uniform: the whole CTA searches that warp's range
+    if (chosenWarp >= 0) {
+        const IndexRange range = splitRange(0, keys.vocab, kWarps, chosenWarp);
+        const IndexRange piece = splitRange(range.begin, range.end, kThreads, static_cast<int>(threadIdx.x));
         u64 own = 0;
-#pragma unroll 8
-        for (int i = piece.begin; i < piece.end; ++i) {  // independent loads: unrolled, they overlap
+        for (int i = piece.begin; i < piece.end; ++i) {
             u64 key;
             if (keys.load(i, key) && key >= floor) own += keys.weight(key);
         }
-        const u64 before = sh.drawBefore;
-        const u64 through = before + warpInclusiveSum(own);
-        // The pieces' masses add up to the warp's, so some lane crosses.
-        const unsigned crossing = __ballot_sync(kFullMask, static_cast<double>(through) > target);
-        if (crossing && lane == __ffs(static_cast<int>(crossing)) - 1) {
-            u64 cumulative = through - own;
-#pragma unroll 4
+        unsigned unusedCount = 0;
+        u64 before = own;
+        blockExclusiveScan(unusedCount, before, sh);
+        before += sh.drawBefore;  // C just before this thread's piece
+        // C only grows over the pieces, so the crossing threads are a suffix: the first holds the
+        // token (the pieces' masses add up to the warp's, so one crosses).
+        if (static_cast<double>(before + own) > target && !(static_cast<double>(before) > target)) {
+            u64 cumulative = before;
             for (int i = piece.begin; i < piece.end; ++i) {
                 u64 key;
                 if (!keys.load(i, key) || key < floor) continue;
@@ -125,6 +128,7 @@ __device__ int drawToken(const float* x, uint32_t* probs, const GpuSampleRow& ro
     unsigned count = 0;
     u64 mass = 0, maxKey = 0;
     int last = -1;
+    const bool needMaxKey = row.minP > 0.0f;  // only min-p reads the top key
     // kBatch loads issued before any store: the stores to probs would otherwise keep the
     // compiler from overlapping one iteration's load with the next (a row is ~100 per lane).
     for (int base = range.begin + static_cast<int>(threadIdx.x & 31); base < range.end; base += 32 * kBatch) {
@@ -144,8 +148,10 @@ __device__ int drawToken(const float* x, uint32_t* probs, const GpuSampleRow& ro
             if (bits >= minBits) {
                 ++count;
                 mass += samplerWeight(bits, weightShift);
-                const u64 key = (static_cast<u64>(bits) << indexBits) | (indexMask - static_cast<u64>(i));
-                maxKey = key > maxKey ? key : maxKey;
+                if (needMaxKey) {
+                    const u64 key = (static_cast<u64>(bits) << indexBits) | (indexMask - static_cast<u64>(i));
+                    maxKey = key > maxKey ? key : maxKey;
+                }
                 last = i;
             }
         }
@@ -153,7 +159,7 @@ __device__ int drawToken(const float* x, uint32_t* probs, const GpuSampleRow& ro
     publishWarpMass(mass, last, sh);  // the kept masses while floor is 0
     count = blockReduce(count, SumOp{}, sh.reduceU32);   // its barriers also publish probs
     mass = blockReduce(mass, SumOp{}, sh.reduceU64);
-    maxKey = blockReduce(maxKey, MaxOp{}, sh.reduceU64);
+    if (needMaxKey) maxKey = blockReduce(maxKey, MaxOp{}, sh.reduceU64);
     if (count == 0) return argmaxToken;
 
     const ProbKeys keys{probs, vocab, indexBits, indexMask, minBits, weightShift};

@@ -132,7 +132,7 @@ __device__ inline u64 warpInclusiveSum(u64 value)
 
 // Part `part` of [begin, end) cut into `parts` contiguous pieces of ceil(size / parts) (the last
 // ones shorter or empty). The draw walks a row in index order, so each warp owns one piece of
-// the row and, inside the crossing warp's piece, each lane one piece of that.
+// the row and, inside the crossing warp's piece, each thread of the CTA one piece of that.
 struct IndexRange {
     int begin;
     int end;

@@ -36,7 +36,7 @@ struct AttentionShape {
     int numHeads = 0;     // NH
     int numKvHeads = 0;   // KVH; NH % KVH == 0
     int headDim = 0;      // HD: 32, 64 or 128
-    int blockSize = 16;   // BS: slots per cache block
+    int blockSize = 16;   // BS: slots per cache block, a power of two
     int qTokenStride = 0; // elements between consecutive tokens' q rows; 0 = NH * HD (lets q live in a fused QKV buffer)
 };
 

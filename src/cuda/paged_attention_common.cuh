@@ -140,42 +140,61 @@ template <int N> __device__ inline void copyWait()
 #endif
 }
 
+// Block sizes are powers of two (8, 16, 32: --block-size), so a position's block and offset are a
+// shift and a mask; the launchers refuse others (blockShiftOf).
+inline int blockShiftOf(int blockSize)
+{
+    if (blockSize <= 0 || (blockSize & (blockSize - 1)) != 0) return -1;
+    int shift = 0;
+    while ((1 << shift) < blockSize) ++shift;
+    return shift;
+}
+
+// Element offset of cache position j's row for this thread's 16-byte chunk: the block table
+// lookup and 32-bit slot arithmetic (slots < 2^31) with one widening multiply. This address math
+// is most of a decode CTA's instructions, so it is kept this small.
+__device__ inline int64_t kvChunkOffset(const int32_t* __restrict__ blockTable, int j, int blockShift, int rowElems,
+                                        int headChunkOffset)
+{
+    const int slot = (blockTable[j >> blockShift] << blockShift) | (j & ((1 << blockShift) - 1));
+    return int64_t(slot) * rowElems + headChunkOffset;
+}
+
 // Loads cache positions kb .. kb+63 of kv head kvh into a [64][HD + 8] tile; positions >= keyEnd
 // are zero-filled (their block-table entries may be garbage and their slots uninitialised).
 // Position skipKey (if in range) is left untouched, for loadKvRow to fill once it is written.
+// Thread x copies chunk x % (HD / 8) of keys x / (HD / 8) + i * (kThreads * 8 / HD).
 template <typename T, int HD>
 __device__ inline void loadKvTile(T* tile, const T* __restrict__ cache, const int32_t* __restrict__ blockTable,
-                                  int kb, int keyEnd, int blockSize, int numKvHeads, int kvh, int skipKey = -1)
+                                  int kb, int keyEnd, int blockShift, int numKvHeads, int kvh, int skipKey = -1)
 {
     constexpr int kChunks = HD / 8; // 16-byte chunks per key
+    constexpr int kKeysPerPass = kThreads / kChunks;
     constexpr int S = smemStride<HD>();
-    static_assert((kTileKeys * kChunks) % kThreads == 0, "tile must split evenly over the CTA");
+    static_assert(kThreads % kChunks == 0 && kTileKeys % kKeysPerPass == 0, "tile must split evenly over the CTA");
+    const int chunk = threadIdx.x % kChunks, firstKey = threadIdx.x / kChunks;
+    const int rowElems = numKvHeads * HD, headChunk = kvh * HD + chunk * 8;
+    T* dst = tile + firstKey * S + chunk * 8;
 #pragma unroll
-    for (int i = 0; i < kTileKeys * kChunks / kThreads; ++i) {
-        const int idx = threadIdx.x + i * kThreads;
-        const int key = idx / kChunks, chunk = idx % kChunks;
-        const int j = kb + key;
+    for (int i = 0; i < kTileKeys / kKeysPerPass; ++i) {
+        const int j = kb + firstKey + i * kKeysPerPass;
         if (j == skipKey) continue;
         const bool valid = j < keyEnd;
-        const T* src = cache;
-        if (valid) {
-            const int64_t slot = int64_t(blockTable[j / blockSize]) * blockSize + j % blockSize;
-            src = cache + (slot * numKvHeads + kvh) * HD + chunk * 8;
-        }
-        copy16(tile + key * S + chunk * 8, src, valid);
+        const T* src = valid ? cache + kvChunkOffset(blockTable, j, blockShift, rowElems, headChunk) : cache;
+        copy16(dst + i * kKeysPerPass * S, src, valid);
     }
 }
 
 // Loads cache position j of kv head kvh into row j - kb of a tile (threads 0 .. HD/8 - 1).
 template <typename T, int HD>
 __device__ inline void loadKvRow(T* tile, const T* __restrict__ cache, const int32_t* __restrict__ blockTable, int kb,
-                                 int j, int blockSize, int numKvHeads, int kvh)
+                                 int j, int blockShift, int numKvHeads, int kvh)
 {
     constexpr int S = smemStride<HD>();
     const int chunk = threadIdx.x;
     if (chunk >= HD / 8) return;
-    const int64_t slot = int64_t(blockTable[j / blockSize]) * blockSize + j % blockSize;
-    copy16(tile + (j - kb) * S + chunk * 8, cache + (slot * numKvHeads + kvh) * HD + chunk * 8, true);
+    copy16(tile + (j - kb) * S + chunk * 8,
+           cache + kvChunkOffset(blockTable, j, blockShift, numKvHeads * HD, kvh * HD + chunk * 8), true);
 }
 
 // Loads this lane's Q A-fragments straight from global memory: row0 / row1 are the q rows of the

@@ -50,6 +50,12 @@ namespace {
 
 using namespace attn;
 
+// CTAs per SM the decode kernel is compiled for (registers: 5 -> <= 102, 6 -> <= 85 per thread).
+// A build-time knob for attention_bench A/B runs (-DBROOK_DECODE_CTAS_PER_SM=6).
+#ifndef BROOK_DECODE_CTAS_PER_SM
+#define BROOK_DECODE_CTAS_PER_SM 5
+#endif
+
 constexpr int kHeadsPerCta = 8; // the MMA's N
 constexpr int kWarps = kThreads / 32;
 constexpr int kMaxCluster = 8;  // portable cluster size
@@ -159,11 +165,11 @@ __device__ inline void accumulateKeys(DecodeWarpState<HD>& st, const float (&s)[
 }
 
 template <typename T, int HD>
-__global__ void __launch_bounds__(kThreads, 5)
+__global__ void __launch_bounds__(kThreads, BROOK_DECODE_CTAS_PER_SM)
 paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, const T* __restrict__ kCache,
                               const T* __restrict__ vCache, const int32_t* __restrict__ contextLens,
                               const int32_t* __restrict__ blockTables, int maxBlocksPerSeq, int numHeads,
-                              int numKvHeads, int blockSize, int qTokenStride, float scaleLog2,
+                              int numKvHeads, int blockShift, int qTokenStride, float scaleLog2,
                               float* __restrict__ partialO, float* __restrict__ partialLse,
                               unsigned* __restrict__ countersEnd, int fillSplits, int clusterSize, int earlyWait)
 {
@@ -217,17 +223,17 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
         k0 = split * part.size;
         k1 = min(ctx, k0 + part.size);
         numTiles = (k1 - k0 + kTileKeys - 1) / kTileKeys;
-        loadKvTile<T, HD>(ks, kCache, blockTable, k0, k1, blockSize, numKvHeads, kvh, newest);
+        loadKvTile<T, HD>(ks, kCache, blockTable, k0, k1, blockShift, numKvHeads, kvh, newest);
         copyCommit();
-        loadKvTile<T, HD>(vs, vCache, blockTable, k0, k1, blockSize, numKvHeads, kvh, newest);
+        loadKvTile<T, HD>(vs, vCache, blockTable, k0, k1, blockShift, numKvHeads, kvh, newest);
         copyCommit();
     }
     pdlWaitForPrevious(); // q and the new token's K/V come from the kernel before
 
     if (split < used) {
         if (newest < k0 + kTileKeys) { // the new token sits in the first tile: fetch it now
-            loadKvRow<T, HD>(ks, kCache, blockTable, k0, newest, blockSize, numKvHeads, kvh);
-            loadKvRow<T, HD>(vs, vCache, blockTable, k0, newest, blockSize, numKvHeads, kvh);
+            loadKvRow<T, HD>(ks, kCache, blockTable, k0, newest, blockShift, numKvHeads, kvh);
+            loadKvRow<T, HD>(vs, vCache, blockTable, k0, newest, blockShift, numKvHeads, kvh);
         }
         copyCommit();
         // Q as the B operand: lane (g, t) holds head g's dims kk*16 + 2t, +1 and + 8, + 9; heads past
@@ -258,13 +264,13 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
             __syncthreads();
             if (active) scoreKeys<T, HD>(st, s, qb, ks + slice * S, kb + slice, k1, scaleLog2);
             __syncthreads();
-            if (i + 1 < numTiles) loadKvTile<T, HD>(ks, kCache, blockTable, kb + kTileKeys, k1, blockSize, numKvHeads, kvh);
+            if (i + 1 < numTiles) loadKvTile<T, HD>(ks, kCache, blockTable, kb + kTileKeys, k1, blockShift, numKvHeads, kvh);
             copyCommit();
             copyWait<1>();
             __syncthreads();
             if (active) accumulateKeys<T, HD>(st, s, vs + slice * S);
             __syncthreads();
-            if (i + 1 < numTiles) loadKvTile<T, HD>(vs, vCache, blockTable, kb + kTileKeys, k1, blockSize, numKvHeads, kvh);
+            if (i + 1 < numTiles) loadKvTile<T, HD>(vs, vCache, blockTable, kb + kTileKeys, k1, blockShift, numKvHeads, kvh);
             copyCommit();
         }
         copyWait<0>();
@@ -488,7 +494,7 @@ void launchDecode(const void* q, void* out, const void* kCache, const void* vCac
     launchDependentClustered(dim3(1, 1, unsigned(cluster)), paged_attention_decode_kernel<T, HD>, grid, dim3(kThreads), 0, stream,
                              static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache),
                              static_cast<const T*>(vCache), batch.contextLens, batch.blockTables, batch.maxBlocksPerSeq,
-                             shape.numHeads, shape.numKvHeads, shape.blockSize, qStride, scaleLog2, partialO,
+                             shape.numHeads, shape.numKvHeads, blockShiftOf(shape.blockSize), qStride, scaleLog2, partialO,
                              partialLse, countersEnd, fill, cluster, pdlEarlyWait() & 1);
 }
 
@@ -519,7 +525,7 @@ void launch_paged_attention_decode(ElementType type, const void* q, void* out, c
                                    const AttentionBatch& batch, int maxContextLen, const AttentionShape& shape,
                                    void* workspace, size_t workspaceBytes, cudaStream_t stream)
 {
-    if (shape.numHeads <= 0 || shape.numKvHeads <= 0 || shape.numHeads % shape.numKvHeads != 0 || shape.blockSize <= 0
+    if (shape.numHeads <= 0 || shape.numKvHeads <= 0 || shape.numHeads % shape.numKvHeads != 0 || blockShiftOf(shape.blockSize) < 0
         || batch.numSeqs > 65535 || batch.maxBlocksPerSeq <= 0 || maxContextLen <= 0
         || headGroups(shape.numHeads, shape.numKvHeads) > 65535
         || (shape.qTokenStride != 0 && (shape.qTokenStride < shape.numHeads * shape.headDim || shape.qTokenStride % 8)))

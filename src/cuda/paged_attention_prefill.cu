@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(kThreads)
 paged_attention_prefill_kernel(const T* __restrict__ q, T* __restrict__ out, const T* __restrict__ kCache,
                                const T* __restrict__ vCache, const int32_t* __restrict__ queryStart,
                                const int32_t* __restrict__ contextLens, const int32_t* __restrict__ blockTables,
-                               int maxBlocksPerSeq, int numHeads, int numKvHeads, int blockSize, int qTokenStride,
+                               int maxBlocksPerSeq, int numHeads, int numKvHeads, int blockShift, int qTokenStride,
                                float scaleLog2)
 {
     constexpr int S = smemStride<HD>();
@@ -61,9 +61,9 @@ paged_attention_prefill_kernel(const T* __restrict__ q, T* __restrict__ out, con
     const int32_t* blockTable = blockTables + int64_t(seq) * maxBlocksPerSeq;
 
     // First K/V tiles in flight, then this lane's Q rows (g, g + 8 of the warp) behind them.
-    loadKvTile<T, HD>(ks, kCache, blockTable, 0, keyEnd, blockSize, numKvHeads, kvh);
+    loadKvTile<T, HD>(ks, kCache, blockTable, 0, keyEnd, blockShift, numKvHeads, kvh);
     copyCommit();
-    loadKvTile<T, HD>(vs, vCache, blockTable, 0, keyEnd, blockSize, numKvHeads, kvh);
+    loadKvTile<T, HD>(vs, vCache, blockTable, 0, keyEnd, blockShift, numKvHeads, kvh);
     copyCommit();
     const int warpFirstRow = rowBegin + warp * 16;
     auto qRow = [&](int R) -> const T* {
@@ -88,13 +88,13 @@ paged_attention_prefill_kernel(const T* __restrict__ q, T* __restrict__ out, con
         __syncthreads();
         if (active) scoreTile<T, HD, kTileKeys / 8>(st, s, qf, ks, kb, pos0, pos1, scaleLog2);
         __syncthreads(); // every warp is done with K tile i
-        if (i + 1 < numTiles) loadKvTile<T, HD>(ks, kCache, blockTable, kb + kTileKeys, keyEnd, blockSize, numKvHeads, kvh);
+        if (i + 1 < numTiles) loadKvTile<T, HD>(ks, kCache, blockTable, kb + kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
         copyCommit();
         copyWait<1>(); // V tile i landed
         __syncthreads();
         if (active) accumulatePv<T, HD, kTileKeys / 8>(st, s, vs);
         __syncthreads(); // every warp is done with V tile i
-        if (i + 1 < numTiles) loadKvTile<T, HD>(vs, vCache, blockTable, kb + kTileKeys, keyEnd, blockSize, numKvHeads, kvh);
+        if (i + 1 < numTiles) loadKvTile<T, HD>(vs, vCache, blockTable, kb + kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
         copyCommit();
     }
     copyWait<0>();
@@ -133,7 +133,7 @@ void launchPrefill(const void* q, void* out, const void* kCache, const void* vCa
     paged_attention_prefill_kernel<T, HD><<<grid, kThreads, 0, stream>>>(
         static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache), static_cast<const T*>(vCache),
         batch.queryStart, batch.contextLens, batch.blockTables, batch.maxBlocksPerSeq, shape.numHeads,
-        shape.numKvHeads, shape.blockSize, qStride, scaleLog2);
+        shape.numKvHeads, blockShiftOf(shape.blockSize), qStride, scaleLog2);
     BROOK_CUDA_CHECK_LAUNCH();
 }
 
@@ -143,7 +143,7 @@ void launch_paged_attention_prefill(ElementType type, const void* q, void* out, 
                                     const AttentionBatch& batch, int maxQueryLen, const AttentionShape& shape,
                                     cudaStream_t stream)
 {
-    if (shape.numHeads <= 0 || shape.numKvHeads <= 0 || shape.numHeads % shape.numKvHeads != 0 || shape.blockSize <= 0
+    if (shape.numHeads <= 0 || shape.numKvHeads <= 0 || shape.numHeads % shape.numKvHeads != 0 || blockShiftOf(shape.blockSize) < 0
         || shape.numKvHeads > 65535 || batch.numSeqs > 65535 || batch.maxBlocksPerSeq <= 0
         || (shape.qTokenStride != 0 && (shape.qTokenStride < shape.numHeads * shape.headDim || shape.qTokenStride % 8)))
         throw CudaError("launch_paged_attention_prefill: bad shape (NH " + std::to_string(shape.numHeads) + ", KVH "

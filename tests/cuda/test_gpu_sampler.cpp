@@ -11,7 +11,6 @@
 #include "cuda/gpu_sampler.h"
 #include "engine/sampler.h"
 
-#include <QElapsedTimer>
 
 #include <algorithm>
 #include <cstring>
@@ -379,41 +378,6 @@ private slots:
             QVERIFY2(alone.results[0].token == all.results[r].token && sameBits(alone.results[0].logprob, all.results[r].logprob),
                      qPrintable(QString("row %1: token %2 alone, %3 batched").arg(r).arg(alone.results[0].token)
                                     .arg(all.results[r].token)));
-        }
-    }
-
-    void timing()
-    {
-        BROOK_REQUIRE_GPU();
-        // Informative: one call's wall time at ERNIE's V (includes upload, download and sync).
-        constexpr int kRows = 256;
-        std::mt19937_64 rng(1);
-        std::vector<float> host;
-        for (int r = 0; r < kRows; ++r) {
-            const auto row = randomRow(kErnieVocab, rng);
-            host.insert(host.end(), row.begin(), row.end());
-        }
-        auto device = upload(host);
-        cuda::GpuSampler sampler(kRows, kErnieVocab);
-        struct Setting { const char* name; float temperature; int topK; float topP; };
-        for (const Setting s : {Setting{"greedy", 0.0f, 0, 1.0f}, Setting{"temperature", 1.0f, 0, 1.0f},
-                                Setting{"top-k 50", 0.8f, 50, 1.0f}, Setting{"top-k 50 + top-p 0.9", 0.8f, 50, 0.9f},
-                                Setting{"top-p 0.95", 0.8f, 0, 0.95f}}) {
-            SamplingParams params;
-            params.temperature = s.temperature;
-            params.topK = s.topK;
-            params.topP = s.topP;
-            for (int rows : {1, kRows}) {
-                std::vector<SamplingContext> contexts(static_cast<size_t>(rows));
-                for (auto& c : contexts) c.params = &params;
-                sampler.sample(device.as<float>(), contexts, nullptr);  // warm-up
-                QElapsedTimer timer;
-                timer.start();
-                constexpr int kCalls = 10;
-                for (int k = 0; k < kCalls; ++k) sampler.sample(device.as<float>(), contexts, nullptr);
-                qInfo("%s, %d rows x V %d: %.1f us per call", s.name, rows, kErnieVocab,
-                      static_cast<double>(timer.nsecsElapsed()) / 1e3 / kCalls);
-            }
         }
     }
 };

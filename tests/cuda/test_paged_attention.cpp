@@ -243,6 +243,14 @@ private slots:
         } catch (const cuda::CudaError&) { threw = true; }
         QVERIFY2(threw, "head dim 96 must be refused");
         p.headDim = 128;
+        threw = false;
+        try { // positions map to blocks by shift and mask
+            cuda::AttentionShape odd = shapeOf(p);
+            odd.blockSize = 12;
+            cuda::launch_paged_attention_prefill(cuda::ElementType::F16, d.q.get(), d.out.get(), d.k.get(), d.v.get(),
+                                                 d.batch(), 1, odd, nullptr);
+        } catch (const cuda::CudaError&) { threw = true; }
+        QVERIFY2(threw, "block size 12 must be refused");
         p.seqs.clear();
         p = decodeProblem(p, {4000, 4000});
         const auto e = makeAttentionCase<__half>(p);
