@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine, from the repository root, after `source scripts/gpu/env.sh` and a build in
 # build-gpu/ (targets brook-bench brook-step-bench brook-serve brook-make-test-model
-# attention_bench): every brook-bench run recorded in docs/benchmarks.md, on one random-weight
+# attention_bench sampler_bench): every brook-bench run recorded in docs/benchmarks.md, on one random-weight
 # ERNIE-0.3B folder.
 # Output to $1 (a folder): bench.txt (commands and results), gpu.txt, serve.log.
 # transformers' baselines: (unset LD_LIBRARY_PATH; python3 bench/hf_baseline.py [--compile]).
@@ -26,6 +26,7 @@ done
 run $B/brook-step-bench --model $model --batch 1 8 64 256
 for c in 16 1024; do run $B/brook-step-bench --model $model --batch 1 --context $c; done
 run $B/attention_bench
+run $B/sampler_bench --rows 1 64 128 256
 run env BROOK_PDL_EARLY_WAIT=3 $B/brook-bench latency $L --input-len 128 --output-len 256 --max-num-seqs 8 --repeats 3
 # Online: brook-serve on the GPU, vllm-bench-serve style load at four concurrencies.
 $B/brook-serve "$model" --device cuda --max-model-len 4096 --port 8011 > "$out/serve.log" 2>&1 &
