@@ -63,7 +63,8 @@ int main(int argc, char** argv)
         ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
 
-    const auto dir = std::filesystem::temp_directory_path() / ("brook-host-bench-" + std::to_string(::getpid()));
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("brook-host-bench-" + std::to_string(std::random_device{}()));
     constexpr int kTokenizerPieces = 1200;
     if (auto written = testing::writeTestTokenizer(dir, kTokenizerPieces); !written) {
         std::cerr << written.error() << "\n";
