@@ -63,7 +63,7 @@ void CublasLtGemm::matmul(const void* x, const void* w, void* out, int M, int N,
                           bool outFloat, cudaStream_t stream, float beta)
 {
     if (M == 0) return;
-    if (m_useSkinny && skinny_gemm_supported(M, K)) {
+    if (m_useSkinny && skinny_gemm_preferred(M, K)) {
         launch_skinny_gemm(x, w, out, M, N, K, type, outFloat, beta != 0.0f, stream);
         return;
     }

@@ -77,4 +77,14 @@ int pdlEarlyWait()
     return mask;
 }
 
+int skinnyMaxRowsOverride()
+{
+    static const int rows = [] {
+        const char* value = std::getenv("BROOK_SKINNY_MAX_ROWS");
+        const long n = value && *value ? std::strtol(value, nullptr, 10) : 0;
+        return n >= 1 && n <= 8 ? int(n) : 0;
+    }();
+    return rows;
+}
+
 } // namespace brook::cuda

@@ -21,5 +21,9 @@ bool threadBlockClustersSupported();
 // the skinny GEMV (all of it), bit 2 the skinny GEMV's RoPE inputs only. An A/B switch for what
 // that early work buys and for hunting ordering bugs. Decided once per process.
 int pdlEarlyWait();
+// BROOK_SKINNY_MAX_ROWS=n (1..8): decode steps of up to n tokens take the skinny-GEMM path
+// (skinny_gemm_preferred), instead of the built-in crossover. An A/B switch for tuning that
+// crossover; 0 when unset. Decided once per process.
+int skinnyMaxRowsOverride();
 
 } // namespace brook::cuda

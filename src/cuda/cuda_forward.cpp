@@ -3,8 +3,9 @@
 // it directly from the GEMM epilogue (beta = 1), so no separate residual-add kernel runs.
 //   per layer: rmsnorm -> qkv GEMM -> RoPE + cache write -> attention -> o GEMM (+= residual)
 //              -> rmsnorm -> gate-up GEMM -> SiLU*up -> down GEMM (+= residual)
-// (at <= 8 tokens the rmsnorms and SiLU*up are fused into the GEMMs that consume them, and RoPE
-// + cache write into the qkv GEMM's epilogue: 5 kernels per layer, attention included).
+// (at <= 4 tokens, 8 with quantized Linears, the rmsnorms and SiLU*up are fused into the GEMVs
+// that consume them, and RoPE + cache write into the qkv GEMV's epilogue: 5 kernels per layer,
+// attention included).
 #include "cuda/cuda_backend.h"
 
 #include "cuda/cuda_check.h"
@@ -63,9 +64,11 @@ void CudaBackend::forward(bool decode, cudaStream_t stream)
     attention.blockTables = m_inputs->blockTables();
     attention.maxBlocksPerSeq = m_inputs->maxBlocksPerSeq();
 
-    // Up to 8 tokens (decode of small batches) the norms and the SwiGLU activation run inside
-    // the skinny GEMMs' prologues: 3 fewer kernels per layer on the latency-bound path.
-    const bool fused = skinny_gemm_supported(T, H) && skinny_gemm_supported(T, I) && T <= kQuantGemvMaxRows;
+    // Up to 4 tokens (decode of small batches; 8 for quantized Linears, whose GEMV has no cuBLASLt
+    // alternative) the norms and the SwiGLU activation run inside the GEMVs' prologues: 3 fewer
+    // kernels per layer on the latency-bound path.
+    const bool fusedDense = skinny_gemm_preferred(T, H) && skinny_gemm_preferred(T, I);
+    const bool fusedQuant = skinny_gemm_supported(T, H) && skinny_gemm_supported(T, I) && T <= kQuantGemvMaxRows;
     AttentionShape shape;
     shape.numHeads = c.numHeads;
     shape.numKvHeads = c.numKvHeads;
@@ -111,6 +114,7 @@ void CudaBackend::forward(bool decode, cudaStream_t stream)
         const bool quant = w.quantized;  // this layer's Linears are 4- or 8-bit
         void* kCache = kBase + layerCacheBytes * l;
         void* vCache = vBase + layerCacheBytes * l;
+        const bool fused = quant ? fusedQuant : fusedDense;
         if (fused && !quant) {  // RoPE and the cache write run in the GEMM's epilogue
             rope.kCache = kCache;
             rope.vCache = vCache;

@@ -1,4 +1,5 @@
 #include "cuda/cuda_check.h"
+#include "cuda/cuda_device.h"
 #include "cuda/pdl.cuh"
 #include "cuda/skinny_gemm.h"
 
@@ -372,6 +373,12 @@ void dispatchPrologue(int M, SkinnyPrologue prologue, const Launch& l)
 bool skinny_gemm_supported(int M, int K)
 {
     return M >= 1 && M <= kSkinnyMaxRows && K % 8 == 0 && K <= kMaxK;
+}
+
+bool skinny_gemm_preferred(int M, int K)
+{
+    const int override = skinnyMaxRowsOverride();
+    return skinny_gemm_supported(M, K) && M <= (override ? override : kSkinnyPreferredMaxRows);
 }
 
 void launch_skinny_gemm(const void* x, const void* w, void* out, int M, int N, int K, ElementType type,

@@ -27,6 +27,9 @@
 namespace brook::cuda {
 
 inline constexpr int kSkinnyMaxRows = 8;
+// The crossover to cuBLASLt's tensor cores: brook-step-bench on an H200 (docs/benchmarks.md),
+// decode forward at 4 tokens 769 us skinny / 808 cuBLASLt, at 5-8 tokens 1,307-1,325 / 766-780.
+inline constexpr int kSkinnyPreferredMaxRows = 4;
 
 enum class SkinnyPrologue { None, RmsNorm, SiluMul };
 
@@ -43,6 +46,9 @@ struct SkinnyRope {
 
 // True when the shape suits the skinny kernel (M <= 8, K % 8 == 0, f(x) fits in shared memory).
 bool skinny_gemm_supported(int M, int K);
+// True when a decode step of M tokens should take the skinny path (fused prologues, PDL) rather
+// than cuBLASLt: supported and M <= kSkinnyPreferredMaxRows (BROOK_SKINNY_MAX_ROWS overrides).
+bool skinny_gemm_preferred(int M, int K);
 
 // outFloat: out is fp32 (else the element type); accumulate: out += result (else out = result).
 // normWeight and eps are used by the RmsNorm prologue only.
