@@ -1,12 +1,13 @@
 // Engine on the CPU backend with a tiny random model: batch invariance, seeded sampling,
-// preemption, cancellation, max_model_len rejection, stop strings and stop tokens, and the
-// KV cache returning to full after every request.
+// preemption, cancellation, max_model_len rejection, stop strings and stop tokens, the step-time
+// accounting, and the KV cache returning to full after every request.
 #include "engine_test_support.h"
 
 #include "engine/tokenizer.h"
 
 #include <QtTest>
 
+#include <chrono>
 #include <random>
 
 using namespace brook;
@@ -42,6 +43,34 @@ private slots:
         QCOMPARE(results[8].text, alone.text);
         const EngineStats stats = waitIdle(*engine);
         QCOMPARE(stats.numKvBlocksFree, stats.numKvBlocksTotal);
+    }
+
+    void stepTimesAccountForTheRun()
+    {
+        auto engine = launch(cpuOptions());
+        std::mt19937 rng(5);
+        const int vocab = engine->tokenizer().vocabSize();
+        const EngineStats before = waitIdle(*engine);
+        const auto start = std::chrono::steady_clock::now();
+        std::vector<std::shared_ptr<RequestStream>> streams;
+        for (int i = 0; i < 4; ++i)
+            streams.push_back(*RequestStream::submit(*engine, greedyRequest(randomPrompt(rng, 9 + i, vocab), 20)));
+        for (auto& s : streams) QCOMPARE(int(drain(*s).tokens.size()), 20);
+        const EngineStats after = waitIdle(*engine);
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+        // One step prefills all four and samples their first tokens; 19 decode steps of 4 rows follow.
+        const EngineStepTimes& a = after.stepTimes;
+        const EngineStepTimes& b = before.stepTimes;
+        QCOMPARE(after.steps - before.steps, 20LL);
+        QCOMPARE(a.decodeSteps - b.decodeSteps, 19LL);
+        QCOMPARE(a.decodeRows - b.decodeRows, 76LL);
+        const double backend = a.backendSeconds - b.backendSeconds;
+        const double decode = a.decodeBackendSeconds - b.decodeBackendSeconds;
+        const double parts = backend + (a.scheduleSeconds - b.scheduleSeconds) + (a.outputSeconds - b.outputSeconds) +
+                             (a.bookkeepingSeconds - b.bookkeepingSeconds);
+        QVERIFY(decode > 0.0 && decode < backend);  // the prefill step is the rest
+        QVERIFY2(parts <= wall, qPrintable(QString("engine thread %1 s in a %2 s run").arg(parts).arg(wall)));
     }
 
     void seededSamplingIsReproducibleAloneOrBatched()

@@ -131,6 +131,33 @@ private slots:
         QVERIFY(!contains(ids, *m_tok->pieceToId("<s>")));
     }
 
+    void appendedTextOfOrdinaryPiecesOnly() {
+        // Every ordinary piece: its text with "▁" as spaces, and decoding it after visible text
+        // appends exactly that (the detokenizer's table path relies on it).
+        const auto anchor = m_tok->encode("river");
+        QVERIFY(!anchor.empty() && !m_tok->decode(anchor).empty());
+        int ordinary = 0;
+        for (int32_t id = 0; id < m_tok->vocabSize(); ++id) {
+            const auto text = m_tok->appendedText(id);
+            if (!text) continue;
+            ++ordinary;
+            QVERIFY(!m_tok->isSpecial(id));
+            std::vector<int32_t> ids = anchor;
+            ids.push_back(id);
+            QCOMPARE(m_tok->decode(ids), m_tok->decode(anchor) + std::string(*text));
+            // A text that starts with it is visible at once (so nothing after it loses a space).
+            if (m_tok->startsNonEmptyText(id)) QVERIFY(!m_tok->decode(std::vector<int32_t>{id}).empty());
+        }
+        QVERIFY(ordinary > 500);
+        for (const char* piece : {"<0x41>", "<s>", "</s>", "<unk>"})  // byte-fallback, control, unknown
+            if (const auto id = m_tok->pieceToId(piece)) QVERIFY2(!m_tok->appendedText(*id), piece);
+        QVERIFY(!m_tok->appendedText(*m_tok->pieceToId(m_tok->clsToken())));
+        QVERIFY(!m_tok->appendedText(-1) && !m_tok->appendedText(m_tok->vocabSize()));
+        // "▁" alone decodes to nothing at the start of a text; a piece with letters does not.
+        if (const auto space = m_tok->pieceToId("\xE2\x96\x81")) QVERIFY(!m_tok->startsNonEmptyText(*space));
+        QVERIFY(m_tok->startsNonEmptyText(anchor.front()));
+    }
+
     void everyNamedTokenIsSpecial() {
         const QJsonObject map = readJson(m_path / "special_tokens_map.json");
         for (auto it = map.begin(); it != map.end(); ++it) {
