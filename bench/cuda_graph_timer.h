@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cuda/cuda_check.h"
+#include "cuda/stream_timer.h"
 
 #include <cuda_runtime.h>
 
@@ -20,21 +21,11 @@ inline double timeGraphReplays(cudaStream_t stream, int replays, const std::func
     record();
     BROOK_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
     BROOK_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    BROOK_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    cudaEvent_t begin, end;
-    BROOK_CUDA_CHECK(cudaEventCreate(&begin));
-    BROOK_CUDA_CHECK(cudaEventCreate(&end));
-    BROOK_CUDA_CHECK(cudaEventRecord(begin, stream));
-    for (int r = 0; r < replays; ++r) BROOK_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    BROOK_CUDA_CHECK(cudaEventRecord(end, stream));
-    BROOK_CUDA_CHECK(cudaEventSynchronize(end));
-    float ms = 0;
-    BROOK_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
-    cudaEventDestroy(begin);
-    cudaEventDestroy(end);
+    BROOK_CUDA_CHECK(cudaGraphLaunch(exec, stream));  // warm-up
+    const double us = cuda::microsecondsPerRun(stream, replays, [&] { BROOK_CUDA_CHECK(cudaGraphLaunch(exec, stream)); });
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
-    return double(ms) * 1000.0 / replays;
+    return us;
 }
 
 } // namespace brook::bench

@@ -2,6 +2,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_device.h"
+#include "cuda/stream_timer.h"
 
 #include <spdlog/spdlog.h>
 
@@ -209,18 +210,7 @@ void CudaBackend::launchForward(const StepLaunch& launch)
 double CudaBackend::timeForward(std::span<const BatchSequence> batch, int iterations)
 {
     const StepLaunch launch = upload(batch);
-    cudaEvent_t start = nullptr, stop = nullptr;
-    BROOK_CUDA_CHECK(cudaEventCreate(&start));
-    BROOK_CUDA_CHECK(cudaEventCreate(&stop));
-    BROOK_CUDA_CHECK(cudaEventRecord(start, m_stream));
-    for (int i = 0; i < iterations; ++i) launchForward(launch);
-    BROOK_CUDA_CHECK(cudaEventRecord(stop, m_stream));
-    BROOK_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    BROOK_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    return 1e3 * double(ms) / std::max(iterations, 1);
+    return microsecondsPerRun(m_stream, iterations, [&] { launchForward(launch); });
 }
 
 std::vector<SampleResult> CudaBackend::step(std::span<const BatchSequence> batch)

@@ -51,14 +51,14 @@ bool IncrementalDetokenizer::decodesToNothing(int32_t tokenId) const {
     return tokenId < 0 || tokenId >= m_tokenizer.vocabSize() || (m_skipSpecial && m_tokenizer.isSpecial(tokenId));
 }
 
-// The two decodes below give exactly the piece's appendedText when: everything after the read
-// offset decodes to nothing, the window [prefix, read) holds only context-free pieces (and ids
-// that decode to nothing) and its first visible piece decodes to non-empty text (so
-// sentencepiece strips no leading "▁" from what follows), and the new piece is context free
-// with whole, non-empty text. A window of one ordinary piece is the steady state of plain
-// text, so most pushes take this path.
-bool IncrementalDetokenizer::appendsDirectly(int32_t tokenId, std::string_view& delta) const {
-    for (size_t i = m_readOffset; i < m_tokens.size(); ++i)
+// The two decodes below give exactly the new (last) piece's appendedText when: every id after
+// the read offset before it decodes to nothing, the window [prefix, read) holds only
+// context-free pieces (and ids that decode to nothing) and its first visible piece decodes to
+// non-empty text (so sentencepiece strips no leading "▁" from what follows), and the new piece
+// is context free with whole, non-empty text. A window of one ordinary piece is the steady
+// state of plain text, so most pushes take this path.
+bool IncrementalDetokenizer::appendsDirectly(std::string_view& delta) const {
+    for (size_t i = m_readOffset; i + 1 < m_tokens.size(); ++i)
         if (!decodesToNothing(m_tokens[i]))
             return false;
     bool seenVisible = false;
@@ -72,7 +72,7 @@ bool IncrementalDetokenizer::appendsDirectly(int32_t tokenId, std::string_view& 
     }
     if (!seenVisible)
         return false;
-    const auto text = m_tokenizer.appendedText(tokenId);
+    const auto text = m_tokenizer.appendedText(m_tokens.back());
     if (!text || text->empty() || endsMidCharacter(*text))
         return false;
     delta = *text;
@@ -80,20 +80,14 @@ bool IncrementalDetokenizer::appendsDirectly(int32_t tokenId, std::string_view& 
 }
 
 std::string IncrementalDetokenizer::push(int32_t tokenId) {
-    // Nothing new can be visible, so the two decodes would hold back with the offsets unchanged.
-    if (decodesToNothing(tokenId)) {
-        m_tokens.push_back(tokenId);
-        return {};
-    }
-    if (std::string_view direct; appendsDirectly(tokenId, direct)) {
-        m_tokens.push_back(tokenId);
-        m_prefixOffset = m_readOffset;
-        m_readOffset = m_tokens.size();
-        m_text += direct;
-        ++m_directAppends;
-        return std::string(direct);
-    }
     m_tokens.push_back(tokenId);
+    // Nothing new can be visible, so the two decodes would hold back with the offsets unchanged.
+    if (decodesToNothing(tokenId))
+        return {};
+    if (std::string_view direct; appendsDirectly(direct)) {
+        ++m_directAppends;
+        return emit(std::string(direct));
+    }
     const std::span<const int32_t> all(m_tokens);
     const std::string prefixText =
         m_tokenizer.decode(all.subspan(m_prefixOffset, m_readOffset - m_prefixOffset), m_skipSpecial);
@@ -101,7 +95,11 @@ std::string IncrementalDetokenizer::push(int32_t tokenId) {
     // Hold back when nothing new is visible yet or the text stops inside a character.
     if (newText.size() <= prefixText.size() || endsMidCharacter(newText))
         return {};
-    std::string delta = newText.substr(prefixText.size());
+    return emit(newText.substr(prefixText.size()));
+}
+
+// Text up to the end is out: the next window starts where this one was read.
+std::string IncrementalDetokenizer::emit(std::string delta) {
     m_prefixOffset = m_readOffset;
     m_readOffset = m_tokens.size();
     m_text += delta;

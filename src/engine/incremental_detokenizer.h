@@ -27,8 +27,8 @@ public:
 
 private:
     bool decodesToNothing(int32_t tokenId) const;
-    bool appendsDirectly(int32_t tokenId, std::string_view& delta) const;
-
+    bool appendsDirectly(std::string_view& delta) const;  // for the piece just pushed
+    std::string emit(std::string delta);
 
     const Tokenizer& m_tokenizer;
     bool m_skipSpecial;
