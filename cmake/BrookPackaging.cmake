@@ -38,11 +38,15 @@ if(WIN32)
 else()
   install(TARGETS ${BROOK_INSTALLED_PROGRAMS})
 endif()
-# Texts brook-quantize (calibration) and brook-bench quality (evaluation) read at run time:
-# <prefix>/share/brook/calibration/, found relative to the executable (src/app/resource_path.h).
+# Texts read at run time, found relative to the executable (src/platform/resource_path.h):
+# <prefix>/share/brook/calibration/ (brook-quantize's calibration, brook-bench quality's
+# evaluation) and share/brook/test-corpus/ (the tokenizer brook-make-test-model and
+# brook-bench --random-weights train).
 install(FILES ${PROJECT_SOURCE_DIR}/resources/calibration/calibration.txt
               ${PROJECT_SOURCE_DIR}/resources/calibration/evaluation.txt
         DESTINATION ${CMAKE_INSTALL_DATADIR}/brook/calibration)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/resources/test-corpus/
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/brook/test-corpus FILES_MATCHING PATTERN "*.txt")
 
 # --- Linux desktop integration ----------------------------------------------------------------
 if(UNIX AND NOT APPLE)

@@ -5,6 +5,7 @@
 // Model: a folder, or --random-weights tiny|ernie-0.3b (written to a temporary folder).
 //   serve, baseline: online, over HTTP against a running server (bench_serve.h).
 //   quality: a quantized model against its dense reference on a fixed text (bench_quality.h).
+#include "platform/executable_path.h"
 #include "app/bench_quality.h"
 #include "app/bench_serve.h"
 #include "app/cli_logging.h"
@@ -189,6 +190,7 @@ int runLatency(Engine& engine, const BenchOptions& o, int vocabLimit)
 
 int main(int argc, char** argv)
 {
+    brook::rememberArgv0(argc > 0 ? argv[0] : nullptr);
     CLI::App app{"brook-bench: measure Brook's engine"};
     app.require_subcommand(1);
     LaunchOptions launch;

@@ -3,7 +3,7 @@
 // KV caches are sized for the text alone.
 #include "app/bench_quality.h"
 
-#include "app/resource_path.h"
+#include "platform/resource_path.h"
 #include "backends/engine_launcher.h"
 #include "engine/quality_metrics.h"
 #include "engine/tokenizer.h"

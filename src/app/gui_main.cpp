@@ -2,7 +2,9 @@
 // translations, the log sink feeding the log view, and the main window (which owns the engine).
 //
 //   brook [--model DIR] [--data-dir DIR] [--language en|zh_CN] [--theme system|light|dark] [--import FILE.json]
+//         [--screenshot FILE.png]
 #include "gui/app_settings.h"
+#include "gui/engine_host.h"
 #include "gui/gui_log_sink.h"
 #include "gui/history_store.h"
 #include "gui/main_window.h"
@@ -14,8 +16,10 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QMessageBox>
+#include <QPixmap>
 #include <QStandardPaths>
 #include <QStyleFactory>
+#include <QTimer>
 
 #include <spdlog/spdlog.h>
 
@@ -39,7 +43,11 @@ int main(int argc, char** argv)
     const QCommandLineOption theme(QStringLiteral("theme"), QStringLiteral("system, light or dark."), QStringLiteral("theme"));
     const QCommandLineOption import(QStringLiteral("import"), QStringLiteral("Import a conversation (OpenAI JSON) at start."),
                                     QStringLiteral("file"));
-    parser.addOptions({model, dataDir, language, theme, import});
+    const QCommandLineOption screenshot(
+        QStringLiteral("screenshot"),
+        QStringLiteral("Save the main window as a PNG once it is shown (and the model loaded or failed), then quit."),
+        QStringLiteral("file"));
+    parser.addOptions({model, dataDir, language, theme, import, screenshot});
     parser.process(app);
 
     // Every spdlog line (engine, server, app) also goes to the log view.
@@ -66,6 +74,24 @@ int main(int argc, char** argv)
 
     brook::MainWindow window(settings, store, translations, themes, sink);
     window.show();
+    if (parser.isSet(screenshot)) {
+        // Proves on a machine without a display (QT_QPA_PLATFORM=offscreen) that the window comes
+        // up: the packaging checks run the installed app this way. Exit code: 0 written, 2 not
+        // written, 3 written but the model failed to load.
+        const QString file = parser.value(screenshot);
+        auto shoot = [&window, file](bool loaded) {
+            QTimer::singleShot(500, &window, [&window, file, loaded] {  // let the last layout settle
+                const bool saved = window.isVisible() && window.grab().save(file, "PNG");
+                QApplication::exit(!saved ? 2 : loaded ? 0 : 3);
+            });
+        };
+        if (parser.isSet(model)) {
+            QObject::connect(&window.engineHost(), &brook::EngineHost::modelLoaded, &window, [shoot] { shoot(true); });
+            QObject::connect(&window.engineHost(), &brook::EngineHost::modelLoadFailed, &window, [shoot] { shoot(false); });
+        } else {
+            shoot(true);
+        }
+    }
     for (const QString& file : parser.values(import))
         if (const QString error = window.importConversation(file); !error.isEmpty()) spdlog::error("{}", error.toStdString());
     if (parser.isSet(model)) {

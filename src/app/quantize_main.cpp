@@ -3,8 +3,9 @@
 // quantizeModel, engine/model_quantizer.h), then logs a per-Linear table of errors.
 // AWQ calibrates on text: --calibration FILE, else the calibration text Brook ships
 // (share/brook/calibration/calibration.txt, or resources/ in the source tree).
+#include "platform/executable_path.h"
 #include "app/cli_logging.h"
-#include "app/resource_path.h"
+#include "platform/resource_path.h"
 #include "engine/model_quantizer.h"
 
 #include <CLI/CLI.hpp>
@@ -63,6 +64,7 @@ void logTable(const ModelQuantizerResult& result, bool awq)
 
 int main(int argc, char** argv)
 {
+    brook::rememberArgv0(argc > 0 ? argv[0] : nullptr);
     CLI::App app{"brook-quantize: write a 4-bit or 8-bit AWQ-format copy of a dense ERNIE-4.5 model folder"};
     std::filesystem::path modelDir, outDir, calibrationFile;
     ModelQuantizerOptions options;

@@ -4,6 +4,7 @@
 // first (GET /health answers 503 while the model loads). SIGINT/SIGTERM: new requests get 503,
 // running ones have --shutdown-timeout seconds to finish, the rest are aborted; exit code 0.
 // A second signal exits at once.
+#include "platform/executable_path.h"
 #include "app/cli_logging.h"
 #include "app/launch_flags.h"
 #include "backends/engine_launcher.h"
@@ -75,6 +76,7 @@ Result<GenerationDefaults> generationDefaultsFor(const ServeConfig& config, cons
 
 int main(int argc, char** argv)
 {
+    brook::rememberArgv0(argc > 0 ? argv[0] : nullptr);
     ServeConfig config;
     if (const std::string file = findConfigArgument(argc, argv); !file.empty()) {
         if (auto loaded = loadServeConfigYaml(file, config); !loaded) {

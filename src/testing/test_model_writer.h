@@ -43,7 +43,7 @@ struct TestModelOptions {
 // Writes the whole folder; the tokenizer is trained once per process and cached.
 Result<void> writeTestModel(const std::filesystem::path& dir, const TestModelOptions& options);
 
-// Trains a sentencepiece model on tests/data/corpus (English and Chinese, identity
+// Trains a sentencepiece model on share/brook/test-corpus (English and Chinese, identity
 // normalization, byte fallback) carrying ERNIE's special tokens as pieces and its added tokens
 // numbered after the pieces (as ERNIE's own files do), and writes
 // tokenizer.model, tokenizer_config.json, special_tokens_map.json and added_tokens.json.

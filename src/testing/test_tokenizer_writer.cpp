@@ -6,6 +6,9 @@
 #include "testing/test_model_writer.h"
 #include "testing/test_tokenizer_writer.h"
 
+#include "platform/executable_path.h"
+#include "platform/resource_path.h"
+
 #include <nlohmann/json.hpp>
 #include <sentencepiece_trainer.h>
 
@@ -99,7 +102,11 @@ Result<std::vector<std::string>> readCorpus(const std::filesystem::path& folder)
 }
 
 Result<std::string> trainModel(const TestTokenizerOptions& options) {
-    auto lines = readCorpus(BROOK_TEST_CORPUS_DIR);
+    const std::filesystem::path corpus = findResource("test-corpus");
+    if (corpus.empty())
+        return makeError("test tokenizer: share/brook/test-corpus is not beside this program (" +
+                         executablePath().string() + ")");
+    auto lines = readCorpus(corpus);
     if (!lines)
         return makeError(lines.error());
     const std::unordered_map<std::string, std::string> flags = {
