@@ -31,6 +31,7 @@ Result<void> validateSamplingParams(const SamplingParams& p, int vocabSize)
     if (p.minTokens < 0 || p.minTokens > p.maxTokens)
         return fieldError("min_tokens", "between 0 and max_tokens", p.minTokens);
     if (p.logprobs > kMaxLogprobs) return fieldError("logprobs", "at most 20", p.logprobs);
+    if (p.stop.size() > kMaxStopStrings) return fieldError("stop", "a list of at most 64 strings; its length", p.stop.size());
     for (int32_t id : p.stopTokenIds)
         if (id < 0 || id >= vocabSize) return fieldError("stop_token_ids", "inside the vocabulary", id);
     return {};

@@ -35,6 +35,10 @@ struct SamplingParams {
 // The largest top-N of logprobs a request may ask for (vLLM's default max_logprobs).
 inline constexpr int kMaxLogprobs = 20;
 
+// The most stop strings a request may give. OpenAI takes 4; 64 leaves room for vLLM-style use
+// while keeping the per-token stop check and its setup small.
+inline constexpr size_t kMaxStopStrings = 64;
+
 // Checks ranges; the message names the field as the OpenAI API spells it ("top_p must be in
 // (0, 1], got 1.5").
 Result<void> validateSamplingParams(const SamplingParams& params, int vocabSize);

@@ -1,24 +1,32 @@
-// StopChecker: stop strings over streamed text. The pending buffer holds only text that could
-// still be the start of a stop string, so it stays shorter than the longest stop string plus
-// one delta and every search is over a few bytes.
+// StopChecker: stop strings over streamed text. Each stop string keeps a Knuth-Morris-Pratt
+// state across deltas, so checking costs one step per output byte and stop string, however long
+// the strings are; the pending buffer holds only text that could still start a stop string.
 // Convention: when several stop strings occur, the one that ENDS first wins (ties: the one that
 // starts first). That is what a character-by-character stream would see, so the result does not
 // depend on how the text was cut into deltas.
 #include "engine/stop_checker.h"
 
 #include <algorithm>
-#include <string_view>
+#include <unordered_set>
 
 namespace brook {
 
 StopChecker::StopChecker(std::vector<std::string> stopStrings, bool includeStopStr)
     : m_includeStopStr(includeStopStr)
 {
+    std::unordered_set<std::string> seen;  // linear duplicate removal, whatever the list's length
     for (auto& stop : stopStrings) {
         if (stop.empty()) continue;  // an empty stop string would match everywhere; vLLM ignores it too
-        if (std::find(m_stops.begin(), m_stops.end(), stop) != m_stops.end()) continue;
-        m_maxStopLength = std::max(m_maxStopLength, stop.size());
-        m_stops.push_back(std::move(stop));
+        if (!seen.insert(stop).second) continue;
+        Pattern p;
+        p.text = std::move(stop);
+        p.fallback.assign(p.text.size(), 0);
+        for (size_t i = 1, k = 0; i < p.text.size(); ++i) {
+            while (k > 0 && p.text[i] != p.text[k]) k = p.fallback[k - 1];
+            if (p.text[i] == p.text[k]) ++k;
+            p.fallback[i] = uint32_t(k);
+        }
+        m_stops.push_back(std::move(p));
     }
 }
 
@@ -33,44 +41,45 @@ StopChecker::Update StopChecker::push(const std::string& delta)
         update.text = delta;
         return update;
     }
+    const size_t base = m_pending.size();  // where `delta` starts inside m_pending
     m_pending += delta;
 
-    // Earliest-ending occurrence of any stop string.
-    size_t bestStart = std::string::npos;
+    // Advance every stop string over the delta; the earliest-ending match wins, and of two that
+    // end together the longer one (it starts first).
     size_t bestEnd = std::string::npos;
-    const std::string* best = nullptr;
-    for (const auto& stop : m_stops) {
-        const size_t start = m_pending.find(stop);
-        if (start == std::string::npos) continue;
-        const size_t end = start + stop.size();
-        if (!best || end < bestEnd || (end == bestEnd && start < bestStart)) {
-            best = &stop;
-            bestStart = start;
-            bestEnd = end;
+    const Pattern* best = nullptr;
+    for (Pattern& p : m_stops) {
+        uint32_t q = p.matched;
+        for (size_t i = 0; i < delta.size(); ++i) {
+            const char c = delta[i];
+            while (q > 0 && p.text[q] != c) q = p.fallback[q - 1];
+            if (p.text[q] == c) ++q;
+            if (q == p.text.size()) {
+                const size_t end = base + i + 1;
+                if (!best || end < bestEnd || (end == bestEnd && p.text.size() > best->text.size())) {
+                    best = &p;
+                    bestEnd = end;
+                }
+                q = p.fallback[q - 1];
+                break;
+            }
         }
+        p.matched = q;
     }
     if (best) {
-        update.text = m_pending.substr(0, m_includeStopStr ? bestEnd : bestStart);
+        update.text = m_pending.substr(0, m_includeStopStr ? bestEnd : bestEnd - best->text.size());
         update.stopped = true;
-        update.matched = *best;
+        update.matched = best->text;
         m_pending.clear();
         m_stopped = true;
         return update;
     }
 
-    // Hold back the longest suffix that is a proper prefix of some stop string. Stop strings are
-    // valid UTF-8, so such a suffix never starts inside a multi-byte character.
+    // Hold back the longest suffix that is a proper prefix of some stop string: exactly the
+    // largest `matched`. Stop strings are valid UTF-8, so it never starts inside a character.
     size_t hold = 0;
-    for (size_t length = std::min(m_pending.size(), m_maxStopLength - 1); length > 0; --length) {
-        const std::string_view suffix(m_pending.data() + m_pending.size() - length, length);
-        const bool isPrefix = std::any_of(m_stops.begin(), m_stops.end(), [&](const std::string& stop) {
-            return stop.size() > length && std::string_view(stop).substr(0, length) == suffix;
-        });
-        if (isPrefix) {
-            hold = length;
-            break;
-        }
-    }
+    for (const Pattern& p : m_stops) hold = std::max<size_t>(hold, p.matched);
+    hold = std::min(hold, m_pending.size());
     update.text = m_pending.substr(0, m_pending.size() - hold);
     m_pending.erase(0, m_pending.size() - hold);
     return update;

@@ -3,6 +3,7 @@
 // One per sequence; not thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,9 +25,16 @@ public:
     std::string flush();
 
 private:
-    std::vector<std::string> m_stops;
+    // One stop string with its Knuth-Morris-Pratt table; `matched` is how much of it the text
+    // seen so far ends with, so each byte of output is looked at once per stop string.
+    struct Pattern {
+        std::string text;
+        std::vector<uint32_t> fallback;  // [i]: longest proper border of text[0..i]
+        uint32_t matched = 0;
+    };
+
+    std::vector<Pattern> m_stops;
     bool m_includeStopStr;
-    size_t m_maxStopLength = 0;
     std::string m_pending;  // text not yet emitted (may be a stop string's prefix)
     bool m_stopped = false; // after a match, further deltas are dropped
 };

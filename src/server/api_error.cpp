@@ -60,6 +60,16 @@ ApiError ApiError::internal(std::string message)
     return {500, std::move(message), "internal_server_error", {}, {}};
 }
 
+ApiError ApiError::forbidden(std::string message, std::string code)
+{
+    return {403, std::move(message), "invalid_request_error", {}, std::move(code)};
+}
+
+ApiError ApiError::methodNotAllowed(const std::string& method, const std::string& path)
+{
+    return {405, "Method Not Allowed: " + method + " " + path, "invalid_request_error", {}, "method_not_allowed"};
+}
+
 std::string dumpJson(const nlohmann::json& value)
 {
     return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -29,6 +29,8 @@ struct ApiError {
     static ApiError unavailable(std::string message);
     static ApiError timeout(std::string message);
     static ApiError internal(std::string message);
+    static ApiError forbidden(std::string message, std::string code = {});
+    static ApiError methodNotAllowed(const std::string& method, const std::string& path);
 };
 
 // JSON text for the wire: invalid UTF-8 (a token that ends mid-character) is replaced, never thrown on.

@@ -152,7 +152,7 @@ void CompletionHandler::handle(ApiKind kind, const httplib::Request& req, httpli
     json body;
     try {
         body = json::parse(req.body);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
         HttpReply::error(res, ApiError::badRequest(std::string("the request body is not valid JSON: ") + e.what()));
         return;
     }

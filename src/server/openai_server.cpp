@@ -2,7 +2,9 @@
 
 #include "backends/engine_launcher.h"
 #include "server/completion_handler.h"
+#include "server/guarded_http_server.h"
 #include "server/http_reply.h"
+#include "server/origin_policy.h"
 #include "server/server_context.h"
 #include "server/utility_routes.h"
 
@@ -13,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <regex>
 #include <thread>
 
 #include <sys/socket.h>
@@ -32,24 +35,24 @@ bool timingSafeEqual(const std::string& a, const std::string& b)
 } // namespace
 
 struct OpenAiServer::Impl {
-    explicit Impl(ServeConfig config) : context(std::move(config)), completions(context), utility(context) {}
-
-    // CORS as Starlette's middleware does it for vLLM: '*' or the listed origins.
-    std::optional<std::string> allowedOrigin(const httplib::Request& req) const
+    explicit Impl(ServeConfig config)
+        : context(std::move(config)), completions(context), utility(context), origins(context.config())
     {
-        if (!req.has_header("Origin")) return std::nullopt;
-        const std::string origin = req.get_header_value("Origin");
-        const auto& allowed = context.config().allowedOrigins;
-        if (std::find(allowed.begin(), allowed.end(), "*") != allowed.end()) return std::string("*");
-        if (std::find(allowed.begin(), allowed.end(), origin) != allowed.end()) return origin;
-        return std::nullopt;
     }
 
     httplib::Server::HandlerResponse preRoute(const httplib::Request& req, httplib::Response& res)
     {
+        if (req.has_header("Host") && !origins.acceptsHost(req.get_header_value("Host"))) {
+            HttpReply::error(res, ApiError::forbidden("Host '" + req.get_header_value("Host") +
+                                                          "' is not this server: on loopback only localhost names and IP "
+                                                          "addresses are answered (DNS rebinding)",
+                                                      "invalid_host"));
+            return httplib::Server::HandlerResponse::Handled;
+        }
+        const bool hasOrigin = req.has_header("Origin");
         if (req.method == "OPTIONS") {
-            if (req.has_header("Origin") && req.has_header("Access-Control-Request-Method")) {
-                if (!allowedOrigin(req)) {
+            if (hasOrigin && req.has_header("Access-Control-Request-Method")) {
+                if (!origins.corsOrigin(req.get_header_value("Origin"))) {
                     res.status = 400;
                     res.set_content("Disallowed CORS origin", "text/plain");
                     return httplib::Server::HandlerResponse::Handled;
@@ -63,6 +66,12 @@ struct OpenAiServer::Impl {
             }
             res.set_header("Allow", "GET, POST, OPTIONS");
             res.status = 200;
+            return httplib::Server::HandlerResponse::Handled;
+        }
+        if (hasOrigin && origins.refusesOrigin(req.get_header_value("Origin"))) {
+            HttpReply::error(res, ApiError::forbidden("requests from the web origin '" + req.get_header_value("Origin") +
+                                                          "' are not allowed: name it in --allowed-origins (or set --api-key)",
+                                                      "origin_not_allowed"));
             return httplib::Server::HandlerResponse::Handled;
         }
         const std::string& key = context.config().apiKey;
@@ -81,21 +90,52 @@ struct OpenAiServer::Impl {
 
     void postRoute(const httplib::Request& req, httplib::Response& res)
     {
-        if (auto origin = allowedOrigin(req)) {
-            res.set_header("Access-Control-Allow-Origin", *origin);
-            if (*origin != "*") res.set_header("Vary", "Origin");
+        if (req.has_header("Origin")) {
+            if (auto origin = origins.corsOrigin(req.get_header_value("Origin"))) {
+                res.set_header("Access-Control-Allow-Origin", *origin);
+                if (*origin != "*") res.set_header("Vary", "Origin");
+            }
         }
+        // HTTP/1.0 has no chunked encoding: a stream to such a client ends when the connection
+        // closes (RequestReader never keeps an HTTP/1.0 connection alive). cpp-httplib then
+        // writes the provider's data as it comes, unframed.
+        if (req.version == "HTTP/1.0" && res.is_chunked_content_provider_) {
+            res.is_chunked_content_provider_ = false;
+            res.headers.erase("Transfer-Encoding");
+        }
+    }
+
+    // The methods a known route answers to, or empty for an unknown path.
+    std::string allowedMethods(const std::string& path) const
+    {
+        std::string allow;
+        for (const auto& [method, pattern] : routes) {
+            if (!std::regex_match(path, pattern) || allow.find(method) != std::string::npos) continue;
+            allow += (allow.empty() ? "" : ", ") + method;
+        }
+        return allow;
     }
 
     void fillError(const httplib::Request& req, httplib::Response& res)
     {
         if (!res.body.empty() || res.content_provider_) return;
         switch (res.status) {
-        case 404: HttpReply::error(res, ApiError::notFound("Not Found: " + req.method + " " + req.path)); break;
+        case 404: {
+            const std::string allow = allowedMethods(req.path);
+            if (allow.empty()) {
+                HttpReply::error(res, ApiError::notFound("Not Found: " + req.method + " " + req.path));
+            } else {
+                HttpReply::error(res, ApiError::methodNotAllowed(req.method, req.path));
+                res.set_header("Allow", allow + ", OPTIONS");
+            }
+            break;
+        }
         case 413: HttpReply::error(res, ApiError::payloadTooLarge(context.config().maxRequestBodyBytes)); break;
         case 400: HttpReply::error(res, ApiError::badRequest("malformed HTTP request")); break;
         default: {
-            ApiError e = ApiError::internal("HTTP " + std::to_string(res.status));
+            // Client errors are the client's (invalid_request_error); the rest are ours.
+            ApiError e = res.status < 500 ? ApiError::badRequest("HTTP " + std::to_string(res.status))
+                                          : ApiError::internal("HTTP " + std::to_string(res.status));
             e.status = res.status;
             HttpReply::error(res, e);
         }
@@ -106,6 +146,10 @@ struct OpenAiServer::Impl {
     {
         using httplib::Request;
         using httplib::Response;
+        for (const char* path : {"/v1/chat/completions", "/v1/completions", "/tokenize", "/detokenize"})
+            routes.emplace_back("POST", std::regex(path));
+        for (const char* path : {"/v1/models", "/v1/models/(.+)", "/health", "/ping", "/metrics", "/version", "/load"})
+            routes.emplace_back("GET", std::regex(path));
         server.Post("/v1/chat/completions", [this](const Request& q, Response& r) { completions.handle(ApiKind::Chat, q, r); });
         server.Post("/v1/completions", [this](const Request& q, Response& r) { completions.handle(ApiKind::Completion, q, r); });
         server.Get("/v1/models", [this](const Request& q, Response& r) { utility.models(q, r); });
@@ -125,12 +169,17 @@ struct OpenAiServer::Impl {
             std::string what = "unknown error";
             try {
                 if (ep) std::rethrow_exception(ep);
+            } catch (const nlohmann::json::exception& e) {
+                // A JSON value of an unexpected type that a route did not check: the client's error.
+                spdlog::warn("request with an unexpected JSON value: {}", e.what());
+                HttpReply::error(r, ApiError::badRequest("the request has a value of the wrong type"));
+                return;
             } catch (const std::exception& e) {
                 what = e.what();
             } catch (...) {
             }
             spdlog::error("request handler failed: {}", what);
-            HttpReply::error(r, ApiError::internal("internal error: " + what));
+            HttpReply::error(r, ApiError::internal("internal error"));
         });
         server.set_logger([](const Request& q, const Response& r) {
             spdlog::info("{}:{} \"{} {}\" {}", q.remote_addr, q.remote_port, q.method, q.path, r.status);
@@ -140,7 +189,9 @@ struct OpenAiServer::Impl {
     ServerContext context;
     CompletionHandler completions;
     UtilityRoutes utility;
-    httplib::Server server;
+    OriginPolicy origins;
+    std::vector<std::pair<std::string, std::regex>> routes;  // method, path: for 405 against 404
+    GuardedHttpServer server;
     std::thread listener;
     int port = -1;
 };
@@ -164,14 +215,20 @@ Result<int> OpenAiServer::start()
     // A client that hangs up mid-write must not kill the process: writes then fail with EPIPE.
     std::signal(SIGPIPE, SIG_IGN);
 
-    httplib::Server& server = m_impl->server;
+    GuardedHttpServer& server = m_impl->server;
     // Each streaming call holds a worker thread for its whole length: size the pool for them.
     const int threads = config.httpThreads > 0
                             ? config.httpThreads
                             : std::clamp(2 * config.launch.maxNumSeqs + config.maxQueueLen + 32, 64, 2048);
     server.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
     server.set_payload_max_length(config.maxRequestBodyBytes);
-    server.set_keep_alive_max_count(1000);
+    HttpLimits limits;
+    limits.maxBodyBytes = config.maxRequestBodyBytes;
+    limits.readDeadline = std::chrono::milliseconds(int64_t(config.httpReadTimeoutSeconds * 1000));
+    limits.idleTimeout = std::min(limits.readDeadline, std::chrono::milliseconds(5000));
+    // Half the pool by default: one client can never hold every thread.
+    const int perClient = config.maxConnectionsPerClient > 0 ? config.maxConnectionsPerClient : std::max(1, threads / 2);
+    server.configure(limits, perClient, 1000, std::chrono::seconds(30));
     server.set_read_timeout(30, 0);
     server.set_write_timeout(30, 0);
     // cpp-httplib listens with a backlog of 5 (compiled into Debian's libcpp-httplib): a burst

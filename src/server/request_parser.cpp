@@ -46,7 +46,11 @@ std::optional<ApiError> readContent(const json& content, const std::string& wher
         const json& part = content[j];
         const std::string partName = indexed(where, j);
         if (!part.is_object()) return ApiError::badRequest("'" + partName + "' must be an object", partName);
-        const std::string type = part.value("type", std::string());
+        auto typeField = part.find("type");
+        if (typeField != part.end() && !typeField->is_string())
+            return ApiError::badRequest("'" + partName + ".type' must be a string, got " + FieldReader::typeName(*typeField),
+                                        partName + ".type");
+        const std::string type = typeField == part.end() ? std::string() : typeField->get<std::string>();
         if (type != "text")
             return ApiError::badRequest("'" + partName + ".type' " + (type.empty() ? "is missing" : "'" + type + "' is not supported") +
                                             ": this model takes text only",
@@ -89,7 +93,13 @@ std::optional<ApiError> RequestParser::rejectUnsupported(ApiKind kind, const jso
         return unsupported("logit_bias", "Brook does not bias logits");
     if (const json* format = f.get("response_format")) {
         if (!format->is_object()) return f.wrongType("response_format", "an object");
-        const std::string type = format->value("type", std::string("text"));
+        std::string type = "text";
+        if (auto typeField = format->find("type"); typeField != format->end() && !typeField->is_null()) {
+            if (!typeField->is_string())
+                return ApiError::badRequest(std::string("'response_format.type' must be a string, got ") + FieldReader::typeName(*typeField),
+                                            "response_format.type");
+            type = typeField->get<std::string>();
+        }
         if (type != "text") return unsupported("response_format", "type '" + type + "' needs structured output");
     }
     if (const json* tools = f.get("tools"); tools && !(tools->is_array() && tools->empty())) {
@@ -156,6 +166,10 @@ std::optional<ApiError> RequestParser::parseCommon(const json& body, ParsedReque
     BROOK_TRY(f.readIntList("stop_token_ids", p.stopTokenIds));
     p.stop.clear();
     BROOK_TRY(f.readStringOrList("stop", p.stop));
+    if (p.stop.size() > kMaxStopStrings)
+        return ApiError::badRequest("'stop' may list at most " + std::to_string(kMaxStopStrings) + " strings, got " +
+                                        std::to_string(p.stop.size()),
+                                    "stop");
     for (size_t i = 0; i < p.stop.size(); ++i)
         if (p.stop[i].empty()) return ApiError::badRequest("'" + indexed("stop", i) + "' must not be empty", "stop");
     if (f.has("seed")) {

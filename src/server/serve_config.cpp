@@ -24,23 +24,36 @@ bool oneOf(const std::string& value, std::initializer_list<const char*> allowed)
     return std::any_of(allowed.begin(), allowed.end(), [&](const char* a) { return value == a; });
 }
 
-// vLLM takes --allowed-origins as a JSON list ('["http://a", "http://b"]'); plain words work too.
+std::string trimmed(std::string s, const char* chars)
+{
+    const size_t first = s.find_first_not_of(chars);
+    if (first == std::string::npos) return {};
+    return s.substr(first, s.find_last_not_of(chars) - first + 1);
+}
+
+// vLLM takes --allowed-origins as a JSON list ('["http://a", "http://b"]'); a comma list works
+// too. CLI11 reads a value in brackets as a list of its own and hands the pieces over with their
+// brackets gone and their JSON quotes kept ('"http://a"'), so the pieces are joined again and
+// read as one text.
 std::vector<std::string> expandOrigins(const std::vector<std::string>& given)
 {
+    std::string text;
+    for (const std::string& item : given) text += (text.empty() ? "" : ",") + item;
+    text = trimmed(text, " \t");
     std::vector<std::string> out;
-    for (const std::string& item : given) {
-        if (!item.empty() && item.front() == '[') {
-            auto list = nlohmann::json::parse(item, nullptr, false);
-            if (list.is_array()) {
-                for (const auto& v : list)
-                    if (v.is_string()) out.push_back(v.get<std::string>());
-                continue;
-            }
+    if (!text.empty() && text.front() == '[') {
+        auto list = nlohmann::json::parse(text, nullptr, false);
+        if (list.is_array()) {
+            for (const auto& v : list)
+                if (v.is_string() && !v.get<std::string>().empty()) out.push_back(v.get<std::string>());
+            return out;
         }
-        std::stringstream parts(item);
-        std::string part;
-        while (std::getline(parts, part, ','))
-            if (!part.empty()) out.push_back(part);
+    }
+    std::stringstream parts(text);
+    std::string part;
+    while (std::getline(parts, part, ',')) {
+        part = trimmed(trimmed(part, " \t[]"), "\"' \t");
+        if (!part.empty()) out.push_back(part);
     }
     return out;
 }
@@ -63,7 +76,8 @@ void addServeFlags(CLI::App& app, ServeConfig& c)
     app.add_option("--api-key", c.apiKey, "require 'Authorization: Bearer KEY' (default: $BROOK_API_KEY)");
     app.add_option("--request-timeout", c.requestTimeoutSeconds, "seconds a request may take (0: no limit)");
     app.add_option("--max-queue-len", c.maxQueueLen, "requests that may wait beyond max-num-seqs (0: no limit)");
-    app.add_option("--allowed-origins", c.allowedOrigins, "CORS origins (JSON list or words; default *)");
+    app.add_option("--allowed-origins", c.allowedOrigins,
+                   "web origins browsers may call from (CORS): a JSON list or comma list, * for any (default: none)");
     app.add_option("--generation-config", c.generationConfig,
                    "auto (the model's generation_config.json), vllm/none (no defaults) or a folder")
         ->capture_default_str();
@@ -74,6 +88,11 @@ void addServeFlags(CLI::App& app, ServeConfig& c)
     app.add_option("--max-request-body-bytes", c.maxRequestBodyBytes, "larger request bodies get 413")
         ->capture_default_str();
     app.add_option("--http-threads", c.httpThreads, "HTTP worker threads (0: from max-num-seqs)");
+    app.add_option("--http-read-timeout", c.httpReadTimeoutSeconds,
+                   "seconds a client has to send a request's headers and body (else 408)")
+        ->capture_default_str();
+    app.add_option("--max-connections-per-client", c.maxConnectionsPerClient,
+                   "open connections one client address may hold (0: half the HTTP threads)");
     app.add_option("--cpu-kv-cache-space", c.cpuKvCacheSpaceGiB, "CPU backend: GiB of KV cache (vLLM's VLLM_CPU_KVCACHE_SPACE)");
     app.add_option("--log-level", c.logLevel, "trace, debug, info, warn, error")->capture_default_str();
     app.add_flag("--disable-log-stats", c.disableLogStats, "no throughput line every 5 s");
@@ -120,7 +139,9 @@ Result<void> validateServeConfig(const ServeConfig& c)
         return makeError("--scheduling-policy must be fcfs or priority, got '" + l.schedulingPolicy + "'");
     if (!(c.requestTimeoutSeconds >= 0)) return makeError("--request-timeout must not be negative");
     if (c.maxQueueLen < 0) return makeError("--max-queue-len must not be negative, got " + str(c.maxQueueLen));
-    if (c.allowedOrigins.empty()) return makeError("--allowed-origins must list at least one origin (or *)");
+    for (const auto& origin : c.allowedOrigins)
+        if (origin != "*" && origin.find("://") == std::string::npos)
+            return makeError("--allowed-origins: '" + origin + "' is not an origin (scheme://host[:port]) or *");
     if (!oneOf(c.generationConfig, {"auto", "vllm", "none"}) &&
         !std::filesystem::is_directory(c.generationConfig))
         return makeError("--generation-config must be auto, vllm, none or a folder, got '" + c.generationConfig + "'");
@@ -128,6 +149,10 @@ Result<void> validateServeConfig(const ServeConfig& c)
     if (c.maxRequestBodyBytes < 1024) return makeError("--max-request-body-bytes must be at least 1024");
     if (c.httpThreads != 0 && (c.httpThreads < 4 || c.httpThreads > 4096))
         return makeError("--http-threads must be 0 or in 4..4096, got " + str(c.httpThreads));
+    if (!(c.httpReadTimeoutSeconds >= 0.05 && c.httpReadTimeoutSeconds <= 3600))
+        return makeError("--http-read-timeout must be in 0.05..3600 seconds, got " + str(c.httpReadTimeoutSeconds));
+    if (c.maxConnectionsPerClient < 0)
+        return makeError("--max-connections-per-client must not be negative, got " + str(c.maxConnectionsPerClient));
     if (!(c.cpuKvCacheSpaceGiB >= 0)) return makeError("--cpu-kv-cache-space must not be negative");
     if (!oneOf(c.logLevel, {"trace", "debug", "info", "warn", "warning", "error", "critical", "off"}))
         return makeError("--log-level must be trace, debug, info, warn or error, got '" + c.logLevel + "'");

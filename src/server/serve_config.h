@@ -29,11 +29,13 @@ struct ServeConfig {
     std::string apiKey;                            // empty: no auth (BROOK_API_KEY when unset)
     double requestTimeoutSeconds = 0;              // 0: none
     int maxQueueLen = 0;                           // waiting requests beyond max_num_seqs; 0: no limit
-    std::vector<std::string> allowedOrigins{"*"};  // CORS
+    std::vector<std::string> allowedOrigins;       // CORS; empty: none (browsers from other origins refused)
     std::string generationConfig = "auto";         // auto | vllm | none | a folder with generation_config.json
     double shutdownTimeoutSeconds = 10;            // SIGTERM: how long in-flight requests may finish
     size_t maxRequestBodyBytes = 8u << 20;         // larger bodies get 413
     int httpThreads = 0;                           // 0: enough for max_num_seqs streams
+    double httpReadTimeoutSeconds = 30;            // a request's head and body must arrive within this (408)
+    int maxConnectionsPerClient = 0;               // open connections per client address; 0: half the HTTP threads
     double cpuKvCacheSpaceGiB = 0;                 // CPU backend KV cache; 0: the default
     std::string logLevel = "info";
     bool disableLogStats = false;

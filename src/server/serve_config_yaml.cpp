@@ -143,6 +143,8 @@ const std::map<std::string, Setter>& topSetters()
         {"shutdown_timeout", setField(&ServeConfig::shutdownTimeoutSeconds, "a number of seconds")},
         {"max_request_body_bytes", setField(&ServeConfig::maxRequestBodyBytes, "an integer")},
         {"http_threads", setField(&ServeConfig::httpThreads, "an integer")},
+        {"http_read_timeout", setField(&ServeConfig::httpReadTimeoutSeconds, "a number of seconds")},
+        {"max_connections_per_client", setField(&ServeConfig::maxConnectionsPerClient, "an integer")},
         {"cpu_kv_cache_space", setField(&ServeConfig::cpuKvCacheSpaceGiB, "a number of GiB")},
         {"log_level", setField(&ServeConfig::logLevel, "a log level")},
         {"uvicorn_log_level", setField(&ServeConfig::logLevel, "a log level")},

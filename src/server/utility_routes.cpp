@@ -45,7 +45,7 @@ std::optional<json> parseBody(const httplib::Request& req, httplib::Response& re
             return std::nullopt;
         }
         return body;
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
         HttpReply::error(res, ApiError::badRequest(std::string("the request body is not valid JSON: ") + e.what()));
         return std::nullopt;
     }

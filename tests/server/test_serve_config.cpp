@@ -133,6 +133,9 @@ private slots:
         QTest::newRow("policy") << 6 << "--scheduling-policy must be fcfs or priority";
         QTest::newRow("queue") << 7 << "--max-queue-len must not be negative";
         QTest::newRow("device") << 8 << "--device must be auto, cpu or cuda";
+        QTest::newRow("http read timeout") << 9 << "--http-read-timeout must be in 0.05..3600";
+        QTest::newRow("connections per client") << 10 << "--max-connections-per-client must not be negative";
+        QTest::newRow("origin") << 11 << "--allowed-origins: 'good.example' is not an origin";
     }
 
     void validationNamesTheFlag()
@@ -151,10 +154,67 @@ private slots:
         case 6: c.launch.schedulingPolicy = "lifo"; break;
         case 7: c.maxQueueLen = -1; break;
         case 8: c.launch.device = "tpu"; break;
+        case 9: c.httpReadTimeoutSeconds = 0; break;
+        case 10: c.maxConnectionsPerClient = -1; break;
+        case 11: c.allowedOrigins = {"good.example"}; break;
         }
         auto r = validateServeConfig(c);
         QVERIFY(!r.ok());
         QVERIFY2(r.error().find(message.toStdString()) != std::string::npos, r.error().c_str());
+    }
+
+    void allowedOriginsFlagTakesJsonAndCommaLists_data()
+    {
+        QTest::addColumn<QString>("value");
+        QTest::addColumn<QStringList>("expected");
+        QTest::newRow("json, one") << "[\"http://good.example\"]" << QStringList{"http://good.example"};
+        QTest::newRow("json, two") << "[\"http://a.example\", \"http://b.example:8080\"]"
+                                   << QStringList{"http://a.example", "http://b.example:8080"};
+        QTest::newRow("comma list") << "http://a.example,http://b.example" << QStringList{"http://a.example", "http://b.example"};
+        QTest::newRow("one word") << "http://a.example" << QStringList{"http://a.example"};
+        QTest::newRow("any") << "*" << QStringList{"*"};
+    }
+
+    void allowedOriginsFlagTakesJsonAndCommaLists()
+    {
+        QFETCH(QString, value);
+        QFETCH(QStringList, expected);
+        std::vector<std::string> want;
+        for (const QString& e : expected) want.push_back(e.toStdString());
+
+        // On the command line, as brook-serve parses it.
+        ServeConfig flags;
+        CLI::App app;
+        addServeFlags(app, flags);
+        const std::string v = value.toStdString();
+        const char* argv[] = {"brook-serve", "--allowed-origins", v.c_str()};
+        app.parse(3, argv);
+        normalizeServeConfig(flags);
+        QCOMPARE(flags.allowedOrigins, want);
+        QVERIFY(validateServeConfig(flags).ok());
+
+        // In YAML, as a quoted string and (for lists) as a YAML sequence.
+        ServeConfig yaml;
+        std::string quoted = v;
+        for (size_t at = quoted.find('\''); at != std::string::npos; at = quoted.find('\'', at + 2)) quoted.insert(at, "'");
+        QVERIFY(applyServeConfigYaml("allowed-origins: '" + quoted + "'\n", "serve.yaml", yaml).ok());
+        normalizeServeConfig(yaml);
+        QCOMPARE(yaml.allowedOrigins, want);
+        std::string sequence = "allowed_origins:\n";
+        for (const std::string& o : want) sequence += "  - \"" + o + "\"\n";
+        ServeConfig yamlList;
+        QVERIFY(applyServeConfigYaml(sequence, "serve.yaml", yamlList).ok());
+        normalizeServeConfig(yamlList);
+        QCOMPARE(yamlList.allowedOrigins, want);
+    }
+
+    void corsIsOffByDefault()
+    {
+        ServeConfig c;
+        normalizeServeConfig(c);
+        QVERIFY(c.allowedOrigins.empty());
+        QVERIFY(validateServeConfig(c).ok());
+        QCOMPARE(c.host, std::string("127.0.0.1"));
     }
 
     void originsAndLoopback()

@@ -86,8 +86,36 @@ private slots:
             QCOMPARE(r.status, 404);
             QVERIFY(r.json["error"]["message"].get<std::string>().find(path) != std::string::npos);
         }
-        QCOMPARE(m_server->client().get("/v1/completions").status, 404);
-        QCOMPARE(m_server->client().postRaw("/v1/models", "{}", "application/json").status, 404);
+        // A known route with the wrong method: 405, an OpenAI error, and the methods it takes.
+        auto get = m_server->client().get("/v1/completions");
+        QCOMPARE(get.status, 405);
+        QCOMPARE(get.json["error"]["type"].get<std::string>(), std::string("invalid_request_error"));
+        QCOMPARE(get.header("Allow"), std::string("POST, OPTIONS"));
+        QCOMPARE(m_server->client().postRaw("/v1/models", "{}", "application/json").status, 405);
+        httplib::Client raw("127.0.0.1", m_server->port());
+        auto put = raw.Put("/v1/chat/completions", "{}", "application/json");
+        QVERIFY(put);
+        QCOMPARE(put->status, 405);
+        QCOMPARE(json::parse(put->body)["error"]["code"].get<std::string>(), std::string("method_not_allowed"));
+        auto del = raw.Delete("/v1/models/tiny-ernie");
+        QCOMPARE(del->status, 405);
+        QCOMPARE(del->get_header_value("Allow"), std::string("GET, OPTIONS"));
+        expectServing();
+    }
+
+    void manyStopStringsAreRefusedQuickly()
+    {
+        // 300,000 stop strings once took 91 s of CPU (quadratic duplicate removal): now a 400 up front.
+        json body = json::parse(chat({{"max_tokens", 2}}));
+        body["stop"] = std::vector<std::string>(300000, "same");
+        auto r = m_server->client().postRaw("/v1/chat/completions", body.dump(), "application/json");
+        QCOMPARE(r.status, 400);
+        QCOMPARE(r.json["error"]["param"].get<std::string>(), std::string("stop"));
+        // 64 distinct stop strings (the cap) still work.
+        std::vector<std::string> stops;
+        for (int i = 0; i < 64; ++i) stops.push_back("stop-" + std::to_string(i));
+        body["stop"] = stops;
+        QCOMPARE(m_server->client().postRaw("/v1/chat/completions", body.dump(), "application/json").status, 200);
         expectServing();
     }
 
@@ -164,6 +192,17 @@ private:
             {"json mode", chatPath, chat({{"response_format", {{"type", "json_object"}}}}), 400, "'response_format' is not supported",
              "response_format"},
             {"logit_bias", chatPath, chat({{"logit_bias", {{"5", 10}}}}), 400, "'logit_bias' is not supported", "logit_bias"},
+            // Values of the wrong JSON type deep inside the request are the client's error (400), never a 500.
+            {"content part type not a string", chatPath,
+             chat({{"messages", json::array({{{"role", "user"}, {"content", json::array({{{"type", 5}}})}}})}}), 400,
+             "'messages[0].content[0].type' must be a string", "messages[0].content[0].type"},
+            {"response_format type not a string", chatPath, chat({{"response_format", {{"type", 5}}}}), 400,
+             "'response_format.type' must be a string", "response_format.type"},
+            {"max_tokens overflowing a double", chatPath,
+             "{\"model\": \"tiny-ernie\", \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"max_tokens\": 1e400}",
+             400, "not valid JSON", ""},
+            {"too many stop strings", chatPath, chat({{"stop", std::vector<std::string>(65, "x")}}), 400,
+             "'stop' may list at most 64 strings", "stop"},
             {"missing prompt", completionPath, json{{"model", "tiny-ernie"}}.dump(), 400, "'prompt' is required", "prompt"},
             {"empty prompt", completionPath, completion({{"prompt", ""}}), 400, "'prompt' must not be empty", "prompt"},
             {"prompt of wrong type", completionPath, completion({{"prompt", {{"a", 1}}}}), 400, "'prompt' must be", "prompt"},

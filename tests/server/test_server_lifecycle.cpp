@@ -78,7 +78,9 @@ private slots:
 
     void corsPreflightAndHeadersOnErrors()
     {
-        InProcessServer open;  // default --allowed-origins *
+        ServeConfig anyOrigin = testServeConfig();
+        anyOrigin.allowedOrigins = {"*"};  // the default is no CORS at all
+        InProcessServer open(anyOrigin);
         httplib::Client c("127.0.0.1", open.port());
         auto pre = c.Options("/v1/chat/completions", {{"Origin", "http://app.example"},
                                                       {"Access-Control-Request-Method", "POST"},

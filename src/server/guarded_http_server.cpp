@@ -1,0 +1,79 @@
+#include "server/guarded_http_server.h"
+
+#include <spdlog/spdlog.h>
+
+namespace brook {
+
+namespace {
+
+const char* reasonPhrase(int status)
+{
+    switch (status) {
+    case 400: return "Bad Request";
+    case 403: return "Forbidden";
+    case 408: return "Request Timeout";
+    case 413: return "Payload Too Large";
+    case 414: return "URI Too Long";
+    case 415: return "Unsupported Media Type";
+    case 417: return "Expectation Failed";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 501: return "Not Implemented";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Error";
+    }
+}
+
+} // namespace
+
+void GuardedHttpServer::configure(const HttpLimits& limits, int maxPerClient, size_t keepAliveMax,
+                                  std::chrono::milliseconds writeTimeout)
+{
+    m_limits = limits;
+    m_clients = std::make_unique<ClientLimiter>(maxPerClient);
+    m_keepAliveMax = keepAliveMax;
+    m_writeTimeout = writeTimeout;
+}
+
+void GuardedHttpServer::sendError(HttpConnection& connection, const ApiError& error, bool linger)
+{
+    const std::string body = error.body();
+    const std::string response = "HTTP/1.1 " + std::to_string(error.status) + " " + reasonPhrase(error.status) +
+                                 "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+                                 "\r\nConnection: close\r\n\r\n" + body;
+    spdlog::info("{}: refused before routing: {} {}", connection.remoteIp(), error.status, error.message);
+    connection.discardAvailable();
+    if (connection.sendAll(response) && linger) connection.lingeringClose();
+}
+
+bool GuardedHttpServer::process_and_close_socket(socket_t sock)
+{
+    HttpConnection connection(sock, m_writeTimeout, [this] { return !is_running(); });
+    auto slot = m_clients->tryAcquire(connection.remoteIp());
+    if (!slot) {
+        ApiError busy = ApiError::queueFull("too many open connections from " + connection.remoteIp() + " (at most " +
+                                            std::to_string(m_clients->maxPerClient()) +
+                                            ", --max-connections-per-client); reuse or close some");
+        busy.code = "too_many_connections";
+        sendError(connection, busy, false);
+        return true;
+    }
+    for (size_t served = 0; served < m_keepAliveMax && is_running(); ++served) {
+        RequestReader::Outcome in = RequestReader::read(connection, m_limits);
+        if (in.kind == RequestReader::Outcome::Idle) break;
+        if (in.kind == RequestReader::Outcome::Error) {
+            // A client that was too slow gets no more time; one refused mid-upload may still be
+            // sending, and must get to read why.
+            sendError(connection, *in.error, in.error->status != 408);
+            break;
+        }
+        const bool last = !in.keepAlive || served + 1 == m_keepAliveMax || !is_running();
+        connection.setRequest(std::move(in.bytes));
+        bool closed = false;
+        const bool ok = process_request(connection, last, closed, nullptr);
+        if (!ok || closed || last) break;
+    }
+    return true;  // the connection's destructor closes the socket
+}
+
+} // namespace brook
