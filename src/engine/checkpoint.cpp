@@ -3,13 +3,16 @@
 // [out, in] as torch stores them. Tensors the model does not use (e.g. rotary inv_freq buffers) are accepted and ignored.
 #include "engine/checkpoint.h"
 
+#include "engine/bounded_json.h"
+#include "engine/regular_file.h"
+
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include <fstream>
+#include <algorithm>
+#include <charconv>
 #include <optional>
 #include <set>
-#include <sstream>
 
 namespace brook {
 
@@ -75,12 +78,12 @@ Result<void> checkTensor(const TensorView& t, const std::vector<int64_t>& shape,
 
 // Reads model.safetensors.index.json's weight_map: tensor name -> shard file name.
 Result<std::map<std::string, std::string>> readWeightMap(const std::filesystem::path& indexPath) {
-    std::ifstream in(indexPath, std::ios::binary);
-    if (!in) return makeError(indexPath.string() + ": cannot read file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    const nlohmann::json root = nlohmann::json::parse(text.str(), nullptr, false);
-    if (root.is_discarded() || !root.is_object()) return makeError(indexPath.string() + ": not valid JSON");
+    auto text = readRegularFile(indexPath);
+    if (!text) return makeError(text.error());
+    auto parsed = parseBoundedJson(*text, indexPath.string());
+    if (!parsed) return makeError(parsed.error());
+    const nlohmann::json& root = parsed.value();
+    if (!root.is_object()) return makeError(indexPath.string() + ": not valid JSON (expected an object)");
     auto it = root.find("weight_map");
     if (it == root.end() || !it->is_object())
         return makeError(indexPath.string() + ": missing key 'weight_map' (an object of tensor -> shard file)");
@@ -165,7 +168,31 @@ Result<const TensorView*> Checkpoint::require(const std::string& name) const {
     return makeError(m_dir.string() + ": tensor '" + name + "' is missing from the checkpoint (" + files + ")");
 }
 
+namespace {
+
+// One more than the highest N of the "model.layers.N." tensors (0 without any).
+int64_t layerCount(const std::map<std::string, const TensorView*>& tensors) {
+    constexpr std::string_view prefix = "model.layers.";
+    int64_t count = 0;
+    for (auto it = tensors.lower_bound(std::string(prefix)); it != tensors.end(); ++it) {
+        const std::string& name = it->first;
+        if (name.compare(0, prefix.size(), prefix) != 0) break;  // sorted: past the layers
+        int64_t index = -1;
+        const char* begin = name.data() + prefix.size();
+        auto [end, ec] = std::from_chars(begin, name.data() + name.size(), index);
+        if (ec == std::errc() && end != begin && *end == '.' && index >= 0) count = std::max(count, index + 1);
+    }
+    return count;
+}
+
+} // namespace
+
 Result<void> Checkpoint::validateErnie(const ModelConfig& config) const {
+    // Counted before the expected layout is built from config.json, so a config claiming more
+    // layers than the weights hold is one error naming the field, not a tensor missing deep in.
+    if (const int64_t layers = layerCount(m_byName); config.numLayers > layers)
+        return makeError((m_dir / "config.json").string() + ": num_hidden_layers " + std::to_string(config.numLayers) +
+                         ", but the checkpoint holds " + std::to_string(layers) + " layer(s) (model.layers.N tensors)");
     std::set<std::string> used;
     for (const ExpectedTensor& expected : ernieLayout(config)) {
         auto view = require(expected.name);

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace brook {
@@ -26,5 +28,8 @@ struct GenerationDefaults {
 
 // A missing file gives empty defaults; a malformed one is an error naming the file.
 Result<GenerationDefaults> loadGenerationDefaults(const std::filesystem::path& generationConfigJson);
+// Parses generation_config.json text; `sourceName` names the file in errors. Every number is
+// range-checked into its field's type (an eos id of 2^40 is an error, not a wrapped 0).
+Result<GenerationDefaults> parseGenerationDefaults(std::string_view json, const std::string& sourceName);
 
 } // namespace brook

@@ -4,17 +4,20 @@
 // only the keys Hugging Face's own config class defaults (head_dim, tie, bias, token ids) may be absent.
 #include "engine/model_config.h"
 
+#include "engine/bounded_json.h"
+#include "engine/regular_file.h"
+
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
-
-#include <fstream>
-#include <sstream>
 
 namespace brook {
 
 namespace {
 
 using nlohmann::json;
+
+// q_proj's output width (heads x head_dim) stays within what int math elsewhere assumes.
+constexpr int64_t kMaxQDim = int64_t{1} << 20;
 
 const char* typeName(const json& value) {
     if (value.is_number_integer()) return "an integer";
@@ -66,21 +69,25 @@ public:
         return v->get<std::string>();
     }
     // A token id: an integer, null (none) or a list (its first entry, as some configs list eos ids).
+    // -1 (an old convention for "none") reads as none; any other negative id is an error.
     Result<int> optionalTokenId(const char* key) const {
         const json* v = find(key);
         if (!v || v->is_null()) return -1;
-        if (v->is_array()) {
-            if (v->empty()) return -1;
-            return toInt(key, v->front());
-        }
-        return toInt(key, *v);
+        if (v->is_array() && v->empty()) return -1;
+        auto id = toInt(key, v->is_array() ? v->front() : *v);
+        if (id && *id < -1) return invalid(std::string("key '") + key + "' " + std::to_string(*id) + " is negative");
+        return id;
     }
 
 private:
     Result<int> toInt(const char* key, const json& v) const {
         if (!v.is_number_integer()) return wrongType(key, v, "an integer");
+        // Unsigned values above INT64_MAX would wrap in get<int64_t>(); they are out of range too.
+        if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT32_MAX))
+            return invalid(std::string("key '") + key + "' " + std::to_string(v.get<uint64_t>()) + " is out of range");
         const int64_t value = v.get<int64_t>();
-        if (value < INT32_MIN || value > INT32_MAX) return invalid(std::string("key '") + key + "' is out of range");
+        if (value < INT32_MIN || value > INT32_MAX)
+            return invalid(std::string("key '") + key + "' " + std::to_string(value) + " is out of range");
         return int(value);
     }
 
@@ -121,8 +128,9 @@ Result<double> readRopeTheta(const ConfigReader& reader) {
 } // namespace
 
 Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& sourceName) {
-    json root = json::parse(text.begin(), text.end(), nullptr, false);
-    if (root.is_discarded()) return makeError(sourceName + ": not valid JSON");
+    auto parsed = parseBoundedJson(text, sourceName);
+    if (!parsed) return makeError(parsed.error());
+    const json root = std::move(parsed.value());
     if (!root.is_object()) return makeError(sourceName + ": expected a JSON object at the top level");
     const ConfigReader reader(root, sourceName);
     ModelConfig c;
@@ -186,6 +194,32 @@ Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& s
     }
 #undef BROOK_READ
 
+    // Upper bounds far above any model Brook could run, checked before anything is sized from
+    // the config: a config.json saying 100,000,000 layers is an error, not gigabytes of layout.
+    const struct {
+        const char* key;
+        int64_t value, max;
+    } limits[] = {
+        {"vocab_size", c.vocabSize, int64_t{1} << 24},
+        {"hidden_size", c.hiddenSize, int64_t{1} << 16},
+        {"intermediate_size", c.intermediateSize, int64_t{1} << 20},
+        {"num_hidden_layers", c.numLayers, 1024},
+        {"num_attention_heads", c.numHeads, 1024},
+        {"num_key_value_heads", c.numKvHeads, 1024},
+        {"max_position_embeddings", c.maxPositionEmbeddings, int64_t{1} << 24},
+        {"head_dim", c.headDim, 4096},
+    };
+    for (const auto& [key, value, max] : limits) {
+        if (value > max)
+            return reader.invalid(std::string("key '") + key + "' " + std::to_string(value) + " is larger than " +
+                                  std::to_string(max) + " (no model Brook runs comes near it)");
+    }
+    if (int64_t(c.numHeads) * c.headDim > kMaxQDim)
+        return reader.invalid("num_attention_heads " + std::to_string(c.numHeads) + " x head_dim " +
+                              std::to_string(c.headDim) + " is larger than " + std::to_string(kMaxQDim));
+    if (c.numKvHeads > c.numHeads)
+        return reader.invalid("num_key_value_heads " + std::to_string(c.numKvHeads) + " is more than num_attention_heads " +
+                              std::to_string(c.numHeads));
     if (c.numHeads % c.numKvHeads != 0)
         return reader.invalid("num_attention_heads " + std::to_string(c.numHeads) +
                               " is not divisible by num_key_value_heads " + std::to_string(c.numKvHeads));
@@ -227,11 +261,9 @@ Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& s
 }
 
 Result<ModelConfig> loadModelConfig(const std::filesystem::path& configJson) {
-    std::ifstream in(configJson, std::ios::binary);
-    if (!in) return makeError(configJson.string() + ": cannot read file (missing?)");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parseModelConfig(text.str(), configJson.string());
+    auto text = readRegularFile(configJson);
+    if (!text) return makeError(text.error());
+    return parseModelConfig(*text, configJson.string());
 }
 
 } // namespace brook

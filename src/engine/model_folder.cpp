@@ -28,6 +28,9 @@ Result<ModelFolder> ModelFolder::load(const std::filesystem::path& dir) {
 
     if (!std::filesystem::exists(dir / "tokenizer.model", ec))
         return makeError(dir.string() + ": tokenizer.model is missing");
+    // sentencepiece would block forever reading a FIFO; every other file is checked where it is read.
+    if (!std::filesystem::is_regular_file(dir / "tokenizer.model", ec))
+        return makeError((dir / "tokenizer.model").string() + ": not a regular file");
     auto tokenizer = Tokenizer::load(dir);
     if (!tokenizer) return makeError(tokenizer.error());
     folder.tokenizer = std::shared_ptr<const Tokenizer>(std::move(tokenizer.value()));

@@ -4,6 +4,8 @@
 // The mapping is the only platform-specific part (POSIX mmap, or MapViewOfFile on Windows).
 #include "engine/safetensors_file.h"
 
+#include "engine/bounded_json.h"
+
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -31,6 +33,8 @@ namespace {
 
 // Headers beyond this are not checkpoints (the reference implementation refuses > 100 MB).
 constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
+// A header nests three levels; metadata values are strings.
+constexpr int kMaxHeaderDepth = 8;
 
 struct Mapping {
     void* address = nullptr;
@@ -42,6 +46,10 @@ Result<Mapping> mapReadOnly(const std::filesystem::path& path) {
     HANDLE file = CreateFileW(path.c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr, OPEN_EXISTING,
                               FILE_ATTRIBUTE_NORMAL, nullptr);
     if (file == INVALID_HANDLE_VALUE) return makeError(path.string() + ": cannot open file");
+    if (GetFileType(file) != FILE_TYPE_DISK) {
+        CloseHandle(file);
+        return makeError(path.string() + ": not a regular file");
+    }
     LARGE_INTEGER size{};
     if (!GetFileSizeEx(file, &size)) {
         CloseHandle(file);
@@ -67,7 +75,8 @@ void unmap(void* address, size_t) {
 }
 #else
 Result<Mapping> mapReadOnly(const std::filesystem::path& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: open() of a FIFO would otherwise wait for a writer forever; fstat then refuses it.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return makeError(path.string() + ": cannot open file: " + std::strerror(errno));
     struct stat st{};
     if (::fstat(fd, &st) != 0) {
@@ -117,19 +126,25 @@ std::string parseEntry(const std::string& name, const nlohmann::json& entry, uin
     if (view.dtype == DType::Unknown)
         return where + ": unsupported dtype '" + dtypeText + "' (supported: F32, F16, BF16, I32, I8, U8, I64, F64)";
 
-    uint64_t elements = 1;
-    bool overflow = false;
+    // dtype size x the non-zero dimensions must fit in 63 bits, so numElements() and byte counts
+    // cannot overflow in any order of multiplication (a zero dimension does not excuse the rest).
+    constexpr uint64_t kMaxBytes = uint64_t(std::numeric_limits<int64_t>::max());
+    uint64_t bytes = dtypeSize(view.dtype);
+    bool zero = false;
     for (const auto& dim : *shapeIt) {
         if (!dim.is_number_unsigned()) return where + ": shape entries must be non-negative integers";
         const uint64_t d = dim.get<uint64_t>();
-        if (d > uint64_t(std::numeric_limits<int64_t>::max())) return where + ": shape entry too large";
-        if (d != 0 && elements > std::numeric_limits<uint64_t>::max() / d) overflow = true;
-        elements *= d;
-        view.shape.push_back(int64_t(d));
+        view.shape.push_back(int64_t(d > kMaxBytes ? -1 : d));
+        if (d == 0) {
+            zero = true;
+            continue;
+        }
+        if (d > kMaxBytes / bytes)
+            return where + ": shape entry " + std::to_string(d) + " is too large (" + dtypeText +
+                   " x shape overflows 63 bits)";
+        bytes *= d;
     }
-    const uint64_t elementSize = dtypeSize(view.dtype);
-    if (overflow || elements > std::numeric_limits<uint64_t>::max() / elementSize)
-        return where + ": shape " + shapeToString(view.shape) + " is too large";
+    const uint64_t expected = zero ? 0 : bytes;
 
     for (const auto& offset : *offsetsIt) {
         if (!offset.is_number_unsigned()) return where + ": data_offsets must be non-negative integers";
@@ -138,7 +153,6 @@ std::string parseEntry(const std::string& name, const nlohmann::json& entry, uin
     end = (*offsetsIt)[1].get<uint64_t>();
     if (end < begin)
         return where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] end before they begin";
-    const uint64_t expected = elements * elementSize;
     if (end - begin != expected)
         return where + ": data_offsets span " + std::to_string(end - begin) + " bytes, but " + dtypeText + " " +
                shapeToString(view.shape) + " needs " + std::to_string(expected);
@@ -146,24 +160,55 @@ std::string parseEntry(const std::string& name, const nlohmann::json& entry, uin
     return {};
 }
 
+struct Span {
+    uint64_t begin, end;
+    std::string name;
+};
+
+std::string spanText(const Span& span) {
+    return "tensor '" + span.name + "' (bytes " + std::to_string(span.begin) + ".." + std::to_string(span.end) +
+           " of the data section)";
+}
+
+// The format requires the tensors to tile the data section: sorted by offset, each begins
+// where the previous ends, the first at 0 and the last at the end. Returns an error text or "".
+std::string checkCoverage(std::vector<Span>& spans, uint64_t dataSize) {
+    // Zero-byte tensors may share an offset; sorting by end too puts them before a tensor there.
+    std::sort(spans.begin(), spans.end(),
+              [](const Span& a, const Span& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
+    // The first tensor (in file order) that does not fit names a truncation.
+    for (const Span& span : spans) {
+        if (span.end > dataSize)
+            return spanText(span) + " runs past the end of the file (" + std::to_string(dataSize) +
+                   " data bytes); the file is truncated";
+    }
+    uint64_t covered = 0;
+    const Span* previous = nullptr;
+    for (const Span& span : spans) {
+        if (span.begin < covered)
+            return "data_offsets overlap: " + spanText(span) + " begins inside " + spanText(*previous);
+        if (span.begin > covered)
+            return "data_offsets leave a hole: bytes " + std::to_string(covered) + ".." + std::to_string(span.begin) +
+                   " of the data section belong to no tensor (before " + spanText(span) + ")";
+        covered = span.end;
+        previous = &span;
+    }
+    if (covered != dataSize)
+        return std::to_string(dataSize - covered) + " trailing bytes after the last tensor (the data section has " +
+               std::to_string(dataSize) + " bytes, data_offsets cover " + std::to_string(covered) + ")";
+    return {};
+}
+
 } // namespace
 
-Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::open(const std::filesystem::path& path) {
-    auto mapped = mapReadOnly(path);
-    if (!mapped) return makeError(mapped.error());
-    std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());
-    file->m_path = path;
-    file->m_mapping = mapped->address;
-    file->m_mappingSize = mapped->size;  // from here on the destructor unmaps
-
+Result<SafetensorsContents> parseSafetensors(std::span<const std::byte> bytes, const std::filesystem::path& path) {
     const std::string name = path.string();
-    const uint64_t fileSize = mapped->size;
-    const auto* bytes = static_cast<const std::byte*>(mapped->address);
+    const uint64_t fileSize = bytes.size();
     if (fileSize < 8)
         return makeError(name + ": not a safetensors file (" + std::to_string(fileSize) +
                          " bytes, too short for the 8-byte header length)");
     uint64_t headerLength = 0;
-    for (int i = 7; i >= 0; --i) headerLength = (headerLength << 8) | uint64_t(std::to_integer<uint8_t>(bytes[i]));
+    for (int i = 7; i >= 0; --i) headerLength = (headerLength << 8) | uint64_t(std::to_integer<uint8_t>(bytes[size_t(i)]));
     if (headerLength > fileSize - 8)
         return makeError(name + ": header length " + std::to_string(headerLength) + " runs past the end of the file (" +
                          std::to_string(fileSize) + " bytes); the file is truncated or not a safetensors file");
@@ -172,24 +217,29 @@ Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::open(const std::filesy
     if (headerLength < 2 || std::to_integer<char>(bytes[8]) != '{')
         return makeError(name + ": not a safetensors file (the header is not a JSON object)");
 
-    const char* headerBegin = reinterpret_cast<const char*>(bytes + 8);
-    nlohmann::json header = nlohmann::json::parse(headerBegin, headerBegin + headerLength, nullptr, false);
+    const std::string_view headerText(reinterpret_cast<const char*>(bytes.data() + 8), size_t(headerLength));
+    // A real header nests three levels ({"name": {"shape": [...]}}); anything deep is hostile.
+    if (jsonNestingDepth(headerText, kMaxHeaderDepth) > kMaxHeaderDepth)
+        return makeError(name + ": not a safetensors file (the header nests deeper than " +
+                         std::to_string(kMaxHeaderDepth) + " levels)");
+    nlohmann::json header = nlohmann::json::parse(headerText.begin(), headerText.end(), nullptr, false);
     if (header.is_discarded() || !header.is_object())
         return makeError(name + ": not a safetensors file (the header is not valid JSON)");
 
     const uint64_t dataSize = fileSize - 8 - headerLength;
-    const std::byte* data = bytes + 8 + headerLength;
+    const std::byte* data = bytes.data() + 8 + headerLength;
     const std::string fileName = path.filename().string();
-    struct Span {
-        uint64_t begin, end;
-        std::string name;
-    };
+    SafetensorsContents contents;
     std::vector<Span> spans;
     for (const auto& [key, entry] : header.items()) {
         if (key == "__metadata__") {
+            // The format says string to string; anything else is a broken or hostile writer.
             if (!entry.is_object()) return makeError(name + ": __metadata__ is not an object");
             for (const auto& [metaKey, metaValue] : entry.items()) {
-                file->m_metadata[metaKey] = metaValue.is_string() ? metaValue.get<std::string>() : metaValue.dump();
+                if (!metaValue.is_string())
+                    return makeError(name + ": __metadata__ value of '" + metaKey + "' is " + metaValue.type_name() +
+                                     ", not a string (safetensors metadata maps strings to strings)");
+                contents.metadata[metaKey] = metaValue.get<std::string>();
             }
             continue;
         }
@@ -200,20 +250,25 @@ Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::open(const std::filesy
         std::string problem = parseEntry(key, entry, begin, end, view);
         if (!problem.empty()) return makeError(name + ": " + problem);
         spans.push_back({begin, end, key});
-        file->m_tensors.emplace(key, std::move(view));
+        contents.tensors.emplace(key, std::move(view));
     }
+    if (std::string problem = checkCoverage(spans, dataSize); !problem.empty()) return makeError(name + ": " + problem);
+    for (const Span& span : spans) contents.tensors.at(span.name).data = data + span.begin;
+    return contents;
+}
 
-    // The first tensor (in file order) that does not fit names a truncation.
-    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
-    for (const Span& span : spans) {
-        if (span.end > dataSize)
-            return makeError(name + ": tensor '" + span.name + "' (bytes " + std::to_string(span.begin) + ".." +
-                             std::to_string(span.end) + " of the data section) runs past the end of the file (" +
-                             std::to_string(dataSize) + " data bytes); the file is truncated");
-    }
-    for (const Span& span : spans) file->m_tensors.at(span.name).data = data + span.begin;
+Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::open(const std::filesystem::path& path) {
+    auto mapped = mapReadOnly(path);
+    if (!mapped) return makeError(mapped.error());
+    std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());
+    file->m_path = path;
+    file->m_mapping = mapped->address;
+    file->m_mappingSize = mapped->size;  // from here on the destructor unmaps
 
-    spdlog::debug("opened {}: {} tensors, {} bytes", name, file->m_tensors.size(), fileSize);
+    auto contents = parseSafetensors({static_cast<const std::byte*>(mapped->address), mapped->size}, path);
+    if (!contents) return makeError(contents.error());
+    file->m_contents = std::move(contents.value());
+    spdlog::debug("opened {}: {} tensors, {} bytes", path.string(), file->m_contents.tensors.size(), mapped->size);
     return file;
 }
 
@@ -222,8 +277,8 @@ SafetensorsFile::~SafetensorsFile() {
 }
 
 const TensorView* SafetensorsFile::find(const std::string& name) const {
-    auto it = m_tensors.find(name);
-    return it == m_tensors.end() ? nullptr : &it->second;
+    auto it = m_contents.tensors.find(name);
+    return it == m_contents.tensors.end() ? nullptr : &it->second;
 }
 
 } // namespace brook

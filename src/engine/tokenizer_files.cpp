@@ -2,12 +2,14 @@
 // plain strings or Hugging Face AddedToken objects ({"content": ..., ...}); null means unset.
 #include "engine/tokenizer_files.h"
 
+#include "engine/bounded_json.h"
+#include "engine/regular_file.h"
+
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <cstdint>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 namespace brook {
 
@@ -23,16 +25,23 @@ std::string fileError(const std::filesystem::path& file, const std::string& what
 }
 
 // nullopt when the file does not exist.
-Result<std::optional<json>> readJsonFile(const std::filesystem::path& file) {
+Result<std::optional<std::string>> readOptionalFile(const std::filesystem::path& file) {
     std::error_code ec;
     if (!std::filesystem::exists(file, ec))
+        return std::optional<std::string>{};
+    auto text = readRegularFile(file);
+    if (!text)
+        return makeError("tokenizer: " + text.error());
+    return std::optional<std::string>{std::move(text.value())};
+}
+
+// nullopt when there is no text (the file is absent).
+Result<std::optional<json>> parseJsonFile(const std::optional<std::string>& text, const std::filesystem::path& file) {
+    if (!text)
         return std::optional<json>{};
-    std::ifstream in(file, std::ios::binary);
-    if (!in)
-        return makeError(fileError(file, "cannot open"));
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    json parsed = json::parse(buffer.str(), nullptr, /*allow_exceptions=*/false);
+    if (jsonNestingDepth(*text, kMaxJsonDepth) > kMaxJsonDepth)
+        return makeError(fileError(file, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"));
+    json parsed = json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded())
         return makeError(fileError(file, "malformed JSON"));
     if (!parsed.is_object())
@@ -99,15 +108,11 @@ Result<void> readAddedTokensDecoder(const json& table, const std::filesystem::pa
     if (!table.is_object())
         return makeError(fileError(file, "\"added_tokens_decoder\" must be an object"));
     for (const auto& [idText, value] : table.items()) {
+        // Digits only: from_chars takes no sign, space or suffix, and reports overflow.
         int64_t id = -1;
-        try {
-            size_t used = 0;
-            id = std::stoll(idText, &used);
-            if (used != idText.size())
-                id = -1;
-        } catch (const std::exception&) {
+        const char* end = idText.data() + idText.size();
+        if (auto [ptr, ec] = std::from_chars(idText.data(), end, id); ec != std::errc() || ptr != end)
             id = -1;
-        }
         if (id < 0 || id >= kMaxTokenId)
             return makeError(fileError(file, "added_tokens_decoder key \"" + idText + "\" is not an id"));
         auto token = tokenString(value, file, "added_tokens_decoder." + idText);
@@ -122,10 +127,23 @@ Result<void> readAddedTokensDecoder(const json& table, const std::filesystem::pa
 } // namespace
 
 Result<TokenizerFiles> TokenizerFiles::read(const std::filesystem::path& modelDir) {
+    Texts texts;
+    for (auto [name, target] : {std::pair{"added_tokens.json", &texts.addedTokens},
+                                std::pair{"special_tokens_map.json", &texts.specialTokensMap},
+                                std::pair{"tokenizer_config.json", &texts.tokenizerConfig}}) {
+        auto text = readOptionalFile(modelDir / name);
+        if (!text)
+            return makeError(text.error());
+        *target = std::move(text.value());
+    }
+    return parse(texts, modelDir);
+}
+
+Result<TokenizerFiles> TokenizerFiles::parse(const Texts& texts, const std::filesystem::path& modelDir) {
     TokenizerFiles files;
 
     const auto addedPath = modelDir / "added_tokens.json";
-    auto added = readJsonFile(addedPath);
+    auto added = parseJsonFile(texts.addedTokens, addedPath);
     if (!added)
         return makeError(added.error());
     if (*added) {
@@ -134,7 +152,7 @@ Result<TokenizerFiles> TokenizerFiles::read(const std::filesystem::path& modelDi
     }
 
     const auto mapPath = modelDir / "special_tokens_map.json";
-    auto specialMap = readJsonFile(mapPath);
+    auto specialMap = parseJsonFile(texts.specialTokensMap, mapPath);
     if (!specialMap)
         return makeError(specialMap.error());
     if (*specialMap) {
@@ -143,14 +161,14 @@ Result<TokenizerFiles> TokenizerFiles::read(const std::filesystem::path& modelDi
     }
 
     const auto configPath = modelDir / "tokenizer_config.json";
-    auto config = readJsonFile(configPath);
+    auto config = parseJsonFile(texts.tokenizerConfig, configPath);
     if (!config)
         return makeError(config.error());
     if (*config) {
         if (auto r = readSpecialTokens(**config, configPath, /*overwrite=*/false, files); !r)
             return makeError(r.error());
-        if ((*config)->contains("added_tokens_decoder")) {
-            if (auto r = readAddedTokensDecoder((**config)["added_tokens_decoder"], configPath, files); !r)
+        if (auto decoder = (*config)->find("added_tokens_decoder"); decoder != (*config)->end()) {
+            if (auto r = readAddedTokensDecoder(*decoder, configPath, files); !r)
                 return makeError(r.error());
         }
     }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,15 @@ struct TokenizerFiles {
     std::vector<std::string> additionalSpecialTokens;
 
     static Result<TokenizerFiles> read(const std::filesystem::path& modelDir);
+
+    // The three files' texts (nullopt: the file is absent), as read() reads them; errors name
+    // each file as modelDir / its name. Never throws.
+    struct Texts {
+        std::optional<std::string> addedTokens;       // added_tokens.json
+        std::optional<std::string> specialTokensMap;  // special_tokens_map.json
+        std::optional<std::string> tokenizerConfig;   // tokenizer_config.json
+    };
+    static Result<TokenizerFiles> parse(const Texts& texts, const std::filesystem::path& modelDir);
 };
 
 } // namespace brook
