@@ -1,12 +1,14 @@
-// ClientLimiter: how many connections each client address holds open, so one client (a slow
-// header sender, a runaway script) cannot take every HTTP thread: past its cap a connection is
-// refused at once and the rest of the pool stays free for others. Thread-safe.
+// ClientLimiter: how many places (slow connections, see GuardedHttpServer) each client address
+// holds, so one client (a slow header sender, a runaway script) cannot take every HTTP thread:
+// past its cap a connection is refused and the rest of the pool stays free for others.
+// Thread-safe.
 #pragma once
 
 #include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 namespace brook {
 
@@ -21,7 +23,15 @@ public:
         Slot(Slot&& other) noexcept : m_limiter(other.m_limiter), m_client(std::move(other.m_client)) { other.m_limiter = nullptr; }
         Slot(const Slot&) = delete;
         Slot& operator=(const Slot&) = delete;
-        Slot& operator=(Slot&&) = delete;
+        Slot& operator=(Slot&& other) noexcept
+        {
+            if (this != &other) {
+                if (m_limiter) m_limiter->release(m_client);
+                m_limiter = std::exchange(other.m_limiter, nullptr);
+                m_client = std::move(other.m_client);
+            }
+            return *this;
+        }
         ~Slot()
         {
             if (m_limiter) m_limiter->release(m_client);

@@ -41,7 +41,9 @@ void GuardedHttpServer::sendError(HttpConnection& connection, const ApiError& er
     const std::string response = "HTTP/1.1 " + std::to_string(error.status) + " " + reasonPhrase(error.status) +
                                  "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
                                  "\r\nConnection: close\r\n\r\n" + body;
-    spdlog::info("{}: refused before routing: {} {}", connection.remoteIp(), error.status, error.message);
+    // Floods of slow connections would flood the log too: those refusals are debug lines.
+    spdlog::log(error.status == 429 ? spdlog::level::debug : spdlog::level::info, "{}: refused before routing: {} {}",
+                connection.remoteIp(), error.status, error.message);
     connection.discardAvailable();
     if (connection.sendAll(response) && linger) connection.lingeringClose();
 }
@@ -49,22 +51,21 @@ void GuardedHttpServer::sendError(HttpConnection& connection, const ApiError& er
 bool GuardedHttpServer::process_and_close_socket(socket_t sock)
 {
     HttpConnection connection(sock, m_writeTimeout, [this] { return !is_running(); });
-    auto slot = m_clients->tryAcquire(connection.remoteIp());
-    if (!slot) {
-        ApiError busy = ApiError::queueFull("too many open connections from " + connection.remoteIp() + " (at most " +
-                                            std::to_string(m_clients->maxPerClient()) +
-                                            ", --max-connections-per-client); reuse or close some");
-        busy.code = "too_many_connections";
-        sendError(connection, busy, false);
-        return true;
-    }
     for (size_t served = 0; served < m_keepAliveMax && is_running(); ++served) {
-        RequestReader::Outcome in = RequestReader::read(connection, m_limits);
+        // A slow connection holds one of its client's places until its request is in.
+        std::optional<ClientLimiter::Slot> slow;
+        auto admitSlow = [&] {
+            slow = m_clients->tryAcquire(connection.remoteIp());
+            return slow.has_value();
+        };
+        RequestReader::Outcome in = RequestReader::read(connection, m_limits, admitSlow);
+        slow.reset();
         if (in.kind == RequestReader::Outcome::Idle) break;
         if (in.kind == RequestReader::Outcome::Error) {
             // A client that was too slow gets no more time; one refused mid-upload may still be
             // sending, and must get to read why.
-            sendError(connection, *in.error, in.error->status != 408);
+            const int status = in.error->status;
+            sendError(connection, *in.error, status != 408 && status != 429);
             break;
         }
         const bool last = !in.keepAlive || served + 1 == m_keepAliveMax || !is_running();

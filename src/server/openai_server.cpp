@@ -226,6 +226,7 @@ Result<int> OpenAiServer::start()
     limits.maxBodyBytes = config.maxRequestBodyBytes;
     limits.readDeadline = std::chrono::milliseconds(int64_t(config.httpReadTimeoutSeconds * 1000));
     limits.idleTimeout = std::min(limits.readDeadline, std::chrono::milliseconds(5000));
+    limits.slowAfter = std::min(limits.readDeadline / 4, std::chrono::milliseconds(2000));
     // Half the pool by default: one client can never hold every thread.
     const int perClient = config.maxConnectionsPerClient > 0 ? config.maxConnectionsPerClient : std::max(1, threads / 2);
     server.configure(limits, perClient, 1000, std::chrono::seconds(30));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <sstream>
 
 namespace brook {
@@ -93,16 +94,57 @@ ApiError tooLarge(const HttpLimits& limits)
     return ApiError::payloadTooLarge(limits.maxBodyBytes);
 }
 
-// Reads a chunked body into `body`, refusing it as soon as it passes the limit.
-std::optional<ApiError> readChunked(HttpConnection& c, const HttpLimits& limits, Clock::time_point deadline, std::string& body)
+ApiError tooManySlow(const std::string& client)
 {
+    ApiError e = ApiError::queueFull("too many slow connections from " + client +
+                                     " (--max-connections-per-client); finish or close some");
+    e.code = "too_many_connections";
+    return e;
+}
+
+// Waits for a request's bytes. Past `slowAt` the connection counts as slow, and goes on waiting
+// only if admitSlow() gives it one of its client's places.
+struct Waiter {
+    HttpConnection& c;
+    Clock::time_point slowAt;
+    const std::function<bool()>& admitSlow;
+    bool slow = false;
+
+    enum Result { Ready, Closed, TimedOut, Refused };
+    Result fill(size_t want, Clock::time_point deadline)
+    {
+        if (!slow && slowAt < deadline) {
+            const auto early = c.fill(want, slowAt);
+            if (early != HttpConnection::Wait::TimedOut) return early == HttpConnection::Wait::Ready ? Ready : Closed;
+            slow = true;
+            if (!admitSlow()) return Refused;
+        }
+        const auto wait = c.fill(want, deadline);
+        return wait == HttpConnection::Wait::Ready ? Ready : wait == HttpConnection::Wait::Closed ? Closed : TimedOut;
+    }
+};
+
+// The error for a wait that did not end Ready while a request was being read.
+std::optional<ApiError> waitError(Waiter::Result r, const HttpLimits& limits, const HttpConnection& c, const char* closedMessage)
+{
+    switch (r) {
+    case Waiter::Ready: return std::nullopt;
+    case Waiter::TimedOut: return timedOut(limits);
+    case Waiter::Refused: return tooManySlow(c.remoteIp());
+    case Waiter::Closed: break;
+    }
+    return ApiError::badRequest(closedMessage);
+}
+
+// Reads a chunked body into `body`, refusing it as soon as it passes the limit.
+std::optional<ApiError> readChunked(Waiter& w, const HttpLimits& limits, Clock::time_point deadline, std::string& body)
+{
+    HttpConnection& c = w.c;
     auto line = [&](std::string& out) -> std::optional<ApiError> {
         size_t lf;
         while ((lf = c.buffered().find('\n')) == std::string::npos) {
             if (c.buffered().size() > 4096) return ApiError::badRequest("malformed chunked body: a chunk line is too long");
-            const auto wait = c.fill(c.buffered().size() + 1, deadline);
-            if (wait == HttpConnection::Wait::TimedOut) return timedOut(limits);
-            if (wait == HttpConnection::Wait::Closed) return ApiError::badRequest("the chunked body ended early");
+            if (auto e = waitError(w.fill(c.buffered().size() + 1, deadline), limits, c, "the chunked body ended early")) return e;
         }
         out.assign(c.buffered(), 0, lf);
         if (!out.empty() && out.back() == '\r') out.pop_back();
@@ -118,9 +160,7 @@ std::optional<ApiError> readChunked(HttpConnection& c, const HttpLimits& limits,
         const uint64_t n = std::stoull(std::string(size), nullptr, 16);
         if (n == 0) break;
         if (body.size() + n > limits.maxBodyBytes) return tooLarge(limits);
-        const auto wait = c.fill(size_t(n), deadline);
-        if (wait == HttpConnection::Wait::TimedOut) return timedOut(limits);
-        if (wait == HttpConnection::Wait::Closed) return ApiError::badRequest("the chunked body ended early");
+        if (auto e = waitError(w.fill(size_t(n), deadline), limits, c, "the chunked body ended early")) return e;
         body.append(c.buffered(), 0, size_t(n));
         c.consume(size_t(n));
         if (auto e = line(text)) return e;
@@ -214,8 +254,9 @@ std::variant<RequestHead, ApiError> parseRequestHead(std::string_view text, cons
     return head;
 }
 
-RequestReader::Outcome RequestReader::read(HttpConnection& c, const HttpLimits& limits)
+RequestReader::Outcome RequestReader::read(HttpConnection& c, const HttpLimits& limits, const std::function<bool()>& admitSlow)
 {
+    Waiter w{c, Clock::now() + limits.slowAfter, admitSlow};
     Outcome out;
     auto fail = [&](ApiError e) {
         out.kind = Outcome::Error;
@@ -225,7 +266,7 @@ RequestReader::Outcome RequestReader::read(HttpConnection& c, const HttpLimits& 
     // Between requests: a quiet or closed connection just ends. Blank lines before a request are
     // tolerated (RFC 9112 2.2).
     for (;;) {
-        if (c.fill(1, Clock::now() + limits.idleTimeout) != HttpConnection::Wait::Ready) return out;
+        if (w.fill(1, Clock::now() + limits.idleTimeout) != Waiter::Ready) return out;  // refused: closed quietly
         const size_t skip = c.buffered().find_first_not_of("\r\n");
         if (skip == std::string::npos) {
             c.consume(c.buffered().size());
@@ -246,9 +287,9 @@ RequestReader::Outcome RequestReader::read(HttpConnection& c, const HttpLimits& 
         if (b.size() > limits.maxHeadBytes)
             return fail(httpError(431, "the request headers are larger than " + std::to_string(limits.maxHeadBytes) + " bytes"));
         searched = b.size() >= 3 ? b.size() - 3 : 0;
-        const auto wait = c.fill(b.size() + 1, deadline);
-        if (wait == HttpConnection::Wait::TimedOut) return fail(timedOut(limits));
-        if (wait == HttpConnection::Wait::Closed) return out;
+        const auto wait = w.fill(b.size() + 1, deadline);
+        if (wait == Waiter::Closed) return out;
+        if (auto e = waitError(wait, limits, c, "")) return fail(*e);
     }
     if (end > limits.maxHeadBytes)
         return fail(httpError(431, "the request headers are larger than " + std::to_string(limits.maxHeadBytes) + " bytes"));
@@ -262,11 +303,11 @@ RequestReader::Outcome RequestReader::read(HttpConnection& c, const HttpLimits& 
     if (hasBody && head.expectContinue && !c.sendAll("HTTP/1.1 100 Continue\r\n\r\n")) return out;
     std::string body;
     if (head.chunked) {
-        if (auto e = readChunked(c, limits, deadline, body)) return fail(*e);
+        if (auto e = readChunked(w, limits, deadline, body)) return fail(*e);
     } else if (head.contentLength && *head.contentLength > 0) {
-        const auto wait = c.fill(size_t(*head.contentLength), deadline);
-        if (wait == HttpConnection::Wait::TimedOut) return fail(timedOut(limits));
-        if (wait == HttpConnection::Wait::Closed) return out;
+        const auto wait = w.fill(size_t(*head.contentLength), deadline);
+        if (wait == Waiter::Closed) return out;
+        if (auto e = waitError(wait, limits, c, "")) return fail(*e);
         body.assign(c.buffered(), 0, size_t(*head.contentLength));
         c.consume(size_t(*head.contentLength));
     }

@@ -3,7 +3,9 @@
 // bounded head (414 for the target, 431 for the rest), a valid Content-Length (400), bodies over
 // the limit refused while they arrive, chunked ones included (413), and no compressed bodies
 // (415): cpp-httplib 0.11 would inflate gzip without a limit and accepts chunked bodies of any
-// size (CVE-2025-46728). The request is handed on re-framed with a Content-Length.
+// size (CVE-2025-46728). The request is handed on re-framed with a Content-Length. A connection
+// whose request is not in after a grace time counts as slow, and each client may have only so
+// many slow ones (admitSlow), so slow senders cannot take every thread.
 // Stateless; read() runs on the connection's worker thread.
 #pragma once
 
@@ -12,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +30,7 @@ struct HttpLimits {
     size_t maxTargetBytes = 8192;
     std::chrono::milliseconds readDeadline{30000};  // head and body, from the request's first byte
     std::chrono::milliseconds idleTimeout{5000};    // a kept-alive connection's wait for the next request
+    std::chrono::milliseconds slowAfter{2000};      // a request not in by then makes its connection "slow"
 };
 
 struct RequestHead {
@@ -51,7 +55,10 @@ public:
         bool keepAlive = false;
         std::optional<ApiError> error;
     };
-    static Outcome read(HttpConnection& connection, const HttpLimits& limits);
+    // `admitSlow` is asked once, when the request is still incomplete after limits.slowAfter
+    // (counting from the wait for it): false ends the connection (429, or quietly when nothing
+    // was sent yet).
+    static Outcome read(HttpConnection& connection, const HttpLimits& limits, const std::function<bool()>& admitSlow);
 };
 
 } // namespace brook

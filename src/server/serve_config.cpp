@@ -92,7 +92,7 @@ void addServeFlags(CLI::App& app, ServeConfig& c)
                    "seconds a client has to send a request's headers and body (else 408)")
         ->capture_default_str();
     app.add_option("--max-connections-per-client", c.maxConnectionsPerClient,
-                   "open connections one client address may hold (0: half the HTTP threads)");
+                   "slow connections (request not in after a grace time) one client address may hold (0: half the HTTP threads)");
     app.add_option("--cpu-kv-cache-space", c.cpuKvCacheSpaceGiB, "CPU backend: GiB of KV cache (vLLM's VLLM_CPU_KVCACHE_SPACE)");
     app.add_option("--log-level", c.logLevel, "trace, debug, info, warn, error")->capture_default_str();
     app.add_flag("--disable-log-stats", c.disableLogStats, "no throughput line every 5 s");

@@ -35,7 +35,7 @@ struct ServeConfig {
     size_t maxRequestBodyBytes = 8u << 20;         // larger bodies get 413
     int httpThreads = 0;                           // 0: enough for max_num_seqs streams
     double httpReadTimeoutSeconds = 30;            // a request's head and body must arrive within this (408)
-    int maxConnectionsPerClient = 0;               // open connections per client address; 0: half the HTTP threads
+    int maxConnectionsPerClient = 0;               // slow connections per client address; 0: half the HTTP threads
     double cpuKvCacheSpaceGiB = 0;                 // CPU backend KV cache; 0: the default
     std::string logLevel = "info";
     bool disableLogStats = false;

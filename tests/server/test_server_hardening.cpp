@@ -57,9 +57,9 @@ private slots:
     void slowClientsGetADeadlineAndLeaveRoomForOthers()
     {
         ServeConfig config = testServeConfig();
-        config.httpThreads = 32;
+        config.httpThreads = 128;
         config.maxConnectionsPerClient = 8;
-        config.httpReadTimeoutSeconds = 1;
+        config.httpReadTimeoutSeconds = 1;  // slow after 0.25 s
         InProcessServer server(config, serverLaunchOptions(), false);  // /health needs no model
 
         // 1,000 connections from 127.0.0.1, each sending one header line and then nothing.
@@ -76,7 +76,8 @@ private slots:
         const std::string answer = other.readUntilClosed(kAnswerWithin);
         QCOMPARE(statusOf(answer), 503);  // /health's answer while no model is attached: it was routed
 
-        // Every slow connection ends with an answer: 408 past the deadline, or 429 past the cap.
+        // Every slow connection ends with an answer: 408 past the deadline, or 429 past the cap of
+        // slow connections.
         int timedOut = 0, refused = 0;
         for (RawSocket& s : slow) {
             const int status = statusOf(s.readUntilClosed(kAnswerWithin));
