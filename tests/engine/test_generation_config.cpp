@@ -1,11 +1,16 @@
 // Tests for loadGenerationDefaults: ERNIE's shipped file, eos_token_id as an int or a list,
-// null and absent keys, a missing file (empty defaults) and malformed files (errors naming them).
+// null and absent keys, a missing file (empty defaults) and malformed files (errors naming them):
+// out-of-range numbers, deep nesting, a FIFO in the file's place.
 #include "engine/generation_config.h"
 
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
 
 #include <fstream>
+
+#ifndef _WIN32
+#include <sys/stat.h>
+#endif
 
 using namespace brook;
 
@@ -17,6 +22,9 @@ private slots:
     void eosListAndNulls();
     void missingFileGivesEmptyDefaults();
     void malformedFilesNameFileAndKey();
+    void outOfRangeNumbersAreErrorsNotWrapped();
+    void deepNestingIsAnErrorNotACrash();
+    void fifoIsRefusedWithoutBlocking();
 
 private:
     QTemporaryDir m_dir;
@@ -89,6 +97,55 @@ void TestGenerationConfig::malformedFilesNameFileAndKey() {
         QVERIFY2(d.error().find(expected) != std::string::npos, d.error().c_str());
         QVERIFY2(d.error().find("generation_config.json") != std::string::npos, d.error().c_str());
     }
+}
+
+void TestGenerationConfig::outOfRangeNumbersAreErrorsNotWrapped() {
+    // 2^40 used to wrap to 0 on its way to int32 (token 0 then stopped every reply); 1e300 does
+    // not fit a float (converting it is undefined behaviour).
+    const std::pair<const char*, const char*> cases[] = {
+        {R"({"eos_token_id": 1099511627776})", "'eos_token_id' 1099511627776 is out of range"},
+        {R"({"eos_token_id": [2, 1099511627776]})", "'eos_token_id' 1099511627776 is out of range"},
+        {R"({"eos_token_id": 18446744073709551615})", "'eos_token_id' 18446744073709551615 is out of range"},
+        {R"({"eos_token_id": -3})", "'eos_token_id' -3 is out of range"},
+        {R"({"top_k": 4294967336})", "'top_k' 4294967336 is out of range"},
+        {R"({"max_new_tokens": -9223372036854775808})", "'max_new_tokens' -9223372036854775808 is out of range"},
+        {R"({"temperature": 1e300})", "'temperature'"},
+        {R"({"top_p": -1e39})", "'top_p'"},
+    };
+    for (const auto& [text, expected] : cases) {
+        auto d = loadGenerationDefaults(write(text));
+        QVERIFY2(!d.ok(), text);
+        QVERIFY2(d.error().find(expected) != std::string::npos, d.error().c_str());
+        QVERIFY2(d.error().find("generation_config.json") != std::string::npos, d.error().c_str());
+    }
+    auto edge = loadGenerationDefaults(write(R"({"eos_token_id": [0, 2147483647], "top_k": -1, "temperature": 3.4e38})"));
+    QVERIFY2(edge.ok(), edge.ok() ? "" : edge.error().c_str());
+    QCOMPARE(edge->eosTokenIds, (std::vector<int32_t>{0, 2147483647}));
+    QCOMPARE(*edge->topK, -1);
+}
+
+void TestGenerationConfig::deepNestingIsAnErrorNotACrash() {
+    // A deep eos_token_id list used to be copied, recursing once per level.
+    const int depth = 100000;
+    auto d = parseGenerationDefaults("{\"eos_token_id\": " + std::string(depth, '[') + std::string(depth, ']') + "}",
+                                     "deep/generation_config.json");
+    QVERIFY(!d.ok());
+    QVERIFY2(d.error().find("deep/generation_config.json: JSON nested deeper than") != std::string::npos,
+             d.error().c_str());
+}
+
+void TestGenerationConfig::fifoIsRefusedWithoutBlocking() {
+#ifdef _WIN32
+    QSKIP("no FIFOs in the Windows file system");
+#else
+    // Without a writer, reading a FIFO waits forever: this test would hang.
+    QTemporaryDir dir;
+    const std::string fifo = dir.filePath("generation_config.json").toStdString();
+    QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+    auto d = loadGenerationDefaults(fifo);
+    QVERIFY(!d.ok());
+    QVERIFY2(d.error().find(fifo + ": not a regular file") != std::string::npos, d.error().c_str());
+#endif
 }
 
 QTEST_APPLESS_MAIN(TestGenerationConfig)

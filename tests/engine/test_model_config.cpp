@@ -12,6 +12,10 @@
 #include <fstream>
 #include <random>
 
+#ifndef _WIN32
+#include <sys/stat.h>
+#endif
+
 using namespace brook;
 using nlohmann::json;
 
@@ -56,6 +60,10 @@ private slots:
     void consistencyChecks();
     void randomDimensionsReadBack();
     void loadsFromFileAndNamesMissingFile();
+    void hugeCountsAreRefusedBeforeUse();
+    void outOfRangeIntegersNameTheKey();
+    void deepNestingIsAnErrorNotACrash();
+    void fifoIsRefusedWithoutBlocking();
 };
 
 void TestModelConfig::parsesBaiduConfig() {
@@ -283,6 +291,82 @@ void TestModelConfig::loadsFromFileAndNamesMissingFile() {
     auto truncated = loadModelConfig(path);
     QVERIFY(!truncated.ok());
     QVERIFY2(contains(truncated.error(), path), truncated.error().c_str());
+}
+
+void TestModelConfig::hugeCountsAreRefusedBeforeUse() {
+    // Each passes the int32 range check; used as counts they cost gigabytes or overflow int.
+    const std::pair<const char*, json> cases[] = {
+        {"num_hidden_layers", 100000000},       {"num_hidden_layers", 2147483647},
+        {"vocab_size", 2000000000},             {"hidden_size", 1 << 30},
+        {"intermediate_size", 1 << 30},         {"max_position_embeddings", 2147483647},
+        {"head_dim", 1 << 30},                  {"num_attention_heads", 1 << 20},
+    };
+    for (const auto& [key, value] : cases) {
+        json j = baiduConfig();
+        j[key] = value;
+        if (std::string(key) == "num_attention_heads") j["num_key_value_heads"] = value;
+        auto c = parse(j);
+        QVERIFY2(!c.ok(), key);
+        QVERIFY2(contains(c.error(), "model/config.json"), c.error().c_str());
+        QVERIFY2(contains(c.error(), std::string("'") + key + "' " + value.dump() + " is larger than"), c.error().c_str());
+    }
+    // Within each limit, but heads x head_dim would overflow int in qDim().
+    json j = baiduConfig();
+    j["num_attention_heads"] = 1024;
+    j["num_key_value_heads"] = 1024;
+    j["head_dim"] = 4096;
+    auto wide = parse(j);
+    QVERIFY(!wide.ok());
+    QVERIFY2(contains(wide.error(), "num_attention_heads 1024 x head_dim 4096"), wide.error().c_str());
+}
+
+void TestModelConfig::outOfRangeIntegersNameTheKey() {
+    const std::pair<const char*, json> cases[] = {
+        {"eos_token_id", int64_t{1} << 40},     {"eos_token_id", json::array({int64_t{1} << 40})},
+        {"bos_token_id", uint64_t(-1)},         {"hidden_size", int64_t{1} << 32},
+        {"num_hidden_layers", uint64_t(1) << 63}, {"pad_token_id", -5},
+    };
+    for (const auto& [key, value] : cases) {
+        json j = baiduConfig();
+        j[key] = value;
+        auto c = parse(j);
+        QVERIFY2(!c.ok(), (std::string(key) + " " + value.dump()).c_str());
+        QVERIFY2(contains(c.error(), std::string("'") + key + "'"), c.error().c_str());
+        QVERIFY2(contains(c.error(), "model/config.json"), c.error().c_str());
+    }
+    json none = baiduConfig();
+    none["pad_token_id"] = -1;  // an old convention for "no pad token"
+    auto c = parse(none);
+    QVERIFY2(c.ok(), c.ok() ? "" : c.error().c_str());
+    QCOMPARE(c->padTokenId, -1);
+}
+
+void TestModelConfig::deepNestingIsAnErrorNotACrash() {
+    const int depth = 100000;
+    const std::string deep = std::string(depth, '[') + std::string(depth, ']');
+    std::string text = baiduConfig().dump();
+    text.insert(1, "\"auto_map\": " + deep + ", ");
+    auto c = parseModelConfig(text, "deep/config.json");
+    QVERIFY(!c.ok());
+    QVERIFY2(contains(c.error(), "deep/config.json: JSON nested deeper than"), c.error().c_str());
+    // Brackets inside strings are text, not nesting.
+    json j = baiduConfig();
+    j["note"] = std::string(depth, '[');
+    QVERIFY(parse(j).ok());
+}
+
+void TestModelConfig::fifoIsRefusedWithoutBlocking() {
+#ifdef _WIN32
+    QSKIP("no FIFOs in the Windows file system");
+#else
+    // Without a writer, reading a FIFO waits forever: this test would hang.
+    QTemporaryDir dir;
+    const std::string fifo = dir.filePath("config.json").toStdString();
+    QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+    auto c = loadModelConfig(fifo);
+    QVERIFY(!c.ok());
+    QVERIFY2(contains(c.error(), fifo + ": not a regular file"), c.error().c_str());
+#endif
 }
 
 QTEST_APPLESS_MAIN(TestModelConfig)

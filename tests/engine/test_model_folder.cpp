@@ -17,6 +17,10 @@
 #include <random>
 #include <set>
 
+#ifndef _WIN32
+#include <sys/stat.h>
+#endif
+
 using namespace brook;
 using brook::testing::TestModelOptions;
 using brook::testing::TestModelShape;
@@ -73,6 +77,9 @@ private slots:
     void tokenizerLargerThanVocab();
     void malformedGenerationConfig();
     void vocabSmallerThanTokenizerIsRefused();
+    void moreLayersThanTheCheckpointNamesTheField();
+    void deepTokenizerConfigIsAnError();
+    void fifosAreRefusedWithoutBlocking();
 
 private:
     // A copy of the good folder to break.
@@ -403,6 +410,52 @@ void TestModelFolder::vocabSmallerThanTokenizerIsRefused() {
     auto r = testing::writeTestModel(fs::path(m_root.path().toStdString()) / "tiny_vocab", o);
     QVERIFY(!r.ok());
     QVERIFY2(contains(r.error(), "smaller than the tokenizer"), r.error().c_str());
+}
+
+void TestModelFolder::moreLayersThanTheCheckpointNamesTheField() {
+    const fs::path dir = copyGood("many_layers");
+    auto config = nlohmann::json::parse(std::ifstream(dir / "config.json"));
+    // 100,000,000 layers used to build a 6 GB expected layout before any tensor was compared.
+    config["num_hidden_layers"] = 100000000;
+    std::ofstream(dir / "config.json") << config.dump();
+    auto huge = load(dir);
+    QVERIFY(!huge.ok());
+    QVERIFY2(contains(huge.error(), "config.json: key 'num_hidden_layers' 100000000 is larger than"), huge.error().c_str());
+    // Within the limit but more than the weights hold: counted against the checkpoint first.
+    config["num_hidden_layers"] = 1000;
+    std::ofstream(dir / "config.json") << config.dump();
+    auto more = load(dir);
+    QVERIFY(!more.ok());
+    QVERIFY2(contains(more.error(), "config.json: num_hidden_layers 1000, but the checkpoint holds 2 layer(s)"),
+             more.error().c_str());
+}
+
+void TestModelFolder::deepTokenizerConfigIsAnError() {
+    const fs::path dir = copyGood("deep_tokenizer_config");
+    std::string text = fileBytes(dir / "tokenizer_config.json");
+    const int depth = 100000;
+    text.insert(text.find('{') + 1, "\"deep\": " + std::string(depth, '[') + std::string(depth, ']') + ", ");
+    std::ofstream(dir / "tokenizer_config.json", std::ios::binary | std::ios::trunc) << text;
+    auto r = load(dir);
+    QVERIFY(!r.ok());
+    QVERIFY2(contains(r.error(), "tokenizer_config.json: JSON nested deeper than"), r.error().c_str());
+}
+
+void TestModelFolder::fifosAreRefusedWithoutBlocking() {
+#ifdef _WIN32
+    QSKIP("no FIFOs in the Windows file system");
+#else
+    // Each file replaced by a FIFO without a writer: a plain open() or read() would hang here.
+    for (const char* name : {"config.json", "generation_config.json", "tokenizer.model", "tokenizer_config.json",
+                             "special_tokens_map.json", "added_tokens.json", "model.safetensors"}) {
+        const fs::path dir = copyGood((std::string("fifo_") + name).c_str());
+        fs::remove(dir / name);
+        QCOMPARE(::mkfifo((dir / name).c_str(), 0600), 0);
+        auto r = load(dir);
+        QVERIFY2(!r.ok(), name);
+        QVERIFY2(contains(r.error(), (dir / name).string() + ": not a regular file"), r.error().c_str());
+    }
+#endif
 }
 
 QTEST_APPLESS_MAIN(TestModelFolder)

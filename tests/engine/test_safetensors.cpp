@@ -15,6 +15,10 @@
 #include <fstream>
 #include <random>
 
+#ifndef _WIN32
+#include <sys/stat.h>
+#endif
+
 using namespace brook;
 
 namespace {
@@ -97,6 +101,13 @@ private slots:
     void unknownDtypeNamesTensor();
     void garbageFilesGiveErrors();
     void missingFileNamesPath();
+    void deepMetadataIsAnErrorNotACrash();
+    void metadataValuesMustBeStrings();
+    void offsetsMustTileTheDataSection();
+    void zeroSizeTensorsMayShareAnOffset();
+    void hugeHeaderLengthIsRefused();
+    void shapeProductOverflowIsRefused();
+    void fifoIsRefusedWithoutBlocking();
 
 private:
     QTemporaryDir m_dir;
@@ -347,6 +358,112 @@ void TestSafetensors::missingFileNamesPath() {
     auto f = SafetensorsFile::open(path("nowhere.safetensors").toStdString());
     QVERIFY(!f.ok());
     QVERIFY2(f.error().find("nowhere.safetensors") != std::string::npos, f.error().c_str());
+}
+
+void TestSafetensors::deepMetadataIsAnErrorNotACrash() {
+    // 100,000 levels: dumping or copying such a value recursed until the stack overflowed.
+    const int depth = 100000;
+    const std::string header = R"({"__metadata__":{"x":)" + std::string(depth, '[') + std::string(depth, ']') +
+                               R"(},"t":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})";
+    writeRaw(path("deep.safetensors"), header, {7});
+    auto f = SafetensorsFile::open(path("deep.safetensors").toStdString());
+    QVERIFY(!f.ok());
+    QVERIFY2(f.error().find("deep.safetensors") != std::string::npos, f.error().c_str());
+    QVERIFY2(f.error().find("nests deeper") != std::string::npos, f.error().c_str());
+}
+
+void TestSafetensors::metadataValuesMustBeStrings() {
+    for (const char* value : {"5", "[\"a\"]", "{\"k\":\"v\"}", "null", "true"}) {
+        const std::string header = std::string(R"({"__metadata__":{"format":"pt","n":)") + value +
+                                   R"(},"t":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})";
+        writeRaw(path("meta.safetensors"), header, {7});
+        auto f = SafetensorsFile::open(path("meta.safetensors").toStdString());
+        QVERIFY2(!f.ok(), value);
+        QVERIFY2(f.error().find("meta.safetensors") != std::string::npos, f.error().c_str());
+        QVERIFY2(f.error().find("__metadata__ value of 'n'") != std::string::npos, f.error().c_str());
+    }
+}
+
+void TestSafetensors::offsetsMustTileTheDataSection() {
+    const struct {
+        const char* header;
+        size_t dataBytes;
+        const char* expected;
+    } cases[] = {
+        // b starts inside a (both sizes right, so only the overlap is wrong)
+        {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+         12, "overlap"},
+        // two tensors on the same bytes
+        {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+         8, "overlap"},
+        // bytes 8..12 belong to no tensor
+        {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[12,16]}})",
+         16, "hole"},
+        // the first tensor does not start at 0
+        {R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8, "hole"},
+        // bytes after the last tensor
+        {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 9, "1 trailing bytes"},
+        {R"({"__metadata__":{"format":"pt"}})", 3, "3 trailing bytes"},
+    };
+    for (const auto& c : cases) {
+        writeRaw(path("tiles.safetensors"), c.header, std::vector<char>(c.dataBytes, 1));
+        auto f = SafetensorsFile::open(path("tiles.safetensors").toStdString());
+        QVERIFY2(!f.ok(), c.header);
+        QVERIFY2(f.error().find(c.expected) != std::string::npos, f.error().c_str());
+        QVERIFY2(f.error().find("tiles.safetensors") != std::string::npos, f.error().c_str());
+        QVERIFY2(f.error().find("data_offsets") != std::string::npos || f.error().find("trailing") != std::string::npos,
+                 f.error().c_str());
+    }
+}
+
+void TestSafetensors::zeroSizeTensorsMayShareAnOffset() {
+    // Empty tensors take no bytes, so several may sit at one offset, also where a tensor starts.
+    writeRaw(path("empty.safetensors"),
+             R"({"e1":{"dtype":"F32","shape":[0],"data_offsets":[4,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+             R"("e2":{"dtype":"F16","shape":[3,0],"data_offsets":[4,4]},"b":{"dtype":"U8","shape":[2],"data_offsets":[4,6]}})",
+             {1, 2, 3, 4, 5, 6});
+    auto f = SafetensorsFile::open(path("empty.safetensors").toStdString());
+    QVERIFY2(f.ok(), f.ok() ? "" : f.error().c_str());
+    QCOMPARE((*f)->tensors().size(), size_t(4));
+    QCOMPARE(std::to_integer<int>((*f)->find("b")->data[1]), 6);
+    QCOMPARE((*f)->find("e2")->numElements(), int64_t(0));
+}
+
+void TestSafetensors::hugeHeaderLengthIsRefused() {
+    // -1 as a u64: 8 + N wraps around if added before comparing.
+    for (uint64_t length : {~uint64_t(0), ~uint64_t(0) - 7, uint64_t(1) << 63}) {
+        writeRaw(path("minus_one.safetensors"), "{}", {}, length);
+        auto f = SafetensorsFile::open(path("minus_one.safetensors").toStdString());
+        QVERIFY(!f.ok());
+        QVERIFY2(f.error().find("minus_one.safetensors: header length " + std::to_string(length)) != std::string::npos,
+                 f.error().c_str());
+    }
+}
+
+void TestSafetensors::shapeProductOverflowIsRefused() {
+    // 2^62 x 2^62 overflows even when a zero dimension comes first; 2^61 F32 elements are 2^63 bytes.
+    for (const char* shape : {"[0,4611686018427387904,4611686018427387904]", "[2305843009213693952]",
+                              "[18446744073709551615]"}) {
+        const std::string header = std::string(R"({"w":{"dtype":"F32","shape":)") + shape + R"(,"data_offsets":[0,0]}})";
+        writeRaw(path("overflow.safetensors"), header, {});
+        auto f = SafetensorsFile::open(path("overflow.safetensors").toStdString());
+        QVERIFY2(!f.ok(), shape);
+        QVERIFY2(f.error().find("'w': shape entry") != std::string::npos, f.error().c_str());
+        QVERIFY2(f.error().find("too large") != std::string::npos, f.error().c_str());
+    }
+}
+
+void TestSafetensors::fifoIsRefusedWithoutBlocking() {
+#ifdef _WIN32
+    QSKIP("no FIFOs in the Windows file system");
+#else
+    // Without a writer, a plain open() of a FIFO waits forever: this test would hang.
+    const std::string fifo = path("model.safetensors.fifo").toStdString();
+    QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+    auto f = SafetensorsFile::open(fifo);
+    QVERIFY(!f.ok());
+    QVERIFY2(f.error().find("model.safetensors.fifo: not a regular file") != std::string::npos, f.error().c_str());
+#endif
 }
 
 QTEST_APPLESS_MAIN(TestSafetensors)
