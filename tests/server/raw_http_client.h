@@ -25,7 +25,10 @@ public:
             sockaddr_in local{};
             local.sin_family = AF_INET;
             inet_pton(AF_INET, sourceIp, &local.sin_addr);
-            if (::bind(m_fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0) return close();
+            if (::bind(m_fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0) {
+                close();
+                return;
+            }
         }
         sockaddr_in addr{};
         addr.sin_family = AF_INET;
