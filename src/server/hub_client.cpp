@@ -1,15 +1,17 @@
 #include "server/hub_client.h"
 
+#include "server/blob_downloader.h"
+#include "server/cache_path.h"
+#include "server/hub_http.h"
+#include "server/sha1.h"
 #include "server/url_encoding.h"
 
-#include "server/blob_downloader.h"
-
-#include <httplib.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
-#include <regex>
+#include <limits>
 #include <system_error>
 
 namespace brook {
@@ -18,7 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool isCommitHash(const std::string& revision) { return std::regex_match(revision, std::regex("[0-9a-f]{40}")); }
+bool isCommitHash(const std::string& revision) { return isLowerHex(revision, 40); }
 
 
 // Encodes each segment of a repository path but keeps its slashes.
@@ -40,6 +42,24 @@ bool endsWith(const std::string& s, const std::string& suffix)
 {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
+
+// Whether `path` holds the listed file: its size and, for git files, its blob id (cheap: they
+// are small). LFS blobs were checked by sha256 when written and are trusted by size.
+bool holdsFile(const fs::path& path, const HubFile& file)
+{
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) return false;
+    if (file.size >= 0 && int64_t(fs::file_size(path, ec)) != file.size) return false;
+    if (file.isLfs()) return true;
+    const auto id = Sha1::gitBlobIdOfFile(path);
+    if (!id || *id != file.blobId) {
+        spdlog::warn("{} in the cache does not match the hub's blob id {}; fetching it again", path.string(), file.blobId);
+        return false;
+    }
+    return true;
+}
+
+int64_t saturatingAdd(int64_t a, int64_t b) { return b > std::numeric_limits<int64_t>::max() - a ? std::numeric_limits<int64_t>::max() : a + b; }
 
 // Places snapshots/<commit>/<path> as a relative symlink to the blob (a copy where the file
 // system has no symlinks), as huggingface_hub does.
@@ -81,16 +101,26 @@ std::function<bool(int64_t, int64_t)> fileProgressReporter(const DownloadProgres
 
 HubClient::HubClient(HubOptions options) : m_options(std::move(options)) {}
 
-bool HubClient::isRepoId(const std::string& text)
+std::string HubClient::repoIdProblem(const std::string& text)
 {
-    static const std::regex kRepoId("[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9_.-]{1,96}");
-    return std::regex_match(text, kRepoId) && text.find("..") == std::string::npos && !endsWith(text, ".git");
-}
-
-bool HubClient::isModelFile(const std::string& path)
-{
-    if (path.find('/') != std::string::npos) return false;  // sub-folders hold other formats (onnx, gguf)
-    return endsWith(path, ".json") || endsWith(path, ".safetensors") || path == "tokenizer.model";
+    const size_t slash = text.find('/');
+    if (slash == std::string::npos || text.find('/', slash + 1) != std::string::npos)
+        return "it must be owner/name, with exactly one '/'";
+    for (const std::string& part : {text.substr(0, slash), text.substr(slash + 1)}) {
+        if (part.empty()) return "the owner and the name must not be empty";
+        if (part == "." || part == "..") return "'" + part + "' is not a name";
+        if (part.size() > 96) return "a part is longer than 96 characters";
+        for (unsigned char c : part)
+            if (!std::isalnum(c) && c != '-' && c != '_' && c != '.')
+                return "only letters, digits, '-', '_' and '.' are allowed";
+        if (!std::isalnum(static_cast<unsigned char>(part.front()))) return "a part must start with a letter or digit";
+        const unsigned char last = static_cast<unsigned char>(part.back());
+        if (!std::isalnum(last) && last != '_') return "a part must end with a letter, digit or '_'";
+        if (part.find("--") != std::string::npos || part.find("..") != std::string::npos)
+            return "'--' and '..' are not allowed";
+    }
+    if (endsWith(text, ".git")) return "the name must not end with .git";
+    return {};
 }
 
 fs::path HubClient::repoCacheDir(const std::string& repoId) const
@@ -105,8 +135,10 @@ std::optional<fs::path> HubClient::cachedSnapshot(const std::string& repoId) con
     const fs::path repo = repoCacheDir(repoId);
     std::string commit = m_options.revision;
     if (!isCommitHash(commit)) {
-        std::ifstream ref(repo / "refs" / m_options.revision);
-        if (!ref || !std::getline(ref, commit)) return std::nullopt;
+        const auto refPath = pathInside(repo / "refs", m_options.revision);
+        if (!refPath) return std::nullopt;
+        std::ifstream ref(*refPath);
+        if (!ref || !std::getline(ref, commit) || !isLowerHex(commit, 40)) return std::nullopt;
     }
     const fs::path snapshot = repo / "snapshots" / commit;
     std::error_code ec;
@@ -123,66 +155,40 @@ std::string HubClient::notReachableMessage(const std::string& repoId, const std:
 
 Result<HubRepoInfo> HubClient::repoInfo(const std::string& repoId) const
 {
+    if (const std::string why = repoIdProblem(repoId); !why.empty())
+        return makeError("'" + repoId + "' is not a valid Hugging Face repository id: " + why);
     auto base = BlobDownloader::splitUrl(m_options.endpoint);
     if (!base) return makeError("HF_ENDPOINT: " + base.error());
-    httplib::Client client(base->schemeHostPort);
-    client.set_connection_timeout(m_options.connectTimeoutSeconds, 0);
-    client.set_read_timeout(m_options.readTimeoutSeconds, 0);
-    client.set_follow_location(true);
-    httplib::Headers headers{{"User-Agent", "brook/" BROOK_VERSION}};
-    if (!m_options.token.empty()) headers.emplace("Authorization", "Bearer " + m_options.token);
-    std::string prefix = base->path == "/" ? "" : base->path;
-    const std::string path =
-        prefix + "/api/models/" + repoId + "/revision/" + percentEncode(m_options.revision) + "?blobs=true";
-    auto response = client.Get(path, headers);
-    if (!response) return makeError("unreachable: " + httplib::to_string(response.error()));
+    const std::string url =
+        m_options.endpoint + "/api/models/" + repoId + "/revision/" + percentEncode(m_options.revision) + "?blobs=true";
+    HttpGetOptions get;
+    get.token = m_options.token;
+    get.connectTimeoutSeconds = m_options.connectTimeoutSeconds;
+    get.readTimeoutSeconds = m_options.readTimeoutSeconds;
+    auto response = HubHttp::getText(url, get);
+    if (!response) return makeError(response.error());
     if (response->status == 401 || response->status == 403)
         return makeError("HTTP " + std::to_string(response->status) + ": access to " + repoId +
                          " denied; it may be gated or private: accept its terms on the hub and set HF_TOKEN");
     if (response->status == 404)
         return makeError("HTTP 404: no repository " + repoId + " with revision '" + m_options.revision + "' at " +
                          m_options.endpoint);
-    if (response->status != 200)
-        return makeError("HTTP " + std::to_string(response->status) + " from " + m_options.endpoint + path);
-
-    auto json = nlohmann::json::parse(response->body, nullptr, false);
-    if (json.is_discarded() || !json.is_object()) return makeError("the hub's answer for " + repoId + " is not JSON");
-    HubRepoInfo info;
-    if (!json.contains("sha") || !json["sha"].is_string()) return makeError("the hub's answer for " + repoId + " has no 'sha'");
-    info.commit = json["sha"].get<std::string>();
-    if (!isCommitHash(info.commit)) return makeError("the hub's answer for " + repoId + " has a malformed 'sha'");
-    const auto siblings = json.value("siblings", nlohmann::json::array());
-    for (const auto& s : siblings) {
-        if (!s.is_object() || !s.contains("rfilename") || !s["rfilename"].is_string()) continue;
-        HubFile file;
-        file.path = s["rfilename"].get<std::string>();
-        if (!isModelFile(file.path)) continue;
-        if (s.contains("size") && s["size"].is_number_integer()) file.size = s["size"].get<int64_t>();
-        if (s.contains("blobId") && s["blobId"].is_string()) file.blobId = s["blobId"].get<std::string>();
-        if (s.contains("lfs") && s["lfs"].is_object()) {
-            const auto& lfs = s["lfs"];
-            if (lfs.contains("sha256") && lfs["sha256"].is_string()) file.sha256 = lfs["sha256"].get<std::string>();
-            if (lfs.contains("size") && lfs["size"].is_number_integer()) file.size = lfs["size"].get<int64_t>();
-        }
-        if (file.blobName().empty() || file.blobName().find('/') != std::string::npos) file.blobId = "";
-        if (file.blobName().empty()) return makeError("the hub's answer for " + repoId + " gives no blob id for " + file.path);
-        info.files.push_back(std::move(file));
-    }
-    const bool hasConfig = std::any_of(info.files.begin(), info.files.end(), [](const HubFile& f) { return f.path == "config.json"; });
-    if (!hasConfig) return makeError(repoId + " has no config.json: it is not a transformers model repository");
-    return info;
+    if (response->status != 200) return makeError("HTTP " + std::to_string(response->status) + " from " + response->url);
+    return parseHubListing(response->body, repoId);
 }
 
 Result<void> HubClient::fetchFile(const std::string& repoId, const std::string& commit, const HubFile& file,
                                   const std::function<bool(int64_t, int64_t)>& progress) const
 {
-    const fs::path repo = repoCacheDir(repoId);
+    auto blob = pathInside(repoCacheDir(repoId) / "blobs", file.blobName());
+    if (!blob) return makeError(blob.error());
     BlobRequest request;
     request.url = m_options.endpoint + "/" + repoId + "/resolve/" + commit + "/" + encodePath(file.path);
     request.token = m_options.token;
-    request.destination = repo / "blobs" / file.blobName();
+    request.destination = *blob;
     request.expectedSize = file.size;
     request.expectedSha256 = file.sha256;
+    if (!file.isLfs()) request.expectedGitBlobId = file.blobId;
     request.connectTimeoutSeconds = m_options.connectTimeoutSeconds;
     request.readTimeoutSeconds = m_options.readTimeoutSeconds;
     request.maxRetries = m_options.maxRetries;
@@ -191,7 +197,8 @@ Result<void> HubClient::fetchFile(const std::string& repoId, const std::string& 
 
 Result<fs::path> HubClient::download(const std::string& repoId, const DownloadProgressCallback& progress) const
 {
-    if (!isRepoId(repoId)) return makeError("'" + repoId + "' is not a Hugging Face repository id (org/name)");
+    if (const std::string why = repoIdProblem(repoId); !why.empty())
+        return makeError("'" + repoId + "' is not a valid Hugging Face repository id: " + why);
     if (m_options.offline) {
         if (auto cached = cachedSnapshot(repoId)) return *cached;
         return makeError("HF_HUB_OFFLINE is set and " + repoId + " (revision " + m_options.revision +
@@ -216,15 +223,17 @@ Result<fs::path> HubClient::download(const std::string& repoId, const DownloadPr
     std::vector<const HubFile*> missing;
     int64_t bytesTotal = 0;
     for (const HubFile& file : info->files) {
-        const fs::path target = snapshot / file.path;
-        if (fs::exists(target, ec) && (file.size < 0 || int64_t(fs::file_size(target, ec)) == file.size)) continue;
-        const fs::path blob = repo / "blobs" / file.blobName();
-        if (fs::exists(blob, ec) && (file.size < 0 || int64_t(fs::file_size(blob, ec)) == file.size)) {
-            if (auto linked = linkIntoSnapshot(blob, target, file.path); !linked) return makeError(linked.error());
+        const auto target = pathInside(snapshot, file.path);
+        const auto blob = pathInside(repo / "blobs", file.blobName());
+        if (!target) return makeError(target.error());
+        if (!blob) return makeError(blob.error());
+        if (holdsFile(*target, file)) continue;
+        if (holdsFile(*blob, file)) {
+            if (auto linked = linkIntoSnapshot(*blob, *target, file.path); !linked) return makeError(linked.error());
             continue;
         }
         missing.push_back(&file);
-        bytesTotal += std::max<int64_t>(file.size, 0);
+        bytesTotal = saturatingAdd(bytesTotal, std::max<int64_t>(file.size, 0));
     }
 
     int64_t bytesBefore = 0;
@@ -236,16 +245,21 @@ Result<fs::path> HubClient::download(const std::string& repoId, const DownloadPr
                                  fileProgressReporter(progress, file.path, int(i), int(missing.size()), bytesBefore,
                                                       bytesTotal));
         if (!fetched) return makeError(repoId + "/" + file.path + ": " + fetched.error());
-        if (auto linked = linkIntoSnapshot(repo / "blobs" / file.blobName(), snapshot / file.path, file.path); !linked)
+        // Both paths were checked by the loop above.
+        if (auto linked = linkIntoSnapshot(*pathInside(repo / "blobs", file.blobName()), *pathInside(snapshot, file.path), file.path);
+            !linked)
             return makeError(linked.error());
-        bytesBefore += std::max<int64_t>(file.size, 0);
+        bytesBefore = saturatingAdd(bytesBefore, std::max<int64_t>(file.size, 0));
     }
 
     if (!isCommitHash(m_options.revision)) {
-        fs::create_directories((repo / "refs" / m_options.revision).parent_path(), ec);
-        std::ofstream ref(repo / "refs" / m_options.revision, std::ios::trunc);
+        // A branch or tag, "refs/pr/1" included, names a file under refs/, never one outside.
+        const auto refPath = pathInside(repo / "refs", m_options.revision);
+        if (!refPath) return makeError("revision " + refPath.error());
+        fs::create_directories(refPath->parent_path(), ec);
+        std::ofstream ref(*refPath, std::ios::trunc);
         ref << info->commit;
-        if (!ref) return makeError("cannot write " + (repo / "refs" / m_options.revision).string());
+        if (!ref) return makeError("cannot write " + refPath->string());
     }
     return snapshot;
 }

@@ -3,11 +3,16 @@
 //   <cache>/models--org--name/blobs/<sha256 or git oid>
 //   <cache>/models--org--name/snapshots/<commit>/<file> -> ../../blobs/<...>
 //   <cache>/models--org--name/refs/<revision>            (the commit, as text)
-// Only the files a model folder needs are fetched (JSON, safetensors, tokenizer.model).
+// Only the files a model folder needs are fetched (JSON, safetensors, tokenizer.model). The
+// listing is checked before any name in it touches the disk (hub_listing.h), every file is
+// checked after download (LFS files by sha256, git files by their blob id), and a cached git
+// file that fails its blob id is fetched again; LFS blobs, checked when written, are trusted by
+// size, as huggingface_hub does, so a start does not re-hash gigabytes.
 // Thread-safe in the sense that separate instances may run in parallel; one instance is not.
 #pragma once
 
 #include "engine/result.h"
+#include "server/hub_listing.h"
 #include "server/hub_options.h"
 
 #include <cstdint>
@@ -18,19 +23,6 @@
 #include <vector>
 
 namespace brook {
-
-struct HubFile {
-    std::string path;       // inside the repository ("model.safetensors")
-    int64_t size = -1;      // -1: unknown
-    std::string blobId;     // git object id
-    std::string sha256;     // LFS files: the content's sha256 (also their blob name)
-    std::string blobName() const { return sha256.empty() ? blobId : sha256; }
-};
-
-struct HubRepoInfo {
-    std::string commit;
-    std::vector<HubFile> files;  // model files only
-};
 
 struct DownloadProgress {
     std::string file;            // repository path of the file being fetched
@@ -55,10 +47,14 @@ class HubClient {
 public:
     explicit HubClient(HubOptions options);
 
-    // "org/name" with the characters the hub allows.
-    static bool isRepoId(const std::string& text);
+    // "org/name" by the hub's own rules (huggingface_hub's validate_repo_id): each part 1-96 of
+    // [A-Za-z0-9._-], starting with a letter or digit and ending with one or '_', no "--" or "..",
+    // the name not ending in ".git".
+    static bool isRepoId(const std::string& text) { return repoIdProblem(text).empty(); }
+    // Why `text` is not a repository id, for messages; empty when it is one.
+    static std::string repoIdProblem(const std::string& text);
     // Whether a repository file belongs in a model folder Brook loads.
-    static bool isModelFile(const std::string& path);
+    static bool isModelFile(const std::string& path) { return isModelFilePath(path); }
 
     // Lists the revision's files (GET /api/models/<id>/revision/<rev>?blobs=true).
     Result<HubRepoInfo> repoInfo(const std::string& repoId) const;

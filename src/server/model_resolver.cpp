@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
@@ -34,13 +35,18 @@ Result<fs::path> ModelResolver::resolve(const std::string& model, const Download
     }
     if (fs::exists(asPath, ec)) return makeError(model + " is a file; give the model's folder");
     if (auto modelScopeId = ModelScopeClient::stripPrefix(model)) {
-        if (!ModelScopeClient::isModelId(*modelScopeId))
-            return makeError("'" + model + "' is not a ModelScope id like modelscope:" + ModelScopeClient::kDefaultModel);
+        if (const std::string why = HubClient::repoIdProblem(*modelScopeId); !why.empty())
+            return makeError("'" + model + "' is not a ModelScope id like modelscope:" + ModelScopeClient::kDefaultModel +
+                             " (" + why + ")");
         return ModelScopeClient(m_modelScope).download(*modelScopeId, progress);
     }
     // Paths that look like paths never go to the hub.
     if (model.front() == '/' || model.front() == '.' || model.front() == '~')
         return makeError("no model folder at " + model);
+    // One '/' reads as an id meant for the hub: say which of the hub's rules it breaks.
+    if (std::count(model.begin(), model.end(), '/') == 1 && !HubClient::isRepoId(model))
+        return makeError("'" + model + "' is not a valid Hugging Face repository id: " + HubClient::repoIdProblem(model) +
+                         " (or no model folder is there)");
     if (!HubClient::isRepoId(model))
         return makeError("'" + model + "' is neither a model folder nor a Hugging Face id like baidu/ERNIE-4.5-0.3B-PT "
                          "(or a ModelScope id like modelscope:" + ModelScopeClient::kDefaultModel + ")");

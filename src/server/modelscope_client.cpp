@@ -1,11 +1,11 @@
 #include "server/modelscope_client.h"
 
+#include "server/blob_downloader.h"
+#include "server/cache_path.h"
+#include "server/hub_http.h"
+#include "server/sha256.h"
 #include "server/url_encoding.h"
 
-#include "server/blob_downloader.h"
-#include "server/sha256.h"
-
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -48,7 +48,7 @@ Result<void> saveIndex(const fs::path& dir, const ShaIndex& index)
     const fs::path temp = target.string() + ".tmp";
     {
         std::ofstream out(temp, std::ios::trunc);
-        out << nlohmann::json(index).dump(1);
+        out << nlohmann::json(index).dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
         if (!out) return makeError("cannot write " + temp.string());
     }
     std::error_code ec;
@@ -62,7 +62,9 @@ Result<void> saveIndex(const fs::path& dir, const ShaIndex& index)
 bool isCurrent(const fs::path& dir, const ModelScopeFile& file, ShaIndex& index, bool& indexChanged)
 {
     std::error_code ec;
-    const fs::path target = dir / file.path;
+    const auto path = pathInside(dir, file.path);
+    if (!path) return false;
+    const fs::path& target = *path;
     if (!fs::is_regular_file(target, ec)) return false;
     if (file.size >= 0 && int64_t(fs::file_size(target, ec)) != file.size) return false;
     if (file.sha256.empty()) return true;
@@ -116,23 +118,20 @@ std::string ModelScopeClient::notReachableMessage(const std::string& modelId, co
 
 Result<std::vector<ModelScopeFile>> ModelScopeClient::listFiles(const std::string& modelId) const
 {
-    if (!isModelId(modelId)) return makeError("'" + modelId + "' is not a ModelScope model id (owner/name)");
+    if (const std::string why = HubClient::repoIdProblem(modelId); !why.empty())
+        return makeError("'" + modelId + "' is not a valid ModelScope model id (owner/name): " + why);
     auto base = BlobDownloader::splitUrl(m_options.endpoint);
     if (!base) return makeError("MODELSCOPE_DOMAIN: " + base.error());
-    httplib::Client client(base->schemeHostPort);
-    client.set_connection_timeout(m_options.connectTimeoutSeconds, 0);
-    client.set_read_timeout(m_options.readTimeoutSeconds, 0);
-    client.set_follow_location(true);
-    const std::string prefix = base->path == "/" ? "" : base->path;
-    const std::string path = prefix + "/api/v1/models/" + modelId + "/repo/files?Revision=" +
-                             percentEncode(m_options.revision) + "&Recursive=True";
-    auto response = client.Get(path, httplib::Headers{{"User-Agent", "brook/" BROOK_VERSION}});
-    if (!response) return makeError("unreachable: " + httplib::to_string(response.error()));
+    const std::string url = m_options.endpoint + "/api/v1/models/" + modelId + "/repo/files?Revision=" +
+                            percentEncode(m_options.revision) + "&Recursive=True";
+    HttpGetOptions get;
+    get.connectTimeoutSeconds = m_options.connectTimeoutSeconds;
+    get.readTimeoutSeconds = m_options.readTimeoutSeconds;
+    auto response = HubHttp::getText(url, get);
+    if (!response) return makeError(response.error());
 
     // Errors come as {"Code": <not 200>, "Message": ...}, with or without an HTTP error status.
-    auto json = nlohmann::json::parse(response->body, nullptr, false);
-    std::string message;
-    if (json.is_object() && json.contains("Message") && json["Message"].is_string()) message = json["Message"].get<std::string>();
+    const std::string message = modelScopeMessage(response->body);
     const std::string said = message.empty() ? "" : " (ModelScope says: " + message + ")";
     if (response->status == 401 || response->status == 403)
         return makeError("HTTP " + std::to_string(response->status) + ": access to " + modelId +
@@ -140,37 +139,14 @@ Result<std::vector<ModelScopeFile>> ModelScopeClient::listFiles(const std::strin
     if (response->status == 404)
         return makeError("HTTP 404: no model " + modelId + " with revision '" + m_options.revision + "' on ModelScope at " +
                          m_options.endpoint + said);
-    if (response->status != 200)
-        return makeError("HTTP " + std::to_string(response->status) + " from " + m_options.endpoint + path + said);
-    if (json.is_discarded() || !json.is_object()) return makeError("ModelScope's file list for " + modelId + " is not JSON");
-    if (json.contains("Code") && json["Code"] != 200)
-        return makeError("ModelScope refused the file list of " + modelId + " (code " + json["Code"].dump() + ")" + said);
-    const auto* files = json.contains("Data") && json["Data"].is_object() && json["Data"].contains("Files")
-                            ? &json["Data"]["Files"]
-                            : nullptr;
-    if (!files || !files->is_array()) return makeError("ModelScope's file list for " + modelId + " has no Data.Files");
-
-    std::vector<ModelScopeFile> out;
-    for (const auto& f : *files) {
-        if (!f.is_object() || f.value("Type", std::string("blob")) == "tree") continue;
-        if (!f.contains("Path") || !f["Path"].is_string()) continue;
-        ModelScopeFile file;
-        file.path = f["Path"].get<std::string>();
-        if (!HubClient::isModelFile(file.path)) continue;
-        if (f.contains("Size") && f["Size"].is_number_integer()) file.size = f["Size"].get<int64_t>();
-        if (f.contains("Sha256") && f["Sha256"].is_string()) file.sha256 = f["Sha256"].get<std::string>();
-        std::transform(file.sha256.begin(), file.sha256.end(), file.sha256.begin(),
-                       [](unsigned char c) { return char(std::tolower(c)); });
-        out.push_back(std::move(file));
-    }
-    const bool hasConfig = std::any_of(out.begin(), out.end(), [](const ModelScopeFile& f) { return f.path == "config.json"; });
-    if (!hasConfig) return makeError(modelId + " on ModelScope has no config.json: it is not a transformers model repository");
-    return out;
+    if (response->status != 200) return makeError("HTTP " + std::to_string(response->status) + " from " + response->url + said);
+    return parseModelScopeListing(response->body, modelId);
 }
 
 Result<fs::path> ModelScopeClient::download(const std::string& modelId, const DownloadProgressCallback& progress) const
 {
-    if (!isModelId(modelId)) return makeError("'" + modelId + "' is not a ModelScope model id (owner/name)");
+    if (const std::string why = HubClient::repoIdProblem(modelId); !why.empty())
+        return makeError("'" + modelId + "' is not a valid ModelScope model id (owner/name): " + why);
     if (m_options.offline) {
         if (auto cached = cachedModel(modelId)) return *cached;
         return makeError("offline (MODELSCOPE_OFFLINE or HF_HUB_OFFLINE is set) and " + modelId +
@@ -199,7 +175,7 @@ Result<fs::path> ModelScopeClient::download(const std::string& modelId, const Do
     for (const ModelScopeFile& file : *files) {
         if (isCurrent(dir, file, index, indexChanged)) continue;
         missing.push_back(&file);
-        bytesTotal += std::max<int64_t>(file.size, 0);
+        bytesTotal = std::min(bytesTotal + std::max<int64_t>(file.size, 0), int64_t(1) << 62);  // sizes are < 2^50 each
     }
     if (indexChanged)
         if (auto saved = saveIndex(dir, index); !saved) return makeError(saved.error());
@@ -209,9 +185,13 @@ Result<fs::path> ModelScopeClient::download(const std::string& modelId, const Do
         const ModelScopeFile& file = *missing[i];
         spdlog::info("downloading {}/{} from ModelScope ({} of {}, {:.1f} MiB)", modelId, file.path, i + 1, missing.size(),
                      double(std::max<int64_t>(file.size, 0)) / (1 << 20));
+        const auto partial = pathInside(temp, file.path);
+        const auto target = pathInside(dir, file.path);
+        if (!partial) return makeError(partial.error());
+        if (!target) return makeError(target.error());
         BlobRequest request;
         request.url = fileUrl(modelId, file.path);
-        request.destination = temp / file.path;
+        request.destination = *partial;
         request.expectedSize = file.size;
         request.expectedSha256 = file.sha256;
         request.connectTimeoutSeconds = m_options.connectTimeoutSeconds;
@@ -220,13 +200,12 @@ Result<fs::path> ModelScopeClient::download(const std::string& modelId, const Do
         auto fetched = BlobDownloader::download(
             request, fileProgressReporter(progress, file.path, int(i), int(missing.size()), bytesBefore, bytesTotal));
         if (!fetched) return makeError(modelId + "/" + file.path + " (ModelScope): " + fetched.error());
-        const fs::path target = dir / file.path;
-        fs::rename(request.destination, target, ec);
-        if (ec) return makeError("cannot move " + request.destination.string() + " to " + target.string() + ": " + ec.message());
+        fs::rename(request.destination, *target, ec);
+        if (ec) return makeError("cannot move " + request.destination.string() + " to " + target->string() + ": " + ec.message());
         if (file.sha256.empty()) index.erase(file.path);
         else index[file.path] = file.sha256;
         if (auto saved = saveIndex(dir, index); !saved) return makeError(saved.error());
-        bytesBefore += std::max<int64_t>(file.size, 0);
+        bytesBefore = std::min(bytesBefore + std::max<int64_t>(file.size, 0), int64_t(1) << 62);
     }
     return dir;
 }

@@ -7,7 +7,9 @@
 // has no content-addressed blobs, so a file in the folder counts as current when its size and
 // sha256 match the listing; .brook_sha256.json remembers checked digests so runs do not re-hash.
 // Only the files a model folder needs are fetched (HubClient::isModelFile); public models only
-// (ModelScope authenticates with a login cookie, which Brook does not handle).
+// (ModelScope authenticates with a login cookie, which Brook does not handle). The listing is
+// checked before any name in it touches the disk (hub_listing.h), and every path is joined onto
+// the cache through pathInside (cache_path.h).
 //
 // The HTTP API has no published reference; it is taken from how the SDK builds its URLs:
 //   GET {endpoint}/api/v1/models/{owner}/{name}/repo/files?Revision={rev}&Recursive=True
@@ -25,6 +27,7 @@
 
 #include "engine/result.h"
 #include "server/hub_client.h"
+#include "server/hub_listing.h"
 #include "server/modelscope_options.h"
 
 #include <cstdint>
@@ -34,12 +37,6 @@
 #include <vector>
 
 namespace brook {
-
-struct ModelScopeFile {
-    std::string path;    // inside the repository ("model.safetensors")
-    int64_t size = -1;   // -1: unknown
-    std::string sha256;  // empty: the listing gave none (then only the size is checked)
-};
 
 class ModelScopeClient {
 public:

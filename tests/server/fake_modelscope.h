@@ -5,7 +5,8 @@
 //   GET /api/v1/models/<owner>/<name>/repo?Revision=master&FilePath=<path>         the bytes;
 //       safetensors redirect to /oss/<path> under another host name (knob), like a CDN
 // The listing carries Sha256 and Size per file, a "tree" entry and files Brook must skip.
-// Range requests are honoured; knobs cut a safetensors body short once or corrupt it.
+// Range requests are honoured; knobs cut a safetensors body short once or corrupt it, or edit
+// the listing (hostile answers).
 #pragma once
 
 #include "server/sha256.h"
@@ -15,6 +16,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -65,6 +67,7 @@ public:
                                  {"Size", content.size()}, {"Sha256", sha}, {"Revision", kModelScopeCommit},
                                  {"IsLFS", isLfs(path)}, {"CommitMessage", "upload"}});
             }
+            if (m_editListing) m_editListing(files);
             res.set_content(nlohmann::json{{"Code", 200}, {"Data", {{"Files", files}}}, {"Message", "success"}, {"Success", true}}.dump(),
                             "application/json");
         });
@@ -102,6 +105,13 @@ public:
     {
         std::lock_guard lock(m_mutex);
         m_files[file] = std::move(content);
+    }
+
+    // Edits the listing's Data.Files array before it is sent (call before a download starts).
+    void setListingEditor(std::function<void(nlohmann::json&)> edit)
+    {
+        std::lock_guard lock(m_mutex);
+        m_editListing = std::move(edit);
     }
 
     struct Seen {
@@ -172,6 +182,7 @@ private:
     std::thread m_thread;
     std::mutex m_mutex;
     std::vector<Seen> m_seen;
+    std::function<void(nlohmann::json&)> m_editListing;
 };
 
 } // namespace brook::testsupport

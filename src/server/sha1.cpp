@@ -1,0 +1,134 @@
+#include "server/sha1.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <system_error>
+#include <vector>
+
+namespace brook {
+
+namespace {
+
+constexpr uint32_t rotl(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
+
+} // namespace
+
+Sha1::Sha1() : m_state{0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0} {}
+
+void Sha1::compress(const uint8_t* block)
+{
+    uint32_t w[80];
+    for (int i = 0; i < 16; ++i)
+        w[i] = uint32_t(block[4 * i]) << 24 | uint32_t(block[4 * i + 1]) << 16 | uint32_t(block[4 * i + 2]) << 8 |
+               uint32_t(block[4 * i + 3]);
+    for (int i = 16; i < 80; ++i) w[i] = rotl(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+    uint32_t a = m_state[0], b = m_state[1], c = m_state[2], d = m_state[3], e = m_state[4];
+    for (int i = 0; i < 80; ++i) {
+        uint32_t f, k;
+        if (i < 20) {
+            f = (b & c) | (~b & d);
+            k = 0x5a827999;
+        } else if (i < 40) {
+            f = b ^ c ^ d;
+            k = 0x6ed9eba1;
+        } else if (i < 60) {
+            f = (b & c) | (b & d) | (c & d);
+            k = 0x8f1bbcdc;
+        } else {
+            f = b ^ c ^ d;
+            k = 0xca62c1d6;
+        }
+        const uint32_t t = rotl(a, 5) + f + e + k + w[i];
+        e = d;
+        d = c;
+        c = rotl(b, 30);
+        b = a;
+        a = t;
+    }
+    m_state[0] += a;
+    m_state[1] += b;
+    m_state[2] += c;
+    m_state[3] += d;
+    m_state[4] += e;
+}
+
+void Sha1::update(const void* data, size_t size)
+{
+    const auto* bytes = static_cast<const uint8_t*>(data);
+    m_totalBytes += size;
+    if (m_buffered > 0) {
+        const size_t take = std::min(size, 64 - m_buffered);
+        std::memcpy(m_buffer.data() + m_buffered, bytes, take);
+        m_buffered += take;
+        bytes += take;
+        size -= take;
+        if (m_buffered < 64) return;
+        compress(m_buffer.data());
+        m_buffered = 0;
+    }
+    while (size >= 64) {
+        compress(bytes);
+        bytes += 64;
+        size -= 64;
+    }
+    std::memcpy(m_buffer.data(), bytes, size);
+    m_buffered = size;
+}
+
+std::string Sha1::hexDigest()
+{
+    const uint64_t bits = m_totalBytes * 8;
+    const uint8_t pad = 0x80;
+    update(&pad, 1);
+    const uint8_t zero = 0;
+    while (m_buffered != 56) update(&zero, 1);
+    uint8_t length[8];
+    for (int i = 0; i < 8; ++i) length[i] = uint8_t(bits >> (56 - 8 * i));
+    update(length, 8);
+    static const char* kHex = "0123456789abcdef";
+    std::string out;
+    out.reserve(40);
+    for (uint32_t word : m_state)
+        for (int shift = 28; shift >= 0; shift -= 4) out.push_back(kHex[(word >> shift) & 0xf]);
+    return out;
+}
+
+std::string Sha1::hash(std::string_view data)
+{
+    Sha1 sha;
+    sha.update(data);
+    return sha.hexDigest();
+}
+
+std::string Sha1::gitBlobId(std::string_view content)
+{
+    Sha1 sha;
+    const std::string header = "blob " + std::to_string(content.size());
+    sha.update(header.c_str(), header.size() + 1);  // with its terminating NUL, as git hashes it
+    sha.update(content);
+    return sha.hexDigest();
+}
+
+std::optional<std::string> Sha1::gitBlobIdOfFile(const std::filesystem::path& path)
+{
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (ec) return std::nullopt;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    Sha1 sha;
+    const std::string header = "blob " + std::to_string(size);
+    sha.update(header.c_str(), header.size() + 1);
+    std::vector<char> buffer(1 << 20);
+    uint64_t hashed = 0;
+    while (in) {
+        in.read(buffer.data(), std::streamsize(buffer.size()));
+        sha.update(buffer.data(), size_t(in.gcount()));
+        hashed += uint64_t(in.gcount());
+    }
+    if (in.bad() || hashed != size) return std::nullopt;  // changed while we read it
+    return sha.hexDigest();
+}
+
+} // namespace brook
