@@ -91,11 +91,12 @@ inline int statusOf(const std::string& text, size_t from = 0)
     return std::atoi(text.c_str() + at + 9);
 }
 
-// How many responses `text` holds (status lines at the start of a line).
+// How many responses `text` holds (status lines; a body may end without a line break, so the
+// next status line can follow it directly).
 inline int countResponses(const std::string& text)
 {
     int n = 0;
-    for (size_t at = text.find("HTTP/1.1 "); at != std::string::npos; at = text.find("\r\nHTTP/1.1 ", at + 1)) ++n;
+    for (size_t at = text.find("HTTP/1.1 "); at != std::string::npos; at = text.find("HTTP/1.1 ", at + 1)) ++n;
     return n;
 }
 
