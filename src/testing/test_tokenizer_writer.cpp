@@ -102,11 +102,11 @@ Result<std::vector<std::string>> readCorpus(const std::filesystem::path& folder)
 }
 
 Result<std::string> trainModel(const TestTokenizerOptions& options) {
-    const std::filesystem::path corpus = findResource("test-corpus");
-    if (corpus.empty())
+    const std::filesystem::path corpusFile = findResource("test-corpus");
+    if (corpusFile.empty())
         return makeError("test tokenizer: share/brook/test-corpus is not beside this program (" +
                          executablePath().string() + ")");
-    auto lines = readCorpus(corpus);
+    auto lines = readCorpus(corpusFile);
     if (!lines)
         return makeError(lines.error());
     const std::unordered_map<std::string, std::string> flags = {
