@@ -53,6 +53,8 @@ public:
             if (const std::string elsewhere = knob(m_redirectListingTo); !elsewhere.empty())
                 return res.set_redirect(elsewhere + req.path + "?blobs=true", 302);
             if (gated && !req.has_header("Authorization")) return void(res.status = 401);
+            if (std::string(req.matches[1]) == knob(m_renamedFrom))  // as the hub answers for renamed repositories
+                return res.set_redirect("/api/models/" + kRepo + "/revision/" + std::string(req.matches[2]) + "?blobs=true", 307);
             if (std::string(req.matches[1]) != kRepo) return void(res.status = 404);
             nlohmann::json siblings = nlohmann::json::array();
             for (const auto& [name, content] : m_files) {
@@ -106,6 +108,8 @@ public:
     void setRedirectListingTo(std::string endpoint) { setKnob(m_redirectListingTo, std::move(endpoint)); }
     // redirects every /resolve/ to <endpoint>/cdn/<file>,
     void setRedirectFilesTo(std::string endpoint) { setKnob(m_redirectFilesTo, std::move(endpoint)); }
+    // answers the listing of this repository id with a relative redirect to kRepo's,
+    void setRenamedFrom(std::string repoId) { setKnob(m_renamedFrom, std::move(repoId)); }
     // sends this Content-Length (before the true one) with every file body.
     void setBadContentLength(std::string value) { setKnob(m_badContentLength, std::move(value)); }
 
@@ -181,7 +185,7 @@ private:
     std::mutex m_mutex;
     std::vector<Seen> m_seen;
     std::function<void(nlohmann::json&)> m_editListing;
-    std::string m_redirectListingTo, m_redirectFilesTo, m_badContentLength;
+    std::string m_redirectListingTo, m_redirectFilesTo, m_badContentLength, m_renamedFrom;
 };
 
 } // namespace brook::testsupport

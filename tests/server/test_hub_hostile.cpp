@@ -143,6 +143,22 @@ private slots:
         for (const auto& s : hub.seen()) QCOMPARE(s.authorization, std::string("Bearer hf_secret_token"));
     }
 
+    void aRedirectWithinTheHubKeepsTheToken()
+    {
+        // A renamed repository: the hub answers with a relative redirect, the token must follow it.
+        FakeHub hub(m_modelDir.path().toStdString());
+        hub.gated = true;
+        hub.setRenamedFrom("old-org/old-name");
+        QTemporaryDir cache;
+        auto info = HubClient(options(hub, cache.path().toStdString())).repoInfo("old-org/old-name");
+        QVERIFY2(info.ok(), info.ok() ? "" : info.error().c_str());
+        QCOMPARE(info->commit, kCommit);
+        const auto seen = hub.seen();
+        QCOMPARE(seen.size(), size_t(2));
+        QCOMPARE(seen[1].path, "/api/models/" + kRepo + "/revision/main");
+        QCOMPARE(seen[1].authorization, std::string("Bearer hf_secret_token"));
+    }
+
     void aStalePartialFileIsNotTrusted()
     {
         // An earlier run left wrong bytes in config.json's partial blob; the hub honours the Range.
