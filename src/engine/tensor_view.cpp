@@ -126,6 +126,8 @@ void castToFloat(const std::byte* in, size_t n, float* out) {
 
 void convertToFloat32(const TensorView& tensor, float* out) {
     const size_t n = size_t(tensor.numElements());
+    // An empty tensor's buffer may be null (an empty std::vector's data()); memcpy on null is UB.
+    if (n == 0) return;
     const std::byte* in = tensor.data;
     switch (tensor.dtype) {
     case DType::F32:
