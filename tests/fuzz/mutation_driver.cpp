@@ -30,6 +30,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 // Present when linked with a sanitizer runtime: called before a sanitizer report ends the process.
 extern "C" void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
 
+// With a sanitizer runtime: end a report with abort() (the default is _exit, which no handler
+// sees), so the SIGABRT handler below saves the input. Unused without sanitizers.
+extern "C" const char* __asan_default_options() { return "abort_on_error=1"; }
+extern "C" const char* __ubsan_default_options() { return "abort_on_error=1:print_stacktrace=1"; }
+
 namespace {
 
 using Bytes = std::vector<uint8_t>;
