@@ -16,11 +16,11 @@ option(BROOK_BUNDLE_CUDA_RUNTIME "Install the CUDA runtime and cuBLAS libraries 
 
 set(_brook_pkg_dir ${PROJECT_SOURCE_DIR}/packaging)
 set(_brook_docdir ${CMAKE_INSTALL_DATAROOTDIR}/doc/brook)  # Debian policy: the package's name, lower case
-set(BROOK_INSTALLED_PROGRAMS brook-serve brook-run brook-bench brook-quantize)
+set(BROOK_INSTALLED_PROGRAMS brook-serve brook-run brook-bench brook-quantize brook-make-test-model)
 if(BROOK_WITH_GUI)
   list(PREPEND BROOK_INSTALLED_PROGRAMS brook)
 endif()
-# brook-make-test-model is not installed: it trains its tokenizer on tests/data/corpus from the source tree.
+# brook-make-test-model trains its tokenizer on share/brook/test-corpus, installed below.
 
 # --- programs ---------------------------------------------------------------------------------
 set(_brook_rpath "$ORIGIN/../lib")

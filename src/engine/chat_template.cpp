@@ -10,25 +10,41 @@ namespace brook {
 ChatTemplate::ChatTemplate(std::string clsToken, std::string sepToken)
     : m_cls(std::move(clsToken)), m_sep(std::move(sepToken)) {}
 
-std::string ChatTemplate::render(std::span<const ChatMessage> messages, bool addGenerationPrompt) const {
+std::string ChatTemplate::render(std::span<const ChatMessage> messages, bool addGenerationPrompt,
+                                 std::vector<TextSpan>* contentSpans) const {
     std::string out = m_cls;
+    auto appendContent = [&](const std::string& content) {
+        if (contentSpans && !content.empty()) contentSpans->push_back({out.size(), out.size() + content.size()});
+        out += content;
+    };
     for (const ChatMessage& message : messages) {
         if (message.role == "user") {
             out += "User: ";
-            out += message.content;
+            appendContent(message.content);
             out += '\n';
         } else if (message.role == "assistant") {
             out += "Assistant: ";
-            out += message.content;
+            appendContent(message.content);
             out += m_sep;
         } else if (message.role == "system") {
-            out += message.content;
+            appendContent(message.content);
             out += '\n';
         }
     }
     if (addGenerationPrompt)
         out += "Assistant: ";
     return out;
+}
+
+std::vector<int32_t> encodeChat(const Tokenizer& tokenizer, std::span<const ChatMessage> messages,
+                                bool addGenerationPrompt, std::string* renderedText)
+{
+    const ChatTemplate chatTemplate(tokenizer.clsToken(), tokenizer.sepToken());
+    std::vector<TextSpan> contents;
+    const std::string text = chatTemplate.render(messages, addGenerationPrompt, &contents);
+    std::vector<int32_t> ids = tokenizer.encode(text, contents);
+    if (renderedText) *renderedText = text;
+    return ids;
 }
 
 } // namespace brook

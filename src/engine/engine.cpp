@@ -25,8 +25,7 @@ Result<std::vector<int32_t>> promptTokens(const GenerationRequest& request, cons
     if (const auto* text = std::get_if<std::string>(&request.prompt)) {
         ids = tokenizer.encode(*text, true);
     } else if (const auto* messages = std::get_if<std::vector<ChatMessage>>(&request.prompt)) {
-        const ChatTemplate chatTemplate(tokenizer.clsToken(), tokenizer.sepToken());
-        ids = tokenizer.encode(chatTemplate.render(*messages, true), true);
+        ids = encodeChat(tokenizer, *messages);
     } else {
         ids = std::get<std::vector<int32_t>>(request.prompt);
         for (int32_t id : ids)

@@ -190,17 +190,27 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::filesystem::path& 
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool parseSpecial) const {
+    const TextSpan whole{0, text.size()};
+    return encode(text, parseSpecial ? std::span<const TextSpan>() : std::span<const TextSpan>(&whole, 1));
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, std::span<const TextSpan> literal) const {
     const Impl& impl = *m_impl;
     std::vector<int32_t> ids;
     size_t start = 0;
     size_t pos = 0;
+    size_t nextLiteral = 0;  // the first span that does not end at or before pos
     while (pos < text.size()) {
         const auto match = impl.trie.longestMatch(text, pos);
         if (!match) {
             ++pos;
             continue;
         }
-        if (parseSpecial) {
+        while (nextLiteral < literal.size() && literal[nextLiteral].end <= pos)
+            ++nextLiteral;
+        // A special token counts only where it lies wholly outside the literal spans.
+        const bool touchesLiteral = nextLiteral < literal.size() && literal[nextLiteral].begin < pos + match->length;
+        if (!touchesLiteral) {
             impl.encodeChunk(text.substr(start, pos - start), ids);
             ids.push_back(match->id);
             pos += match->length;

@@ -18,6 +18,12 @@
 
 namespace brook {
 
+// A byte range [begin, end) of a text to encode.
+struct TextSpan {
+    size_t begin = 0;
+    size_t end = 0;
+};
+
 class Tokenizer {
 public:
     // Loads tokenizer.model and the JSON files beside it from a model folder.
@@ -26,6 +32,11 @@ public:
 
     // parseSpecial: split special/added token strings out of the text (true for chat prompts).
     std::vector<int32_t> encode(std::string_view text, bool parseSpecial = true) const;
+    // Special tokens are split out everywhere except inside `literal` (sorted, non-overlapping
+    // spans): there a string that spells one is plain text. A rendered chat passes its message
+    // contents here, so a user cannot fake a turn; the text between is tokenized as one piece,
+    // exactly as a whole-string encode would.
+    std::vector<int32_t> encode(std::string_view text, std::span<const TextSpan> literal) const;
     // Decodes without adding or cleaning spaces; skipSpecial drops special and added tokens.
     std::string decode(std::span<const int32_t> ids, bool skipSpecial = false) const;
 

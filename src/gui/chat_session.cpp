@@ -5,18 +5,29 @@
 #include "gui/chat_generator.h"
 #include "gui/history_store.h"
 
+#include <QTimer>
+
+#include <algorithm>
+#include <utility>
+
 #include <spdlog/spdlog.h>
 
 namespace brook {
 
 namespace {
 constexpr int kTitleLength = 40;
+constexpr int kStreamingSaveMs = 1000;  // the most of a reply a crash can lose
 }
 
 ChatSession::ChatSession(HistoryStore& store, ChatGenerator& generator, qint64 conversationId, QObject* parent)
     : QObject(parent), m_store(store), m_generator(generator)
 {
     m_conversation.id = conversationId;
+    m_saveTimer = new QTimer(this);
+    m_saveTimer->setInterval(kStreamingSaveMs);
+    connect(m_saveTimer, &QTimer::timeout, this, [this] {
+        if (m_streamingDirty) saveStreamingReply(QString());
+    });
     reload();
     connect(&m_generator, &ChatGenerator::textArrived, this, &ChatSession::handleTextArrived);
     connect(&m_generator, &ChatGenerator::generationFinished, this, &ChatSession::handleGenerationFinished);
@@ -24,13 +35,41 @@ ChatSession::ChatSession(HistoryStore& store, ChatGenerator& generator, qint64 c
 
 ChatSession::~ChatSession()
 {
-    if (m_requestId) m_generator.stop(m_requestId);
+    if (!m_requestId) return;
+    m_generator.stop(m_requestId);
+    // The finish event will not reach a destroyed session: keep what streamed so far now.
+    if (m_streamingText.isEmpty()) {
+        m_store.deleteMessageTree(m_streamingMessageId);
+        m_store.setCurrentLeaf(m_conversation.id, m_replyParentId);
+    } else {
+        saveStreamingReply(QStringLiteral("abort"));
+    }
+}
+
+void ChatSession::setStreamingSaveInterval(int milliseconds) { m_saveTimer->setInterval(std::max(1, milliseconds)); }
+
+void ChatSession::saveStreamingReply(const QString& finishReason)
+{
+    if (!m_streamingMessageId) return;
+    MessageRecord reply;
+    reply.id = m_streamingMessageId;
+    reply.content = m_streamingText;
+    reply.outputTokens = m_streamingTokens;
+    reply.finishReason = finishReason;
+    if (!m_store.updateMessage(reply)) spdlog::warn("history: could not save the reply in progress");
+    m_streamingDirty = false;
 }
 
 void ChatSession::reload()
 {
     if (auto c = m_store.conversation(m_conversation.id)) m_conversation = *c;
-    m_tree = MessageTree(m_store.messages(m_conversation.id));
+    QList<MessageRecord> messages = m_store.messages(m_conversation.id);
+    if (m_streamingMessageId) {
+        // The reply in progress is shown from m_streamingText until it ends, not from the tree.
+        messages.removeIf([this](const MessageRecord& m) { return m.id == m_streamingMessageId; });
+        m_conversation.currentLeafId = m_replyParentId;
+    }
+    m_tree = MessageTree(messages);
     if (!m_tree.contains(m_conversation.currentLeafId)) m_conversation.currentLeafId = m_tree.newestLeaf();
     emit messagesChanged();
 }
@@ -142,8 +181,7 @@ bool ChatSession::generateReplyTo(qint64 parentId)
     for (const MessageRecord& m : m_tree.pathTo(parentId)) messages.push_back({m.role.toStdString(), m.content.toStdString()});
 
     const Tokenizer& tokenizer = engine->tokenizer();
-    const ChatTemplate chatTemplate(tokenizer.clsToken(), tokenizer.sepToken());
-    std::vector<int32_t> prompt = tokenizer.encode(chatTemplate.render(messages, true), true);
+    std::vector<int32_t> prompt = encodeChat(tokenizer, messages);
     const int room = engine->config().maxModelLen - int(prompt.size());
     if (room < 1) {
         emit errorOccurred(tr("This conversation (%1 tokens) no longer fits the model's context of %2 tokens. "
@@ -167,6 +205,16 @@ bool ChatSession::generateReplyTo(qint64 parentId)
     m_streamingText.clear();
     m_streamingTokens = 0;
     setCurrentLeaf(parentId);
+    // Stored now, empty, and made the saved leaf: after a crash the conversation reopens on it.
+    MessageRecord reply;
+    reply.conversationId = m_conversation.id;
+    reply.role = QStringLiteral("assistant");
+    reply.parentId = parentId;
+    reply.createdAt = QDateTime::currentDateTime();
+    m_streamingMessageId = m_store.addMessage(reply);
+    if (m_streamingMessageId) m_store.setCurrentLeaf(m_conversation.id, m_streamingMessageId);
+    m_streamingDirty = false;
+    m_saveTimer->start();
     emit messagesChanged();
     emit generatingChanged(true);
     emit streamingTextChanged(m_streamingText, 0);
@@ -183,6 +231,7 @@ void ChatSession::handleTextArrived(RequestId id, const QString& delta, int outp
     if (id != m_requestId) return;
     m_streamingText += delta;
     m_streamingTokens = outputTokens;
+    m_streamingDirty = true;
     emit streamingTextChanged(m_streamingText, outputTokens);
 }
 
@@ -191,20 +240,33 @@ void ChatSession::handleGenerationFinished(RequestId id, const GenerationOutcome
     if (id != m_requestId) return;
     m_requestId = 0;
     m_streamingText.clear();
+    m_saveTimer->stop();
+    const qint64 rowId = std::exchange(m_streamingMessageId, 0);
     qint64 stored = 0;
     // A reply stopped before its first token leaves nothing worth keeping.
     if (!outcome.text.isEmpty() || outcome.finishReason != QLatin1String("abort")) {
         MessageRecord reply;
+        reply.conversationId = m_conversation.id;
         reply.role = QStringLiteral("assistant");
         reply.content = outcome.text;
         reply.parentId = m_replyParentId;
+        reply.createdAt = QDateTime::currentDateTime();
         reply.promptTokens = outcome.promptTokens;
         reply.outputTokens = outcome.outputTokens;
         reply.ttftSeconds = outcome.ttftSeconds;
         reply.tokensPerSecond = outcome.tokensPerSecond;
         reply.finishReason = outcome.finishReason;
-        stored = storeMessage(reply);
+        reply.id = rowId;
+        if (rowId && m_store.updateMessage(reply)) {
+            m_tree.add(reply);
+            stored = rowId;
+        } else {
+            stored = storeMessage(reply);  // the row made at the start is missing: store it anew
+        }
         if (stored) setCurrentLeaf(stored);
+    } else {
+        if (rowId) m_store.deleteMessageTree(rowId);
+        setCurrentLeaf(m_replyParentId);
     }
     emit generatingChanged(false);
     emit messagesChanged();

@@ -1,7 +1,9 @@
 // ChatSession: one open conversation's logic, with no widgets: send, stop, regenerate and
 // edit-and-resend (each adds a branch; nothing is overwritten), branch switching, deletion and
 // per-conversation settings. It streams through the shared ChatGenerator (so every pane is
-// batched by the one engine) and stores each message in HistoryStore the moment it completes.
+// batched by the one engine) and stores each message in HistoryStore: a reply as soon as it
+// starts (the conversation's saved leaf points at it), rewritten every second while it grows and
+// when it ends or the session closes, so a crash or kill loses at most its last second.
 // GUI thread only.
 #pragma once
 
@@ -11,6 +13,8 @@
 #include "gui/message_tree.h"
 
 #include <QObject>
+
+class QTimer;
 
 namespace brook {
 
@@ -46,6 +50,8 @@ public:
     bool deleteMessage(qint64 messageId);        // and its replies
     void switchBranch(qint64 messageId, int delta);  // -1 / +1 among its siblings
     void reload();                               // re-reads the store
+    // How often a growing reply is rewritten in the store (default 1000 ms).
+    void setStreamingSaveInterval(int milliseconds);
 
 signals:
     void messagesChanged();
@@ -64,6 +70,7 @@ private:
     bool generateReplyTo(qint64 parentId);
     void setCurrentLeaf(qint64 leafId);
     qint64 storeMessage(MessageRecord message);
+    void saveStreamingReply(const QString& finishReason);  // the stored row of the reply in progress
 
     HistoryStore& m_store;
     ChatGenerator& m_generator;
@@ -73,6 +80,9 @@ private:
     qint64 m_replyParentId = 0;   // the message being answered
     QString m_streamingText;
     int m_streamingTokens = 0;
+    qint64 m_streamingMessageId = 0;  // the reply in progress, stored but not yet in m_tree
+    bool m_streamingDirty = false;    // text arrived since the last save
+    QTimer* m_saveTimer = nullptr;
 };
 
 } // namespace brook

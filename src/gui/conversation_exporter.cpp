@@ -107,16 +107,24 @@ Result<ImportedConversation> ConversationExporter::fromOpenAiJson(const QByteArr
 
 qint64 ConversationExporter::store(HistoryStore& store, const ImportedConversation& c)
 {
+    // One transaction: a kill or a failed row half way through leaves nothing behind, and one
+    // commit instead of one per row makes large imports fast.
+    if (!store.beginTransaction()) return 0;
     const qint64 id = store.createConversation(c.title, c.settings);
-    if (!id) return 0;
     qint64 parent = 0;
-    for (MessageRecord m : c.messages) {
+    bool ok = id != 0;
+    for (qsizetype i = 0; ok && i < c.messages.size(); ++i) {
+        MessageRecord m = c.messages[i];
         m.conversationId = id;
         m.parentId = parent;
         parent = store.addMessage(m);
-        if (!parent) return 0;
+        ok = parent != 0;
     }
-    store.setCurrentLeaf(id, parent);
+    if (ok && !c.messages.isEmpty()) ok = store.setCurrentLeaf(id, parent);
+    if (!ok || !store.commitTransaction()) {
+        store.rollbackTransaction();
+        return 0;
+    }
     return id;
 }
 

@@ -268,6 +268,44 @@ qint64 HistoryStore::addMessage(const MessageRecord& m)
     return id;
 }
 
+bool HistoryStore::updateMessage(const MessageRecord& m)
+{
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    q.prepare(QStringLiteral("UPDATE messages SET content = ?, prompt_tokens = ?, output_tokens = ?, ttft = ?,"
+                             " tokens_per_second = ?, finish_reason = ? WHERE id = ?"));
+    q.addBindValue(text(m.content));
+    q.addBindValue(m.promptTokens);
+    q.addBindValue(m.outputTokens);
+    q.addBindValue(m.ttftSeconds);
+    q.addBindValue(m.tokensPerSecond);
+    q.addBindValue(text(m.finishReason));
+    q.addBindValue(m.id);
+    if (!q.exec()) {
+        noteError(QStringLiteral("update message"), q.lastError().text());
+        return false;
+    }
+    return q.numRowsAffected() == 1;
+}
+
+bool HistoryStore::beginTransaction()
+{
+    QSqlDatabase db = QSqlDatabase::database(m_connectionName);
+    if (db.transaction()) return true;
+    noteError(QStringLiteral("begin transaction"), db.lastError().text());
+    return false;
+}
+
+bool HistoryStore::commitTransaction()
+{
+    QSqlDatabase db = QSqlDatabase::database(m_connectionName);
+    if (db.commit()) return true;
+    noteError(QStringLiteral("commit"), db.lastError().text());
+    db.rollback();
+    return false;
+}
+
+void HistoryStore::rollbackTransaction() { QSqlDatabase::database(m_connectionName).rollback(); }
+
 QList<MessageRecord> HistoryStore::messages(qint64 conversationId) const
 {
     QSqlQuery q(QSqlDatabase::database(m_connectionName));

@@ -1,7 +1,8 @@
 // HistoryStore: conversations and their message trees in SQLite through Qt SQL. The database
-// runs in WAL mode and every message is its own committed write when it completes, so a crash
-// or a kill loses at most the message being generated. GUI thread only (one connection,
-// named per instance so tests and several stores can coexist).
+// runs in WAL mode and every write is committed at once; a reply being generated is stored when
+// it starts and updated as it grows (ChatSession), so a crash or a kill loses at most its last
+// second. GUI thread only (one connection, named per instance so tests and several stores can
+// coexist).
 #pragma once
 
 #include "engine/result.h"
@@ -41,11 +42,19 @@ public:
 
     // Stores a complete message and returns its id (0 on failure); touches the conversation.
     qint64 addMessage(const MessageRecord& message);
+    // Rewrites a stored message's content, token counts, timings and finish reason.
+    bool updateMessage(const MessageRecord& message);
     QList<MessageRecord> messages(qint64 conversationId) const;  // in creation order
     // Deletes the message and everything below it; returns how many rows went.
     int deleteMessageTree(qint64 messageId);
 
     QString lastError() const { return m_lastError; }
+
+    // All or nothing: the writes between begin and commit land together (an import killed half
+    // way leaves no half conversation). Not nested.
+    bool beginTransaction();
+    bool commitTransaction();
+    void rollbackTransaction();
 
 private:
     Result<void> exec(const QString& sql);

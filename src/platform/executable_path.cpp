@@ -1,5 +1,6 @@
 #include "platform/executable_path.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <string>

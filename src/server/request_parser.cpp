@@ -223,7 +223,7 @@ std::optional<ApiError> RequestParser::parseCommon(const json& body, ParsedReque
     return std::nullopt;
 }
 
-std::optional<ApiError> RequestParser::parseMessages(const json& body, ParsedRequest& out) const
+std::optional<ApiError> RequestParser::parseMessages(const json& body, ParsedRequest& out, bool contentSpecialTokens) const
 {
     FieldReader f(body);
     const json* messages = f.get("messages");
@@ -253,10 +253,15 @@ std::optional<ApiError> RequestParser::parseMessages(const json& body, ParsedReq
     BROOK_TRY(f.readBool("add_generation_prompt", addGenerationPrompt));
 
     const Tokenizer& tokenizer = m_model.engine->tokenizer();
-    const ChatTemplate chatTemplate(tokenizer.clsToken(), tokenizer.sepToken());
     ParsedPrompt prompt;
-    prompt.text = chatTemplate.render(conversation, addGenerationPrompt);
-    prompt.tokens = tokenizer.encode(prompt.text, true);
+    if (contentSpecialTokens) {
+        // /tokenize on request: the whole rendered text parsed for special tokens, as a raw prompt is.
+        prompt.text = ChatTemplate(tokenizer.clsToken(), tokenizer.sepToken()).render(conversation, addGenerationPrompt);
+        prompt.tokens = tokenizer.encode(prompt.text, true);
+    } else {
+        // Message contents are text: "<|end_of_sentence|>" typed by a user cannot end a turn.
+        prompt.tokens = encodeChat(tokenizer, conversation, addGenerationPrompt, &prompt.text);
+    }
     out.prompts.push_back(std::move(prompt));
 
     // vLLM's chat echo: repeat the last message when it has the role being generated.
@@ -310,8 +315,11 @@ std::optional<ApiError> RequestParser::parsePrompts(const json& body, ParsedRequ
 
 std::optional<ApiError> RequestParser::renderMessages(const json& body, ParsedPrompt& out) const
 {
+    FieldReader f(body);
+    bool contentSpecialTokens = false;
+    BROOK_TRY(f.readBool("special_tokens_in_content", contentSpecialTokens));
     ParsedRequest parsed;
-    if (auto error = parseMessages(body, parsed)) return error;
+    if (auto error = parseMessages(body, parsed, contentSpecialTokens)) return error;
     out = std::move(parsed.prompts.front());
     return std::nullopt;
 }

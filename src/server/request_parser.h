@@ -48,7 +48,8 @@ public:
 
     std::optional<ApiError> parse(ApiKind kind, const nlohmann::json& body, ParsedRequest& out) const;
 
-    // Only the chat template and tokenizer (POST /tokenize with "messages").
+    // Only the chat template and tokenizer (POST /tokenize with "messages"). Message contents are
+    // tokenized as text unless the body sets "special_tokens_in_content": true.
     std::optional<ApiError> renderMessages(const nlohmann::json& body, ParsedPrompt& out) const;
 
     // The vLLM wording for a prompt that does not fit ("This model's maximum context length is ...").
@@ -58,7 +59,10 @@ public:
 private:
     std::optional<ApiError> parseCommon(const nlohmann::json& body, ParsedRequest& out,
                                         std::optional<int64_t>& maxTokens) const;
-    std::optional<ApiError> parseMessages(const nlohmann::json& body, ParsedRequest& out) const;
+    // contentSpecialTokens: special-token strings inside message contents become special tokens
+    // (only /tokenize offers it; chat requests never do).
+    std::optional<ApiError> parseMessages(const nlohmann::json& body, ParsedRequest& out,
+                                          bool contentSpecialTokens = false) const;
     std::optional<ApiError> parsePrompts(const nlohmann::json& body, ParsedRequest& out) const;
     std::optional<ApiError> rejectUnsupported(ApiKind kind, const nlohmann::json& body) const;
 

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Reliability soak for brook-serve (docs/benchmarks.md, "Reliability").
+
+Starts brook-serve on a model folder, asks one greedy request, then for DURATION seconds runs
+`brook-bench serve --duration` (streaming chat requests) while mixing in, from this script:
+random disconnects (streaming requests dropped at random points), one slow-client flood
+(FLOOD connections that send a header line every few seconds), and bursts of bad inputs
+(malformed JSON, wrong types, huge numbers, bad headers, chunked and gzip bodies, wrong methods).
+Afterwards it checks: 0 requests running or waiting, KV-cache usage 0, resident memory grown
+less than 5% over the warm server, and the greedy request answers exactly as before.
+
+  bench/soak.py --bin build/bin --model /tmp/tiny --duration 600
+Exit status 0 when every check passes. Stdlib only.
+"""
+import argparse, json, os, random, re, socket, subprocess, sys, threading, time
+
+
+def http(port, method, path, body=None, headers=None, timeout=60):
+    conn = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    data = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+    for k, v in (headers or {}).items():
+        head += f"{k}: {v}\r\n"
+    if body is not None:
+        head += f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+    conn.sendall(head.encode() + b"\r\n" + data)
+    chunks = []
+    while True:
+        try:
+            c = conn.recv(65536)
+        except socket.timeout:
+            break
+        if not c:
+            break
+        chunks.append(c)
+    conn.close()
+    raw = b"".join(chunks)
+    status = int(raw.split(b" ", 2)[1]) if raw.startswith(b"HTTP/") else 0
+    return status, raw.split(b"\r\n\r\n", 1)[-1]
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def metric(port, name):
+    _, text = http(port, "GET", "/metrics")
+    values = [float(m.group(1)) for m in re.finditer(rf"^{re.escape(name)}(?:{{[^}}]*}})? ([0-9.eE+-]+)$", text.decode(), re.M)]
+    return sum(values)
+
+
+def greedy(port):
+    status, body = http(port, "POST", "/v1/chat/completions", {
+        "model": "soak", "messages": [{"role": "user", "content": "Tell me about rivers."}],
+        "temperature": 0, "max_tokens": 48, "seed": 1})
+    if status != 200:
+        raise SystemExit(f"greedy request failed: {status} {body[:200]!r}")
+    return json.loads(body)["choices"][0]["message"]["content"]
+
+
+class Mixer:
+    """The hostile traffic that runs beside brook-bench serve."""
+
+    def __init__(self, port, stop, flood):
+        self.port, self.stop, self.flood = port, stop, flood
+        self.counts = {"disconnects": 0, "bad_inputs": 0, "bad_input_5xx": 0, "flood_sockets": 0, "errors": 0}
+        self.lock = threading.Lock()
+
+    def count(self, key, n=1):
+        with self.lock:
+            self.counts[key] += n
+
+    def disconnects(self):
+        rng = random.Random(1)
+        while not self.stop.is_set():
+            try:
+                s = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+                body = json.dumps({"model": "soak", "stream": True, "max_tokens": rng.randint(8, 256),
+                                   "messages": [{"role": "user", "content": "story " * rng.randint(1, 200)}]}).encode()
+                s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                          + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+                want = rng.randint(0, 4000)  # bytes of the stream to read before hanging up (0: at once)
+                got = 0
+                while got < want:
+                    c = s.recv(min(4096, want - got))
+                    if not c:
+                        break
+                    got += len(c)
+                s.close()
+                self.count("disconnects")
+            except OSError:
+                self.count("errors")
+            time.sleep(rng.random() * 0.05)
+
+    def bad_inputs(self):
+        bodies = [b"{", b"[]", b"null", b'{"messages": 5}', b'{"messages": [{"role": "user", "content": [{"type": 5}]}]}',
+                  b'{"prompt": "x", "max_tokens": 1e400}', b'{"prompt": "x", "response_format": {"type": 5}}',
+                  b'{"prompt": "x", "stop": ' + json.dumps(["s"] * 5000).encode() + b"}",
+                  b'{"prompt": "x", "temperature": "hot"}', b'{"prompt": "' + b"\xff\xfe" * 100 + b'"}',
+                  json.dumps({"messages": [{"role": "user", "content": "<|end_of_sentence|>" * 50}], "max_tokens": 2}).encode()]
+        rng = random.Random(2)
+        while not self.stop.is_set():
+            for _ in range(50):  # a burst
+                try:
+                    kind = rng.randint(0, 5)
+                    if kind == 0:
+                        status, _ = http(self.port, "POST", "/v1/chat/completions", rng.choice(bodies))
+                    elif kind == 1:
+                        status, _ = http(self.port, "POST", "/v1/completions", b"x" * 100,
+                                         {"Content-Encoding": "gzip"})
+                    elif kind == 2:
+                        status, _ = http(self.port, "PUT", "/v1/models", b"{}")
+                    elif kind == 3:
+                        status, _ = http(self.port, "GET", "/v1/" + "a" * 10000)
+                    elif kind == 4:
+                        s = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+                        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -1\r\n\r\n")
+                        raw = s.recv(4096)
+                        s.close()
+                        status = int(raw.split(b" ", 2)[1]) if raw.startswith(b"HTTP/") else 0
+                    else:
+                        s = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+                        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+                        try:
+                            for _ in range(64):  # 64 MiB, past the body limit
+                                s.sendall(b"100000\r\n" + b"a" * 0x100000 + b"\r\n")
+                        except OSError:
+                            pass
+                        raw = s.recv(4096)
+                        s.close()
+                        status = int(raw.split(b" ", 2)[1]) if raw.startswith(b"HTTP/") else 0
+                    self.count("bad_inputs")
+                    if status >= 500:
+                        self.count("bad_input_5xx")
+                except OSError:
+                    self.count("errors")
+            self.stop.wait(20)
+
+    def slow_flood(self):
+        sockets = []
+        for _ in range(self.flood):
+            try:
+                s = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+                s.sendall(b"POST /v1/completions HTTP/1.1\r\n")
+                sockets.append(s)
+            except OSError:
+                self.count("errors")
+        self.count("flood_sockets", len(sockets))
+        while not self.stop.is_set() and sockets:
+            for s in list(sockets):
+                try:
+                    s.sendall(b"X-Slow: 1\r\n")
+                except OSError:
+                    sockets.remove(s)  # the server closed it (header deadline): as it should
+            self.stop.wait(5)
+        for s in sockets:
+            s.close()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--bin", default="build/bin")
+    p.add_argument("--model", required=True)
+    p.add_argument("--duration", type=int, default=600)
+    p.add_argument("--concurrency", type=int, default=16)
+    p.add_argument("--flood", type=int, default=1000)
+    a = p.parse_args()
+
+    log = open("soak-server.log", "w")
+    server = subprocess.Popen([os.path.join(a.bin, "brook-serve"), a.model, "--served-model-name", "soak", "--port", "0",
+                               "--device", "cpu", "--max-model-len", "1024"], stdout=log, stderr=subprocess.STDOUT)
+    port = None
+    for _ in range(600):
+        time.sleep(0.1)
+        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", open("soak-server.log").read())
+        if m:
+            port = int(m.group(1))
+            break
+    if not port:
+        server.kill()
+        raise SystemExit("brook-serve did not start; see soak-server.log")
+    try:
+        before_answer = greedy(port)
+        for _ in range(20):  # warm: allocator pools and thread stacks reach their working size
+            greedy(port)
+        rss_before = rss_kb(server.pid)
+        print(f"warm: RSS {rss_before / 1024:.1f} MiB; greedy answer {len(before_answer)} chars", flush=True)
+
+        stop = threading.Event()
+        mixer = Mixer(port, stop, a.flood)
+        threads = [threading.Thread(target=f, daemon=True) for f in (mixer.disconnects, mixer.bad_inputs, mixer.slow_flood)]
+        for t in threads:
+            t.start()
+        bench = subprocess.run([os.path.join(a.bin, "brook-bench"), "serve", "--base-url", f"http://127.0.0.1:{port}",
+                                "--endpoint", "/v1/chat/completions", "--num-prompts", "1000000",
+                                "--max-concurrency", str(a.concurrency), "--duration", str(a.duration),
+                                "--random-input-len", "128", "--random-output-len", "64"],
+                               capture_output=True, text=True)
+        stop.set()
+        for t in threads:
+            t.join(timeout=30)
+        print(bench.stdout[-1500:], flush=True)
+        if bench.returncode != 0:
+            print(bench.stderr[-1500:])
+
+        for _ in range(300):  # drain
+            if metric(port, "vllm:num_requests_running") == 0 and metric(port, "vllm:num_requests_waiting") == 0:
+                break
+            time.sleep(0.1)
+        running = metric(port, "vllm:num_requests_running")
+        waiting = metric(port, "vllm:num_requests_waiting")
+        kv = metric(port, "vllm:kv_cache_usage_perc")
+        after_answer = greedy(port)
+        rss_after = rss_kb(server.pid)
+        growth = (rss_after - rss_before) / rss_before * 100
+        checks = {
+            "brook-bench serve ran": bench.returncode == 0,
+            "0 requests running": running == 0,
+            "0 requests waiting": waiting == 0,
+            "KV-cache usage 0": kv == 0,
+            f"RSS growth {growth:+.2f}% < 5%": growth < 5,
+            "greedy answer unchanged": after_answer == before_answer,
+            "no bad input answered 5xx": mixer.counts["bad_input_5xx"] == 0,
+            "server alive": server.poll() is None,
+        }
+        print(f"mixed in: {mixer.counts}")
+        print(f"RSS {rss_before / 1024:.1f} -> {rss_after / 1024:.1f} MiB")
+        for name, ok in checks.items():
+            print(("ok: " if ok else "FAIL: ") + name)
+        return 0 if all(checks.values()) else 1
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
