@@ -40,6 +40,8 @@ fi
 
 packages=()
 for g in "${order[@]}"; do packages+=(${groups[$g]}); done
+# BROOK_DEPS_EXTRA: more package names (tests/fresh checks the unknown-name message with it).
+packages+=(${BROOK_DEPS_EXTRA:-})
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

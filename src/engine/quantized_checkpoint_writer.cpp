@@ -4,6 +4,8 @@
 #include "engine/quantized_checkpoint_writer.h"
 
 #include "engine/awq_format.h"
+#include "engine/bounded_json.h"
+#include "engine/regular_file.h"
 #include "engine/safetensors_file.h"
 #include "engine/safetensors_writer.h"
 
@@ -27,15 +29,6 @@ std::vector<std::byte> toBytes(const std::vector<T>& values)
     return bytes;
 }
 
-Result<std::string> readText(const std::filesystem::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return makeError(path.string() + ": cannot open");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 Result<void> writeText(const std::filesystem::path& path, const std::string& text)
 {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -52,10 +45,12 @@ Result<std::vector<std::filesystem::path>> sourceTensorFiles(const std::filesyst
     std::error_code ec;
     if (std::filesystem::exists(dir / "model.safetensors", ec)) return std::vector{dir / "model.safetensors"};
     const std::filesystem::path index = dir / "model.safetensors.index.json";
-    auto text = readText(index);
+    auto text = readRegularFile(index);
     if (!text) return makeError(dir.string() + ": neither model.safetensors nor model.safetensors.index.json");
+    auto parsed = parseBoundedJson(*text, index.string());
+    if (!parsed) return makeError(parsed.error());
     try {
-        const auto json = nlohmann::json::parse(*text);
+        const auto& json = *parsed;
         std::set<std::string> shards;
         for (const auto& [name, file] : json.at("weight_map").items()) shards.insert(file.get<std::string>());
         std::vector<std::filesystem::path> files;
@@ -159,7 +154,7 @@ Result<void> QuantizedCheckpointWriter::writeTensors(const std::filesystem::path
 Result<void> QuantizedCheckpointWriter::writeConfig(const std::filesystem::path& outDir) const
 {
     const std::filesystem::path source = m_sourceDir / "config.json";
-    auto text = readText(source);
+    auto text = readRegularFile(source);  // read and depth-checked once already, when the model loaded
     if (!text) return makeError(text.error());
     OrderedJson config;
     try {

@@ -5,6 +5,8 @@
 // to ERNIE's, exactly as the chat template itself does when they are undefined.
 #include "engine/tokenizer.h"
 
+#include "engine/regular_file.h"
+
 #include "engine/special_token_trie.h"
 #include "engine/spm_model_info.h"
 #include "engine/tokenizer_files.h"
@@ -111,12 +113,12 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::filesystem::path& 
     std::error_code ec;
     if (!std::filesystem::is_regular_file(modelPath, ec))
         return makeError("tokenizer: " + modelPath.string() + " not found");
-    std::ifstream in(modelPath, std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    if (!in)
-        return makeError("tokenizer: cannot read " + modelPath.string());
-    const std::string serialized = buffer.str();
+    // Only a regular file, and only up to a size no sentencepiece model reaches (ERNIE's is
+    // ~1.6 MB): a FIFO or /dev/zero under this name is an error, not a hang.
+    auto read = readRegularFile(modelPath, kMaxJsonFileBytes);
+    if (!read)
+        return makeError("tokenizer: " + read.error());
+    const std::string serialized = std::move(*read);
 
     auto info = SpmModelInfo::parse(serialized);
     if (!info)

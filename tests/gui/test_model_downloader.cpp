@@ -1,6 +1,7 @@
 // ModelDownloader against a local fake of the Hugging Face Hub (cpp-httplib): it downloads into
 // the cache layout with progress, resumes after a dropped connection and after Cancel (HTTP Range
-// from where the partial file stopped), rejects a file whose sha256 is not the hub's, and an
+// from where the partial file stopped), rejects a file whose sha256 is not the hub's (the listing
+// names config.json by its real git blob id, which the client checks too), and an
 // unreachable hub reads as "offline". The ModelScope source, against a fake ModelScope
 // (tests/server/fake_modelscope.h), through the downloader and through the download dialog.
 #include "../server/fake_modelscope.h"
@@ -9,6 +10,7 @@
 #include "gui/download_dialog.h"
 #include "gui/model_downloader.h"
 #include "server/modelscope_client.h"
+#include "server/sha1.h"
 #include "server/sha256.h"
 #include "testing/test_model_writer.h"
 
@@ -44,7 +46,7 @@ public:
         m_server.Get("/api/models/acme/tiny-model/revision/main", [this](const httplib::Request&, httplib::Response& res) {
             const std::string sha = corrupt ? std::string(64, 'a') : Sha256::hash(m_weights);
             const std::string body = R"({"sha": ")" + kCommit + R"(", "siblings": [)" + R"({"rfilename": "config.json", "size": )" +
-                                     std::to_string(m_config.size()) + R"(, "blobId": "1111111111111111111111111111111111111111"},)" +
+                                     std::to_string(m_config.size()) + R"(, "blobId": ")" + Sha1::gitBlobId(m_config) + R"("},)" +
                                      R"({"rfilename": "model.safetensors", "size": )" + std::to_string(m_weights.size()) +
                                      R"(, "blobId": "2222222222222222222222222222222222222222", "lfs": {"sha256": ")" + sha +
                                      R"(", "size": )" + std::to_string(m_weights.size()) + R"(}}, {"rfilename": "README.md", "size": 3}]})";
