@@ -56,7 +56,7 @@ def metric(port, name):
 def greedy(port):
     status, body = http(port, "POST", "/v1/chat/completions", {
         "model": "soak", "messages": [{"role": "user", "content": "Tell me about rivers."}],
-        "temperature": 0, "max_tokens": 48, "seed": 1})
+        "temperature": 0, "max_tokens": 48, "ignore_eos": True, "skip_special_tokens": False, "seed": 1})
     if status != 200:
         raise SystemExit(f"greedy request failed: {status} {body[:200]!r}")
     return json.loads(body)["choices"][0]["message"]["content"]
@@ -184,6 +184,10 @@ def main():
         server.kill()
         raise SystemExit("brook-serve did not start; see soak-server.log")
     try:
+        for _ in range(600):  # listening comes before the model has loaded
+            if http(port, "GET", "/health")[0] == 200:
+                break
+            time.sleep(0.1)
         before_answer = greedy(port)
         for _ in range(20):  # warm: allocator pools and thread stacks reach their working size
             greedy(port)
