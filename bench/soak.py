@@ -6,8 +6,10 @@ Starts brook-serve on a model folder, asks one greedy request, then for DURATION
 random disconnects (streaming requests dropped at random points), one slow-client flood
 (FLOOD connections that send a header line every few seconds), and bursts of bad inputs
 (malformed JSON, wrong types, huge numbers, bad headers, chunked and gzip bodies, wrong methods).
-Afterwards it checks: 0 requests running or waiting, KV-cache usage 0, resident memory grown
-less than 5% over the warm server, and the greedy request answers exactly as before.
+A warm-up of the same mix (--warmup seconds) comes first, so the baseline RSS is the working
+set (every KV block and allocator arena touched). Afterwards it checks: 0 requests running or
+waiting, KV-cache usage 0, resident memory grown less than 5% over the warm server, and the
+greedy request answers exactly as before.
 
   bench/soak.py --bin build/bin --model /tmp/tiny --duration 600
 Exit status 0 when every check passes. Stdlib only.
@@ -161,11 +163,37 @@ class Mixer:
             s.close()
 
 
+def drain(port):
+    for _ in range(300):
+        if metric(port, "vllm:num_requests_running") == 0 and metric(port, "vllm:num_requests_waiting") == 0:
+            return
+        time.sleep(0.1)
+
+
+def run_mix(a, port, seconds):
+    """brook-bench serve for `seconds`, with the hostile mix beside it; returns its result and the mix's counts."""
+    stop = threading.Event()
+    mixer = Mixer(port, stop, a.flood)
+    threads = [threading.Thread(target=f, daemon=True) for f in (mixer.disconnects, mixer.bad_inputs, mixer.slow_flood)]
+    for t in threads:
+        t.start()
+    bench = subprocess.run([os.path.join(a.bin, "brook-bench"), "serve", "--base-url", f"http://127.0.0.1:{port}",
+                            "--endpoint", "/v1/chat/completions", "--num-prompts", "1000000",
+                            "--max-concurrency", str(a.concurrency), "--duration", str(seconds),
+                            "--random-input-len", "128", "--random-output-len", "64"],
+                           capture_output=True, text=True)
+    stop.set()
+    for t in threads:
+        t.join(timeout=30)
+    return bench, mixer.counts
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bin", default="build/bin")
     p.add_argument("--model", required=True)
     p.add_argument("--duration", type=int, default=600)
+    p.add_argument("--warmup", type=int, default=60, help="seconds of the same mix before the baseline RSS")
     p.add_argument("--concurrency", type=int, default=16)
     p.add_argument("--flood", type=int, default=1000)
     a = p.parse_args()
@@ -189,32 +217,22 @@ def main():
                 break
             time.sleep(0.1)
         before_answer = greedy(port)
-        for _ in range(20):  # warm: allocator pools and thread stacks reach their working size
-            greedy(port)
+        # Warm-up: the same mix for a while, so every KV block, allocator arena and worker-thread
+        # stack has been touched once; growth after that is what a leak would show.
+        bench, counts = run_mix(a, port, a.warmup)
+        if bench.returncode != 0:
+            raise SystemExit(f"warm-up failed: {bench.stderr[-800:]}")
+        drain(port)
         rss_before = rss_kb(server.pid)
-        print(f"warm: RSS {rss_before / 1024:.1f} MiB; greedy answer {len(before_answer)} chars", flush=True)
+        print(f"warm ({a.warmup} s of the mix): RSS {rss_before / 1024:.1f} MiB; greedy answer {len(before_answer)} chars",
+              flush=True)
 
-        stop = threading.Event()
-        mixer = Mixer(port, stop, a.flood)
-        threads = [threading.Thread(target=f, daemon=True) for f in (mixer.disconnects, mixer.bad_inputs, mixer.slow_flood)]
-        for t in threads:
-            t.start()
-        bench = subprocess.run([os.path.join(a.bin, "brook-bench"), "serve", "--base-url", f"http://127.0.0.1:{port}",
-                                "--endpoint", "/v1/chat/completions", "--num-prompts", "1000000",
-                                "--max-concurrency", str(a.concurrency), "--duration", str(a.duration),
-                                "--random-input-len", "128", "--random-output-len", "64"],
-                               capture_output=True, text=True)
-        stop.set()
-        for t in threads:
-            t.join(timeout=30)
+        bench, counts = run_mix(a, port, a.duration)
         print(bench.stdout[-1500:], flush=True)
         if bench.returncode != 0:
             print(bench.stderr[-1500:])
 
-        for _ in range(300):  # drain
-            if metric(port, "vllm:num_requests_running") == 0 and metric(port, "vllm:num_requests_waiting") == 0:
-                break
-            time.sleep(0.1)
+        drain(port)
         running = metric(port, "vllm:num_requests_running")
         waiting = metric(port, "vllm:num_requests_waiting")
         kv = metric(port, "vllm:kv_cache_usage_perc")
@@ -228,10 +246,10 @@ def main():
             "KV-cache usage 0": kv == 0,
             f"RSS growth {growth:+.2f}% < 5%": growth < 5,
             "greedy answer unchanged": after_answer == before_answer,
-            "no bad input answered 5xx": mixer.counts["bad_input_5xx"] == 0,
+            "no bad input answered 5xx": counts["bad_input_5xx"] == 0,
             "server alive": server.poll() is None,
         }
-        print(f"mixed in: {mixer.counts}")
+        print(f"mixed in: {counts}")
         print(f"RSS {rss_before / 1024:.1f} -> {rss_after / 1024:.1f} MiB")
         for name, ok in checks.items():
             print(("ok: " if ok else "FAIL: ") + name)
