@@ -11,5 +11,5 @@ export PATH="/usr/local/cuda/bin:$PATH"
 export QT_QPA_PLATFORM=offscreen
 brook_gpu_configure() {
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DBROOK_WITH_GUI=OFF -DBROOK_WITH_CUDA=ON \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH="$deps/usr" "$@"
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DBROOK_CUDA_LINEINFO=ON -DCMAKE_PREFIX_PATH="$deps/usr" "$@"
 }
