@@ -5,6 +5,7 @@
 #include "server/field_reader.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace brook {
 
@@ -73,9 +74,12 @@ std::optional<ApiError> RequestParser::checkContextLength(int maxModelLen, int64
                                         " tokens. However, your request has " + std::to_string(promptTokens) +
                                         " input tokens. Please reduce the length of the input messages.",
                                     promptField);
-    if (maxTokens && promptTokens + *maxTokens > maxModelLen)
+    // Compared without adding: max_tokens may be anything up to INT64_MAX (found by fuzz_openai_request).
+    if (maxTokens && *maxTokens > maxModelLen - promptTokens)
         return ApiError::badRequest("This model's maximum context length is " + std::to_string(maxModelLen) +
-                                        " tokens. However, you requested " + std::to_string(promptTokens + *maxTokens) +
+                                        " tokens. However, you requested " +
+                                        (*maxTokens > INT64_MAX - promptTokens ? std::string("more than ") + std::to_string(INT64_MAX)
+                                                                               : std::to_string(promptTokens + *maxTokens)) +
                                         " tokens (" + std::to_string(promptTokens) + " in the messages, " +
                                         std::to_string(*maxTokens) +
                                         " in the completion). Please reduce the length of the messages or completion.",

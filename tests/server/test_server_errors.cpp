@@ -201,6 +201,9 @@ private:
             {"max_tokens overflowing a double", chatPath,
              "{\"model\": \"tiny-ernie\", \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"max_tokens\": 1e400}",
              400, "not valid JSON", ""},
+            // Found by fuzz_openai_request under UBSan: prompt + max_tokens overflowed int64.
+            {"max_tokens at INT64_MAX", chatPath, chat({{"max_tokens", INT64_MAX}}), 400,
+             "maximum context length is", "max_tokens"},
             {"too many stop strings", chatPath, chat({{"stop", std::vector<std::string>(65, "x")}}), 400,
              "'stop' may list at most 64 strings", "stop"},
             {"missing prompt", completionPath, json{{"model", "tiny-ernie"}}.dump(), 400, "'prompt' is required", "prompt"},
