@@ -7,7 +7,7 @@ expected.safetensors: prompt ids, the float32 logits at every prompt position, a
 continuation with the logits each greedy token was chosen from.
 
 It also re-derives the logits with an independent float64 numpy forward pass written from
-docs/ernie-4.5.md, and shows that three plausible bugs (NeoX RoPE, a missing final-norm weight,
+docs/model-ernie-4.5.md, and shows that three plausible bugs (NeoX RoPE, a missing final-norm weight,
 a wrong GQA head mapping) move the logits far beyond any float tolerance, so the fixture can catch them.
 
 Usage (needs torch, transformers >= 5, safetensors, numpy; runs on CPU):
@@ -178,7 +178,7 @@ def stats(prompt_logits, greedy_ids, greedy_logits):
 
 
 # ---------------------------------------------------------------------------------------------
-# Independent float64 reference, written from docs/ernie-4.5.md (not from transformers' code).
+# Independent float64 reference, written from docs/model-ernie-4.5.md (not from transformers' code).
 def ref_rmsnorm(x, w, eps):
     return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * w
 

@@ -1,6 +1,6 @@
 // AutoAWQ "gemm" packing <-> Brook's QuantizedWeight. AWQ packs along N (output features) with
 // K-major rows, Brook packs along K with N-major rows, so both directions are a transpose plus
-// a repack. The 4-bit nibble order is AutoAWQ's [0,2,4,6,1,3,5,7] (ernie-4.5.md section 5).
+// a repack. The 4-bit nibble order is AutoAWQ's [0,2,4,6,1,3,5,7] (docs/model-ernie-4.5.md section 5).
 #include "engine/awq_format.h"
 
 #include <array>

@@ -1,4 +1,4 @@
-// AutoAWQ "gemm" tensors <-> QuantizedWeight (../shared/docs/ernie-4.5.md section 5):
+// AutoAWQ "gemm" tensors <-> QuantizedWeight (docs/model-ernie-4.5.md section 5):
 //   qweight int32 [K, N * bits / 32], values packed along N, 32 / bits per int32;
 //   qzeros  int32 [K / G, N * bits / 32], packed the same way;
 //   scales  fp16  [K / G, N].

@@ -1,5 +1,5 @@
 // Checkpoint: opens the safetensors file(s) of a model folder and checks them against the
-// ERNIE-4.5 layout (docs: ernie-4.5.md section 2; AWQ Linears: section 5). Weights are
+// ERNIE-4.5 layout (docs/model-ernie-4.5.md section 2; AWQ Linears: section 5). Weights are
 // [out, in] as torch stores them. Tensors the model does not use (e.g. rotary inv_freq buffers) are accepted and ignored.
 #include "engine/checkpoint.h"
 
@@ -27,7 +27,7 @@ struct ExpectedTensor {
     DType dtype = DType::Unknown;  // Unknown: any float dtype (dense weights, norms, embeddings)
 };
 
-// Adds one Linear [N out, K in]: dense `.weight`, or AutoAWQ gemm tensors (ernie-4.5.md section 5).
+// Adds one Linear [N out, K in]: dense `.weight`, or AutoAWQ gemm tensors (docs/model-ernie-4.5.md section 5).
 void addLinear(std::vector<ExpectedTensor>& layout, const std::string& prefix, int64_t N, int64_t K,
                const std::optional<QuantizationConfig>& q)
 {

@@ -1,4 +1,4 @@
-// EngineMetrics: vLLM's metric names, types, labels and buckets (see shared docs peers.md 2.3),
+// EngineMetrics: vLLM's metric names, types, labels and buckets (listed in docs/server.md, "Metrics"),
 // fed by the engine thread and rendered by /metrics. Labels on every series: model_name, engine.
 // Thread-safe (the registry is).
 #pragma once

@@ -1,6 +1,6 @@
 // QuantizationConfig: config.json's "quantization_config" of a pre-quantized checkpoint.
 // Brook reads AutoAWQ's keys (quant_method, bits or w_bit, group_size or q_group_size,
-// zero_point, version) and supports AWQ "gemm" tensors only (ernie-4.5.md section 5).
+// zero_point, version) and supports AWQ "gemm" tensors only (docs/model-ernie-4.5.md section 5).
 #pragma once
 
 #include "engine/result.h"

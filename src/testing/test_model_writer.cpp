@@ -181,7 +181,7 @@ nlohmann::json configJson(const TestModelShape& s, int vocab, const TestModelOpt
 }
 
 nlohmann::json generationConfigJson() {
-    // ERNIE-4.5-0.3B's generation_config.json (see docs/ernie-4.5.md section 6).
+    // ERNIE-4.5-0.3B's generation_config.json (see docs/model-ernie-4.5.md section 6).
     return {{"do_sample", true},          {"top_p", 0.8},          {"temperature", 0.8},
             {"bos_token_id", 1},          {"eos_token_id", 2},     {"pad_token_id", 0},
             {"repetition_penalty", 1.0},  {"frequency_penalty", 0.0}, {"presence_penalty", 0.0}};

@@ -1,5 +1,5 @@
 // AutoAWQ gemm tensors <-> QuantizedWeight: toAwqGemm then fromAwqGemm is exact; tensors packed
-// here by hand, straight from the documented order (ernie-4.5.md section 5: nibble j of each
+// here by hand, straight from the documented order (docs/model-ernie-4.5.md section 5: nibble j of each
 // int32 holds logical column AWQ_ORDER[j] = [0,2,4,6,1,3,5,7]), unpack to the right codes; and
 // wrong dtypes or shapes are errors naming the tensor.
 #include "engine/awq_format.h"

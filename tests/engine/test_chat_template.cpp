@@ -1,5 +1,5 @@
 // Tests for ChatTemplate: byte-exact with ERNIE-4.5's Jinja template. The expected strings are
-// outputs of jinja2 3.1.6 on Baidu's tokenizer_config.json (docs/ernie-4.5.md, section 3), plus
+// outputs of jinja2 3.1.6 on Baidu's tokenizer_config.json (docs/model-ernie-4.5.md, section 3), plus
 // the template's rules checked on random conversations, and the rendered prompt's tokens.
 #include "engine/chat_template.h"
 #include "engine/tokenizer.h"

@@ -1,7 +1,7 @@
 // Tests for Checkpoint: single-file and sharded checkpoints (values read back through the
 // mapping), missing shards, index entries that lie, no weights at all, and validateErnie's
 // errors for wrong shapes, missing tensors, non-float dtypes and the tied / untied lm_head rule.
-// The expected ERNIE layout is written out here from docs/ernie-4.5.md, independently of the
+// The expected ERNIE layout is written out here from docs/model-ernie-4.5.md, independently of the
 // loader's own table.
 #include "engine/checkpoint.h"
 #include "engine/safetensors_writer.h"

@@ -21,7 +21,7 @@ using nlohmann::json;
 
 namespace {
 
-// config.json exactly as Baidu shipped ERNIE-4.5-0.3B (docs/ernie-4.5.md section 1).
+// config.json exactly as Baidu shipped ERNIE-4.5-0.3B (docs/model-ernie-4.5.md section 1).
 json baiduConfig() {
     return json::parse(R"({
       "architectures": ["Ernie4_5_ForCausalLM"],
