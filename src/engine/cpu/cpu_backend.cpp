@@ -1,20 +1,40 @@
 #include "engine/cpu/cpu_backend.h"
 
+#include "engine/cpu/cpu_attention.h"
+#include "engine/cpu/cpu_gemm.h"
 #include "engine/cpu/cpu_ops.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace brook::cpu {
+
+namespace {
+
+// ropeInterleavedHeads with the angles' cos / sin given ([HD/2] each): the same products.
+void applyRope(float* heads, int numHeads, int HD, const float* cosRow, const float* sinRow)
+{
+    for (int h = 0; h < numHeads; ++h) {
+        float* head = heads + int64_t(h) * HD;
+        for (int i = 0; i < HD / 2; ++i) {
+            const float x0 = head[2 * i], x1 = head[2 * i + 1];
+            head[2 * i] = x0 * cosRow[i] - x1 * sinRow[i];
+            head[2 * i + 1] = x1 * cosRow[i] + x0 * sinRow[i];
+        }
+    }
+}
+
+} // namespace
 
 Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelConfig& config, const Checkpoint& checkpoint,
                                                        const CpuBackendOptions& options)
 {
     if (auto valid = checkpoint.validateErnie(config); !valid) return makeError(valid.error());
     const auto& report = options.onLoadProgress;
-    auto weights = CpuWeights::load(
+    auto weights = CpuModelWeights::load(
         checkpoint, config, [&](double f) { if (report) report(0.9 * f); }, options.quantization);
     if (!weights) return makeError(weights.error());
 
@@ -25,16 +45,21 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelConfig& config
         return makeError("KV cache of " + std::to_string(options.kvCacheBytes) + " bytes holds no block of " +
                          std::to_string(blockBytes) + " bytes");
     auto backend = std::unique_ptr<CpuBackend>(
-        new CpuBackend(config, std::move(weights).value(), options.blockSize, numBlocks));
+        new CpuBackend(config, std::move(weights).value(), options.isa.value_or(activeCpuIsa()), options.blockSize, numBlocks));
+    spdlog::info("CPU backend: {} kernels, {} weights", cpuIsaName(backend->m_isa), backend->m_weights.describe());
     spdlog::info("CPU backend: KV cache {} blocks x {} tokens ({:.1f} MiB)", numBlocks, options.blockSize,
                  double(blockBytes) * numBlocks / (1 << 20));
     if (report) report(1.0);
     return backend;
 }
 
-CpuBackend::CpuBackend(ModelConfig config, CpuWeights weights, int blockSize, int numBlocks)
-    : m_config(std::move(config)), m_weights(std::move(weights)), m_blockSize(blockSize), m_numBlocks(numBlocks)
+CpuBackend::CpuBackend(ModelConfig config, CpuModelWeights weights, CpuIsa isa, int blockSize, int numBlocks)
+    : m_config(std::move(config)), m_weights(std::move(weights)), m_isa(isa), m_blockSize(blockSize),
+      m_numBlocks(numBlocks), m_ops(&CpuVectorOps::forIsa(isa))
 {
+    // Same arithmetic as ropeInterleavedHeads (and transformers): inv_freq in fp32.
+    for (int i = 0; i < m_config.headDim / 2; ++i)
+        m_invFreq.push_back(float(1.0 / std::pow(m_config.ropeTheta, double(2 * i) / m_config.headDim)));
     const size_t perLayer = size_t(numBlocks) * blockSize * m_config.kvDim();
     m_kCache.assign(perLayer * m_config.numLayers, 0.0f);
     m_vCache.assign(perLayer * m_config.numLayers, 0.0f);
@@ -87,47 +112,59 @@ void CpuBackend::forward(std::span<const BatchSequence> batch)
     m_gateUp.resize(size_t(T) * 2 * I);   // [T, 2I]
     m_act.resize(size_t(T) * I);          // [T, I]
 
+    // Each token's RoPE angles once per step, not once per layer and head: [T, HD/2].
+    m_ropeCos.resize(size_t(T) * HD / 2);
+    m_ropeSin.resize(size_t(T) * HD / 2);
     {
-        int64_t row = 0;
-        for (const auto& s : batch)
-            for (int32_t id : s.tokens)
-                std::memcpy(&m_x[row++ * H], &m_weights.embedding[size_t(id) * H], sizeof(float) * H);
-    }
-
-    const size_t perLayer = size_t(m_numBlocks) * m_blockSize * kvDim;
-    for (int layer = 0; layer < c.numLayers; ++layer) {
-        const CpuLayerWeights& w = m_weights.layers[layer];
-        rmsnorm(m_x.data(), w.inputNorm.data(), m_h.data(), T, H, eps);
-        linear(m_h.data(), w.qkv.data(), m_qkv.data(), T, H, rowWidth);
-
-        // RoPE on q (copied out) and on k in place, at each token's own position.
         int64_t row = 0;
         for (const auto& s : batch) {
             for (size_t i = 0; i < s.tokens.size(); ++i, ++row) {
-                const int position = s.startPosition + int(i);
-                float* qkvRow = &m_qkv[row * rowWidth];
-                std::memcpy(&m_q[row * qDim], qkvRow, sizeof(float) * qDim);
-                ropeInterleavedHeads(&m_q[row * qDim], NH, HD, position, c.ropeTheta);
-                ropeInterleavedHeads(qkvRow + qDim, KVH, HD, position, c.ropeTheta);
+                m_weights.embedding.rowToFloat(s.tokens[i], &m_x[row * H]);
+                const float position = float(s.startPosition + int(i));
+                for (int d = 0; d < HD / 2; ++d) {
+                    const float angle = position * m_invFreq[size_t(d)];
+                    m_ropeCos[size_t(row) * HD / 2 + d] = std::cos(angle);
+                    m_ropeSin[size_t(row) * HD / 2 + d] = std::sin(angle);
+                }
             }
+        }
+    }
+    std::vector<AttentionSequence> attention;
+
+    const size_t perLayer = size_t(m_numBlocks) * m_blockSize * kvDim;
+    for (int layer = 0; layer < c.numLayers; ++layer) {
+        const CpuModelLayer& w = m_weights.layers[layer];
+        m_ops->rmsnorm(m_x.data(), w.inputNorm.data(), m_h.data(), T, H, eps);
+        matmul(w.qkv, m_h.data(), m_qkv.data(), T, m_isa);
+
+        // RoPE on q (copied out) and on k in place, at each token's own position.
+        for (int row = 0; row < T; ++row) {
+            float* qkvRow = &m_qkv[size_t(row) * rowWidth];
+            std::memcpy(&m_q[size_t(row) * qDim], qkvRow, sizeof(float) * qDim);
+            const float* cosRow = &m_ropeCos[size_t(row) * HD / 2];
+            const float* sinRow = &m_ropeSin[size_t(row) * HD / 2];
+            applyRope(&m_q[size_t(row) * qDim], NH, HD, cosRow, sinRow);
+            applyRope(qkvRow + qDim, KVH, HD, cosRow, sinRow);
         }
         writeKv(layer, m_qkv.data(), batch);
 
         const PagedKv kv{m_kCache.data() + perLayer * layer, m_vCache.data() + perLayer * layer, m_blockSize, KVH, HD};
-        row = 0;
+        attention.clear();
+        int64_t row = 0;
         for (const auto& s : batch) {
             const int n = int(s.tokens.size());
-            pagedAttention(&m_q[row * qDim], &m_attn[row * qDim], n, NH, s.startPosition, s.blockTable, kv);
+            attention.push_back({&m_q[row * qDim], &m_attn[row * qDim], n, s.startPosition, s.blockTable});
             row += n;
         }
+        pagedAttentionBatch(attention, NH, kv, *m_ops);
 
-        linear(m_attn.data(), w.o.data(), m_h.data(), T, qDim, H);
+        matmul(w.o, m_attn.data(), m_h.data(), T, m_isa);
         for (size_t i = 0; i < m_x.size(); ++i) m_x[i] += m_h[i];
 
-        rmsnorm(m_x.data(), w.postNorm.data(), m_h.data(), T, H, eps);
-        linear(m_h.data(), w.gateUp.data(), m_gateUp.data(), T, H, 2 * I);
-        siluMul(m_gateUp.data(), m_act.data(), T, I);
-        linear(m_act.data(), w.down.data(), m_h.data(), T, I, H);
+        m_ops->rmsnorm(m_x.data(), w.postNorm.data(), m_h.data(), T, H, eps);
+        matmul(w.gateUp, m_h.data(), m_gateUp.data(), T, m_isa);
+        m_ops->siluMul(m_gateUp.data(), m_act.data(), T, I);
+        matmul(w.down, m_act.data(), m_h.data(), T, m_isa);
         for (size_t i = 0; i < m_x.size(); ++i) m_x[i] += m_h[i];
     }
 
@@ -149,7 +186,7 @@ std::vector<float> CpuBackend::logits(std::span<const BatchSequence> batch)
     const int H = m_config.hiddenSize, V = m_config.vocabSize;
     const int S = int(m_sampledHidden.size() / H);
     std::vector<float> out(size_t(S) * V);
-    linear(m_sampledHidden.data(), m_weights.lmHead, out.data(), S, H, V);
+    matmul(m_weights.lmHead(), m_sampledHidden.data(), out.data(), S, m_isa);
     return out;
 }
 

@@ -1,17 +1,22 @@
-// CpuBackend: ERNIE-4.5 on the CPU in fp32: OpenBLAS GEMMs, OpenMP attention over a paged
-// host KV cache, and the CPU sampler. A real backend for machines without a GPU and the
+// CpuBackend: ERNIE-4.5 on the CPU: weights in the checkpoint's precision (bf16, fp32, or int8
+// with --quantization; CpuModelWeights), activations and the KV cache in fp32, Linears through
+// matmul (cpu_gemm.h) on the vector path chosen at start (cpu_features.h), OpenMP attention over
+// a paged host KV cache, and the CPU sampler. A real backend for machines without a GPU and the
 // reference the CUDA backend is checked against. Engine thread only, except where the
 // Backend interface says thread-safe.
 #pragma once
 
 #include "engine/backend.h"
 #include "engine/checkpoint.h"
-#include "engine/cpu/cpu_weights.h"
+#include "engine/cpu/cpu_features.h"
+#include "engine/cpu/cpu_model_weights.h"
+#include "engine/cpu/cpu_vector_ops.h"
 #include "engine/quantized_layer_loader.h"
 #include "engine/result.h"
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace brook::cpu {
@@ -22,6 +27,7 @@ struct CpuBackendOptions {
     int64_t kvCacheBytes = 2LL << 30;     // host memory for K and V of all layers
     std::function<void(double)> onLoadProgress;  // fraction done, 0..1 (optional)
     QuantizationSpec quantization;        // resolveQuantization's result; default: dense
+    std::optional<CpuIsa> isa;            // the vector path; default activeCpuIsa() (tests pick each)
 };
 
 class CpuBackend final : public Backend {
@@ -34,24 +40,29 @@ public:
     int numKvBlocks() const override { return m_numBlocks; }
     int blockSize() const override { return m_blockSize; }
     BackendMemory memory() const override;
+    CpuIsa isa() const { return m_isa; }  // the vector path the kernels run; thread-safe
 
     std::vector<SampleResult> step(std::span<const BatchSequence> batch) override;
     std::vector<float> logits(std::span<const BatchSequence> batch) override;
 
 private:
-    CpuBackend(ModelConfig config, CpuWeights weights, int blockSize, int numBlocks);
+    CpuBackend(ModelConfig config, CpuModelWeights weights, CpuIsa isa, int blockSize, int numBlocks);
     // Runs all layers; leaves the final-normed hidden state of each sampled sequence's last
     // token in m_sampledHidden [S, H].
     void forward(std::span<const BatchSequence> batch);
     void writeKv(int layer, const float* kvRows, std::span<const BatchSequence> batch);
 
     ModelConfig m_config;
-    CpuWeights m_weights;
+    CpuModelWeights m_weights;
+    CpuIsa m_isa;
     int m_blockSize;
     int m_numBlocks;
     std::vector<float> m_kCache;  // [L][blocks][blockSize][KVH][HD]
     std::vector<float> m_vCache;
     // Step workspace, reused across steps.
+    const CpuVectorOps* m_ops;
+    std::vector<float> m_invFreq;             // [HD/2] RoPE inverse frequencies
+    std::vector<float> m_ropeCos, m_ropeSin;  // [T, HD/2] this step's angles
     std::vector<float> m_x, m_h, m_qkv, m_q, m_attn, m_gateUp, m_act, m_sampledHidden;
 };
 

@@ -1,0 +1,66 @@
+#include "engine/cpu/cpu_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace brook::cpu {
+
+namespace {
+
+void attendOne(const float* qh, float* oh, int position, std::span<const int32_t> blockTable, int kvHead,
+               const PagedKv& kv, const CpuVectorOps& ops, float scale)
+{
+    const int HD = kv.headDim;
+    thread_local std::vector<float> scores;
+    scores.resize(size_t(position) + 1);
+    float maxScore = -INFINITY;
+    for (int j = 0; j <= position; ++j) {
+        scores[j] = ops.dot(qh, kv.kAt(blockTable[j / kv.blockSize], j % kv.blockSize, kvHead), HD) * scale;
+        maxScore = std::max(maxScore, scores[j]);
+    }
+    for (int j = 0; j <= position; ++j) scores[j] -= maxScore;
+    ops.exp(scores.data(), scores.data(), position + 1);
+    float denom = 0.0f;
+    for (int j = 0; j <= position; ++j) denom += scores[j];
+    std::fill(oh, oh + HD, 0.0f);
+    for (int j = 0; j <= position; ++j)
+        ops.axpy(oh, scores[j], kv.vAt(blockTable[j / kv.blockSize], j % kv.blockSize, kvHead), HD);
+    ops.scale(oh, 1.0f / denom, HD);
+}
+
+} // namespace
+
+void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHeads, const PagedKv& kv,
+                         const CpuVectorOps& ops)
+{
+    const int HD = kv.headDim;
+    const int group = numHeads / kv.numKvHeads;
+    const float scale = 1.0f / std::sqrt(float(HD));
+    // firstItem[s]: index of sequence s's first (query, head) item; cost ~ keys read in all.
+    std::vector<int> firstItem(sequences.size() + 1, 0);
+    int64_t cost = 0;
+    for (size_t s = 0; s < sequences.size(); ++s) {
+        firstItem[s + 1] = firstItem[s] + sequences[s].n * numHeads;
+        cost += int64_t(sequences[s].n) * numHeads * (sequences[s].startPosition + sequences[s].n);
+    }
+    const int work = firstItem.back();
+#pragma omp parallel for schedule(dynamic, 4) if (cost > 4096)
+    for (int item = 0; item < work; ++item) {
+        const size_t s = size_t(std::upper_bound(firstItem.begin(), firstItem.end(), item) - firstItem.begin()) - 1;
+        const AttentionSequence& seq = sequences[s];
+        const int local = item - firstItem[s];
+        const int i = local / numHeads, h = local % numHeads;
+        attendOne(seq.q + (int64_t(i) * numHeads + h) * HD, seq.out + (int64_t(i) * numHeads + h) * HD,
+                  seq.startPosition + i, seq.blockTable, h / group, kv, ops, scale);
+    }
+}
+
+void pagedAttentionFast(const float* q, float* out, int n, int numHeads, int startPosition,
+                        std::span<const int32_t> blockTable, const PagedKv& kv, const CpuVectorOps& ops)
+{
+    const AttentionSequence one{q, out, n, startPosition, blockTable};
+    pagedAttentionBatch(std::span(&one, 1), numHeads, kv, ops);
+}
+
+} // namespace brook::cpu

@@ -1,0 +1,30 @@
+// pagedAttentionFast: cpu_ops' pagedAttention (same arguments, same causal GQA over the paged
+// cache) with the dot products, the exp and the weighted sum of V on a CpuVectorOps path, the
+// scores in a per-thread buffer (no allocation per head), and the division by the softmax
+// denominator applied once to the output row instead of to every probability.
+// Thread-safe for distinct `out`; runs on the OpenMP team when the work is large enough.
+#pragma once
+
+#include "engine/cpu/cpu_ops.h"
+#include "engine/cpu/cpu_vector_ops.h"
+
+namespace brook::cpu {
+
+void pagedAttentionFast(const float* q, float* out, int n, int numHeads, int startPosition,
+                        std::span<const int32_t> blockTable, const PagedKv& kv, const CpuVectorOps& ops);
+
+// One sequence's part of a batched call: q and out are [n, NH, HD].
+struct AttentionSequence {
+    const float* q = nullptr;
+    float* out = nullptr;
+    int n = 0;
+    int startPosition = 0;
+    std::span<const int32_t> blockTable;
+};
+
+// Every sequence of a step in one parallel loop over (sequence, query, head), so a batch of
+// short decodes spreads over the team instead of running one small loop per sequence.
+void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHeads, const PagedKv& kv,
+                         const CpuVectorOps& ops);
+
+} // namespace brook::cpu

@@ -1,0 +1,30 @@
+// matmul: out[T, N] = x[T, K] @ W[N, K]^T for a CpuMatrix in any format, on the vector path
+// `isa` (activeCpuIsa() in the backend), split over the output rows across the OpenMP team
+// (libgomp keeps one persistent team, so a step creates no threads).
+//
+// Which kernel runs (measured choices, docs/benchmarks.md "CPU backend"):
+//   F32             -> OpenBLAS (sgemv for T = 1, sgemm otherwise), as cpu_ops' linear().
+//   BF16, T < 16 or isa below Avx512Bf16
+//                   -> widen bf16 -> fp32 in registers, fp32 FMAs: exactly the fp32 reference's
+//                      products (bf16 -> fp32 is exact), only the summation order differs. All
+//                      T rows are computed from one read of each weight block, so a batch of 8
+//                      decodes streams the weights once per step, not 8 times.
+//   BF16, T >= 16 on Avx512Bf16
+//                   -> activations rounded to bf16, vdpbf16ps (twice the FMA rate; prefill is
+//                      compute-bound). Each product loses at most 2^-9 relative (the rounding of x).
+//   Q8              -> codes widened to fp32, per-group sums scaled once per group.
+// Vector kernels need even K (every ERNIE Linear has it); odd K runs the scalar kernel.
+#pragma once
+
+#include "engine/cpu/cpu_features.h"
+#include "engine/cpu/cpu_matrix.h"
+
+namespace brook::cpu {
+
+// Token counts at or above this take the vdpbf16ps kernel (when the path has it).
+constexpr int kBf16DotMinTokens = 16;
+
+// Thread-safe for distinct `out`; uses the calling thread's scratch for bf16 activations.
+void matmul(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa);
+
+} // namespace brook::cpu

@@ -1,0 +1,233 @@
+// AVX-512 kernels (compiled per function with GCC target attributes, so the file builds without
+// -mavx512f and the binary still runs on CPUs without it; matmul calls them only when cpuid says so).
+// Register use per 16-row block: TT tokens x {even, odd input} fp32 accumulators, lanes = rows.
+#include "engine/cpu/cpu_gemm_kernels.h"
+
+#include <immintrin.h>
+
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized in target-attribute functions
+// (_mm512_undefined_* behind reductions and conversions): a known false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <algorithm>
+
+#define BROOK_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma")))
+#define BROOK_AVX512BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma")))
+
+namespace brook::cpu::kernels {
+
+namespace {
+
+constexpr int kB = CpuMatrix::kBlockRows;
+
+BROOK_AVX512 inline void storeRows(float* dst, __m512 v, int lanes)
+{
+    if (lanes == kB) _mm512_storeu_ps(dst, v);
+    else _mm512_mask_storeu_ps(dst, __mmask16((1u << lanes) - 1), v);
+}
+
+// TT tokens of one block. U independent accumulator sets break the FMA latency chain when TT is
+// small (a decode GEMV would otherwise wait 4 cycles per 64-byte load).
+template <int TT, int U>
+BROOK_AVX512 void bf16Block(const uint16_t* wb, int P, const float* x, int K, float* out, int N, int lanes)
+{
+    __m512 acc[U][2][TT];
+    for (int u = 0; u < U; ++u)
+        for (int t = 0; t < TT; ++t) acc[u][0][t] = acc[u][1][t] = _mm512_setzero_ps();
+    const __m512i hi = _mm512_set1_epi32(int(0xFFFF0000u));
+    int p = 0;
+    for (; p + U <= P; p += U) {
+        for (int u = 0; u < U; ++u) {
+            const __m512i w = _mm512_loadu_si512(wb + size_t(p + u) * 32);
+            const __m512 we = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));  // inputs 2p
+            const __m512 wo = _mm512_castsi512_ps(_mm512_and_si512(w, hi));   // inputs 2p + 1
+            for (int t = 0; t < TT; ++t) {
+                const float* xt = x + int64_t(t) * K + 2 * (p + u);
+                acc[u][0][t] = _mm512_fmadd_ps(we, _mm512_set1_ps(xt[0]), acc[u][0][t]);
+                acc[u][1][t] = _mm512_fmadd_ps(wo, _mm512_set1_ps(xt[1]), acc[u][1][t]);
+            }
+        }
+    }
+    for (; p < P; ++p) {
+        const __m512i w = _mm512_loadu_si512(wb + size_t(p) * 32);
+        const __m512 we = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+        const __m512 wo = _mm512_castsi512_ps(_mm512_and_si512(w, hi));
+        for (int t = 0; t < TT; ++t) {
+            const float* xt = x + int64_t(t) * K + 2 * p;
+            acc[0][0][t] = _mm512_fmadd_ps(we, _mm512_set1_ps(xt[0]), acc[0][0][t]);
+            acc[0][1][t] = _mm512_fmadd_ps(wo, _mm512_set1_ps(xt[1]), acc[0][1][t]);
+        }
+    }
+    for (int t = 0; t < TT; ++t) {
+        __m512 sum = _mm512_add_ps(acc[0][0][t], acc[0][1][t]);
+        for (int u = 1; u < U; ++u) sum = _mm512_add_ps(sum, _mm512_add_ps(acc[u][0][t], acc[u][1][t]));
+        storeRows(out + int64_t(t) * N, sum, lanes);
+    }
+}
+
+template <int TT>
+BROOK_AVX512 void bf16Tokens(const uint16_t* wb, int P, const float* x, int K, float* out, int N, int lanes)
+{
+    constexpr int U = TT == 1 ? 4 : TT == 2 ? 2 : 1;
+    bf16Block<TT, U>(wb, P, x, K, out, N, lanes);
+}
+
+// Two blocks (32 rows) x TT tokens of bf16 products: the prefill micro-kernel.
+template <int TT>
+BROOK_AVX512BF16 void dotBlocks(const uint16_t* w0, const uint16_t* w1, int P, const uint32_t* xPairs, float* out,
+                                int N, int lanes0, int lanes1)
+{
+    __m512 acc[2][TT];
+    for (int t = 0; t < TT; ++t) acc[0][t] = acc[1][t] = _mm512_setzero_ps();
+    for (int p = 0; p < P; ++p) {
+        const __m512bh a = (__m512bh)_mm512_loadu_si512(w0 + size_t(p) * 32);
+        const __m512bh b = (__m512bh)_mm512_loadu_si512(w1 + size_t(p) * 32);
+        for (int t = 0; t < TT; ++t) {
+            const __m512bh xv = (__m512bh)_mm512_set1_epi32(int(xPairs[int64_t(t) * P + p]));
+            acc[0][t] = _mm512_dpbf16_ps(acc[0][t], a, xv);
+            acc[1][t] = _mm512_dpbf16_ps(acc[1][t], b, xv);
+        }
+    }
+    for (int t = 0; t < TT; ++t) {
+        storeRows(out + int64_t(t) * N, acc[0][t], lanes0);
+        if (lanes1 > 0) storeRows(out + int64_t(t) * N + kB, acc[1][t], lanes1);
+    }
+}
+
+template <int TT, int U>
+BROOK_AVX512 void q8Block(const uint8_t* codes, const float* scales, const float* offsets, int G, int gs,
+                          const float* x, const float* sums, int K, float* out, int N, int lanes)
+{
+    __m512 acc[TT];
+    for (int t = 0; t < TT; ++t) acc[t] = _mm512_setzero_ps();
+    for (int g = 0; g < G; ++g) {
+        __m512 dot[U][TT];
+        for (int u = 0; u < U; ++u)
+            for (int t = 0; t < TT; ++t) dot[u][t] = _mm512_setzero_ps();
+        for (int k = g * gs; k < (g + 1) * gs; k += U) {
+            for (int u = 0; u < U; ++u) {
+                const __m128i c8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + size_t(k + u) * kB));
+                const __m512 c = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(c8));
+                for (int t = 0; t < TT; ++t)
+                    dot[u][t] = _mm512_fmadd_ps(c, _mm512_set1_ps(x[int64_t(t) * K + k + u]), dot[u][t]);
+            }
+        }
+        const __m512 s = _mm512_loadu_ps(scales + g * kB), o = _mm512_loadu_ps(offsets + g * kB);
+        for (int t = 0; t < TT; ++t) {
+            __m512 d = dot[0][t];
+            for (int u = 1; u < U; ++u) d = _mm512_add_ps(d, dot[u][t]);
+            acc[t] = _mm512_fmadd_ps(d, s, acc[t]);
+            acc[t] = _mm512_fmadd_ps(o, _mm512_set1_ps(sums[int64_t(t) * G + g]), acc[t]);
+        }
+    }
+    for (int t = 0; t < TT; ++t) storeRows(out + int64_t(t) * N, acc[t], lanes);
+}
+
+template <int TT>
+BROOK_AVX512 void q8Tokens(const uint8_t* codes, const float* scales, const float* offsets, int G, int gs,
+                           const float* x, const float* sums, int K, float* out, int N, int lanes)
+{
+    // Groups are multiples of 4 inputs in every format Brook writes (32, 64, 128).
+    if (gs % 4 == 0) q8Block<TT, TT == 1 ? 4 : TT == 2 ? 2 : 1>(codes, scales, offsets, G, gs, x, sums, K, out, N, lanes);
+    else q8Block<TT, 1>(codes, scales, offsets, G, gs, x, sums, K, out, N, lanes);
+}
+
+} // namespace
+
+BROOK_AVX512 void bf16Avx512(const CpuMatrix& w, const float* x, int T, float* out, int b0, int b1)
+{
+    const int K = w.cols(), N = w.rows(), P = w.pairs();
+    for (int b = b0; b < b1; ++b) {
+        const uint16_t* wb = w.bf16Block(b);
+        const int lanes = std::min(kB, N - b * kB);
+        // Up to 8 tokens share one pass over the block; the block (P * 64 bytes) stays in L1/L2
+        // for the next 8.
+        for (int t = 0; t < T; t += 8) {
+            const float* xt = x + int64_t(t) * K;
+            float* ot = out + int64_t(t) * N + b * kB;
+            switch (std::min(8, T - t)) {
+            case 1: bf16Tokens<1>(wb, P, xt, K, ot, N, lanes); break;
+            case 2: bf16Tokens<2>(wb, P, xt, K, ot, N, lanes); break;
+            case 3: bf16Tokens<3>(wb, P, xt, K, ot, N, lanes); break;
+            case 4: bf16Tokens<4>(wb, P, xt, K, ot, N, lanes); break;
+            case 5: bf16Tokens<5>(wb, P, xt, K, ot, N, lanes); break;
+            case 6: bf16Tokens<6>(wb, P, xt, K, ot, N, lanes); break;
+            case 7: bf16Tokens<7>(wb, P, xt, K, ot, N, lanes); break;
+            default: bf16Tokens<8>(wb, P, xt, K, ot, N, lanes); break;
+            }
+        }
+    }
+}
+
+BROOK_AVX512BF16 void bf16DotAvx512(const CpuMatrix& w, const uint32_t* xPairs, int T, float* out, int b0, int b1)
+{
+    const int N = w.rows(), P = w.pairs();
+    for (int b = b0; b < b1; b += 2) {
+        const bool two = b + 1 < b1;
+        const uint16_t* w0 = w.bf16Block(b);
+        const uint16_t* w1 = two ? w.bf16Block(b + 1) : w0;  // a lone block computes itself twice, stores once
+        const int lanes0 = std::min(kB, N - b * kB);
+        const int lanes1 = two ? std::min(kB, N - (b + 1) * kB) : 0;
+        for (int t = 0; t < T; t += 8) {
+            const uint32_t* xt = xPairs + int64_t(t) * P;
+            float* ot = out + int64_t(t) * N + b * kB;
+            switch (std::min(8, T - t)) {
+            case 1: dotBlocks<1>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
+            case 2: dotBlocks<2>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
+            case 3: dotBlocks<3>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
+            case 4: dotBlocks<4>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
+            case 5: dotBlocks<5>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
+            case 6: dotBlocks<6>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
+            case 7: dotBlocks<7>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
+            default: dotBlocks<8>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
+            }
+        }
+    }
+}
+
+BROOK_AVX512 void q8Avx512(const CpuMatrix& w, const float* x, const float* xGroupSums, int T, float* out, int b0, int b1)
+{
+    const int K = w.cols(), N = w.rows(), G = w.groups(), gs = w.groupSize();
+    for (int b = b0; b < b1; ++b) {
+        const int lanes = std::min(kB, N - b * kB);
+        const uint8_t* codes = w.q8Block(b);
+        const float* scales = w.q8Scales(b);
+        const float* offsets = w.q8Offsets(b);
+        for (int t = 0; t < T; t += 8) {
+            const float* xt = x + int64_t(t) * K;
+            const float* st = xGroupSums + int64_t(t) * G;
+            float* ot = out + int64_t(t) * N + b * kB;
+            switch (std::min(8, T - t)) {
+            case 1: q8Tokens<1>(codes, scales, offsets, G, gs, xt, st, K, ot, N, lanes); break;
+            case 2: q8Tokens<2>(codes, scales, offsets, G, gs, xt, st, K, ot, N, lanes); break;
+            case 3: q8Tokens<3>(codes, scales, offsets, G, gs, xt, st, K, ot, N, lanes); break;
+            case 4: q8Tokens<4>(codes, scales, offsets, G, gs, xt, st, K, ot, N, lanes); break;
+            case 5: q8Tokens<5>(codes, scales, offsets, G, gs, xt, st, K, ot, N, lanes); break;
+            case 6: q8Tokens<6>(codes, scales, offsets, G, gs, xt, st, K, ot, N, lanes); break;
+            case 7: q8Tokens<7>(codes, scales, offsets, G, gs, xt, st, K, ot, N, lanes); break;
+            default: q8Tokens<8>(codes, scales, offsets, G, gs, xt, st, K, ot, N, lanes); break;
+            }
+        }
+    }
+}
+
+BROOK_AVX512BF16 void toBf16PairsAvx512Bf16(const float* x, int T, int K, uint32_t* xPairs)
+{
+    if (K % 32 != 0) {  // the vector loop below converts 32 inputs at a time
+        toBf16PairsScalar(x, T, K, xPairs);
+        return;
+    }
+    const int P = K / 2;
+    for (int t = 0; t < T; ++t) {
+        const float* xt = x + int64_t(t) * K;
+        uint32_t* dst = xPairs + int64_t(t) * P;
+        for (int k = 0; k < K; k += 32) {
+            // cvtne2ps(hi, lo): the low 16 bf16 come from the second operand, in order, so the
+            // 32 results are inputs k..k+31 and each uint32 holds the pair (2p, 2p + 1).
+            const __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(xt + k + 16), _mm512_loadu_ps(xt + k));
+            _mm512_storeu_si512(dst + k / 2, (__m512i)v);
+        }
+    }
+}
+
+} // namespace brook::cpu::kernels

@@ -1,0 +1,89 @@
+// CpuMatrix: one Linear's weight W [N out, K in] as the CPU kernels read it, in the checkpoint's
+// own precision (no fp32 copy of a bf16 model; int8 stays int8).
+//
+// Layouts (N rounded up to a multiple of 16 with zero rows; "block" = 16 consecutive rows):
+//   F32:  [N][K] row-major fp32, torch's Linear layout (OpenBLAS reads it directly).
+//   BF16: [N/16][K/2][16][2] uint16 (K rounded up to even with zeros): for each block and each
+//         pair of inputs (2p, 2p+1), 16 rows x 2 values = 64 bytes, one AVX-512 register. A
+//         decode GEMV widens that register into two fp32 vectors (inputs 2p and 2p+1 of 16 rows)
+//         and FMAs them with broadcast activations, so the 16 outputs of a block sit in the
+//         16 lanes and no horizontal sum is needed; vdpbf16ps reads the same register as it is.
+//   Q8:   [N/16][K][16] uint8 codes of asymmetric groups along K (QuantizedWeight's rule,
+//         w = (q - zero) * scale), with per-block [G][16] fp32 scales and -scale*zero offsets,
+//         G = K / groupSize: one 16-byte load widens to the 16 rows' codes at input k.
+// Immutable after construction; safe to read from any number of threads.
+#pragma once
+
+#include "engine/quantized_weight.h"
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace brook::cpu {
+
+enum class MatrixFormat { F32, BF16, Q8 };
+
+const char* matrixFormatName(MatrixFormat format);
+
+class CpuMatrix {
+public:
+    static constexpr int kBlockRows = 16;
+
+    CpuMatrix() = default;
+    // Row source: writes row n (K values) of the logical [N, K] matrix as raw uint16 bf16 bits.
+    using Bf16RowSource = std::function<void(int n, uint16_t* row)>;
+    static CpuMatrix fromBf16(int rows, int cols, const Bf16RowSource& rowSource);
+    static CpuMatrix fromF32(int rows, int cols, std::vector<float> values);  // values: [N, K]
+    // 8-bit QuantizedWeight only (bits == 8).
+    static CpuMatrix fromQ8(const QuantizedWeight& w);
+
+    MatrixFormat format() const { return m_format; }
+    int rows() const { return m_rows; }          // N
+    int cols() const { return m_cols; }          // K
+    int numBlocks() const { return (m_rows + kBlockRows - 1) / kBlockRows; }
+    int pairs() const { return (m_cols + 1) / 2; }  // BF16: K/2 rounded up
+    int groupSize() const { return m_groupSize; }   // Q8
+    int64_t bytes() const;
+
+    // Raw storage for the kernels.
+    const float* f32() const { return m_f32.data(); }
+    const uint16_t* bf16Block(int block) const { return m_bf16.data() + size_t(block) * size_t(pairs()) * 32; }
+    const uint8_t* q8Block(int block) const { return m_q8.data() + size_t(block) * size_t(m_cols) * kBlockRows; }
+    const float* q8Scales(int block) const { return m_scales.data() + size_t(block) * groups() * kBlockRows; }
+    const float* q8Offsets(int block) const { return m_offsets.data() + size_t(block) * groups() * kBlockRows; }
+    int groups() const { return m_groupSize ? m_cols / m_groupSize : 0; }
+
+    // W[n][k] as fp32 (exact for F32 and BF16; the dequantized value for Q8).
+    float at(int n, int k) const;
+    // Row n as fp32 into dst[K] (embedding lookups).
+    void rowToFloat(int n, float* dst) const;
+
+private:
+    MatrixFormat m_format = MatrixFormat::F32;
+    int m_rows = 0, m_cols = 0, m_groupSize = 0;
+    std::vector<float> m_f32;
+    std::vector<uint16_t> m_bf16;
+    std::vector<uint8_t> m_q8;
+    std::vector<float> m_scales, m_offsets;
+};
+
+inline float bf16ToFloat(uint16_t bits)
+{
+    const uint32_t u = uint32_t(bits) << 16;
+    float f;
+    __builtin_memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+// Round to nearest even, as vcvtne2ps2bf16 does (NaN stays NaN).
+inline uint16_t floatToBf16(float f)
+{
+    uint32_t u;
+    __builtin_memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return uint16_t(u >> 16);
+}
+
+} // namespace brook::cpu

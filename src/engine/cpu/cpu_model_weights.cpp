@@ -1,0 +1,165 @@
+#include "engine/cpu/cpu_model_weights.h"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+namespace brook::cpu {
+
+namespace {
+
+// The row-wise concatenation of `names` (all [n_i, K]) as one CpuMatrix: bf16 when every part is
+// bf16, else fp32 (fp16 and fp32 widen exactly).
+Result<CpuMatrix> loadMatrix(const Checkpoint& checkpoint, const std::vector<std::string>& names)
+{
+    std::vector<const TensorView*> parts;
+    int rows = 0;
+    bool allBf16 = true;
+    for (const auto& name : names) {
+        auto t = checkpoint.require(name);
+        if (!t) return makeError(t.error());
+        parts.push_back(*t);
+        rows += int((*t)->shape.at(0));
+        allBf16 = allBf16 && (*t)->dtype == DType::BF16;
+    }
+    const int cols = int(parts.front()->shape.size() > 1 ? parts.front()->shape[1] : 1);
+    if (allBf16) {
+        // Row n of the fused matrix: find its part, copy its raw bf16 bits.
+        return CpuMatrix::fromBf16(rows, cols, [&](int n, uint16_t* row) {
+            for (const TensorView* part : parts) {
+                const int partRows = int(part->shape[0]);
+                if (n < partRows) {
+                    std::memcpy(row, part->data + size_t(n) * size_t(cols) * 2, size_t(cols) * 2);
+                    return;
+                }
+                n -= partRows;
+            }
+        });
+    }
+    std::vector<float> values(size_t(rows) * size_t(cols));
+    size_t offset = 0;
+    for (const TensorView* part : parts) {
+        convertToFloat32(*part, values.data() + offset);
+        offset += size_t(part->numElements());
+    }
+    return CpuMatrix::fromF32(rows, cols, std::move(values));
+}
+
+Result<std::vector<float>> loadVector(const Checkpoint& checkpoint, const std::string& name)
+{
+    auto t = checkpoint.require(name);
+    if (!t) return makeError(t.error());
+    std::vector<float> v(size_t((*t)->numElements()));
+    convertToFloat32(**t, v.data());
+    return v;
+}
+
+CpuMatrix fromQuantized(const QuantizedWeight& w)
+{
+    if (w.bits == 8) return CpuMatrix::fromQ8(w);
+    // 4 bits: no CPU kernel yet, so the dequantized values (what the W4A16 GPU kernel computes).
+    std::vector<float> values(size_t(w.rows) * size_t(w.cols));
+    dequantize(w, values);
+    return CpuMatrix::fromF32(w.rows, w.cols, std::move(values));
+}
+
+Result<void> loadLayer(const Checkpoint& checkpoint, const ModelConfig& config, int layer,
+                       const QuantizationSpec& quantization, CpuModelLayer& l)
+{
+    const std::string p = "model.layers." + std::to_string(layer) + ".";
+    auto inputNorm = loadVector(checkpoint, p + "input_layernorm.weight");
+    if (!inputNorm) return makeError(inputNorm.error());
+    auto postNorm = loadVector(checkpoint, p + "post_attention_layernorm.weight");
+    if (!postNorm) return makeError(postNorm.error());
+    l.inputNorm = std::move(inputNorm).value();
+    l.postNorm = std::move(postNorm).value();
+    if (quantization.enabled()) {
+        auto q = loadQuantizedLayer(checkpoint, config, layer, quantization);
+        if (!q) return makeError(q.error());
+        l.qkv = fromQuantized(q->qkv);
+        l.o = fromQuantized(q->o);
+        l.gateUp = fromQuantized(q->gateUp);
+        l.down = fromQuantized(q->down);
+        return {};
+    }
+    const std::pair<CpuMatrix*, std::vector<std::string>> plan[] = {
+        {&l.qkv, {p + "self_attn.q_proj.weight", p + "self_attn.k_proj.weight", p + "self_attn.v_proj.weight"}},
+        {&l.o, {p + "self_attn.o_proj.weight"}},
+        {&l.gateUp, {p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"}},
+        {&l.down, {p + "mlp.down_proj.weight"}},
+    };
+    for (const auto& [dst, names] : plan) {
+        auto m = loadMatrix(checkpoint, names);
+        if (!m) return makeError(m.error());
+        *dst = std::move(m).value();
+    }
+    return {};
+}
+
+} // namespace
+
+int64_t CpuModelWeights::bytes() const
+{
+    int64_t n = embedding.bytes() + lmHeadStorage.bytes() + int64_t(finalNorm.size() * sizeof(float));
+    for (const auto& l : layers)
+        n += l.qkv.bytes() + l.o.bytes() + l.gateUp.bytes() + l.down.bytes() +
+             int64_t((l.inputNorm.size() + l.postNorm.size()) * sizeof(float));
+    return n;
+}
+
+std::string CpuModelWeights::describe() const
+{
+    std::string linear = layers.empty() ? matrixFormatName(embedding.format()) : matrixFormatName(layers[0].qkv.format());
+    const std::string embed = matrixFormatName(embedding.format());
+    return linear == embed ? linear : linear + " linears, " + embed + " embedding";
+}
+
+Result<CpuModelWeights> CpuModelWeights::load(const Checkpoint& checkpoint, const ModelConfig& config,
+                                              const std::function<void(double)>& progress,
+                                              const QuantizationSpec& quantization)
+{
+    CpuModelWeights w;
+    w.layers.resize(size_t(config.numLayers));
+    // Work items: one per layer, then the embedding, the final norm and the untied head.
+    const int items = config.numLayers + 3;
+    std::vector<std::string> errors(static_cast<size_t>(items));
+    std::atomic<int> done{0};
+    std::mutex progressMutex;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int item = 0; item < items; ++item) {
+        Result<void> r;
+        if (item < config.numLayers) {
+            r = loadLayer(checkpoint, config, item, quantization, w.layers[size_t(item)]);
+        } else if (item == config.numLayers) {
+            auto m = loadMatrix(checkpoint, {"model.embed_tokens.weight"});
+            if (m) w.embedding = std::move(m).value();
+            else r = makeError(m.error());
+        } else if (item == config.numLayers + 1) {
+            auto v = loadVector(checkpoint, "model.norm.weight");
+            if (v) w.finalNorm = std::move(v).value();
+            else r = makeError(v.error());
+        } else if (checkpoint.find("lm_head.weight")) {
+            // The tied-head rule (shared docs): lm_head.weight when the checkpoint has it, else the embedding.
+            auto m = loadMatrix(checkpoint, {"lm_head.weight"});
+            if (m) w.lmHeadStorage = std::move(m).value();
+            else r = makeError(m.error());
+        }
+        if (!r) errors[size_t(item)] = r.error();
+        const int finished = ++done;
+        if (progress && progressMutex.try_lock()) {  // never make a loading thread wait
+            progress(double(finished) / double(items));
+            progressMutex.unlock();
+        }
+    }
+    for (const auto& e : errors)
+        if (!e.empty()) return makeError(e);
+    w.tiedHead = checkpoint.find("lm_head.weight") == nullptr;
+    if (quantization.enabled()) spdlog::info("CPU backend: quantization {}", quantization.describe());
+    spdlog::info("CPU backend: {:.1f} MiB of weights ({})", double(w.bytes()) / (1 << 20), w.describe());
+    return w;
+}
+
+} // namespace brook::cpu

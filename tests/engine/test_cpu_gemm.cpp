@@ -1,0 +1,212 @@
+// matmul (src/engine/cpu/cpu_gemm.h) on every vector path this CPU supports, against a double
+// reference built from the matrix's exact values, for bf16 and int8 weights, at small, ragged
+// (N not a multiple of 16, odd K) and real ERNIE-0.3B sizes, T from 1 (decode) to 33 (prefill).
+//
+// Tolerances are error bounds, not fitted constants. With u = 2^-24 and S = sum_k |w_nk x_tk|:
+//  - fp32 widening paths (and scalar): the products are exact in fp32 (a bf16 value times an
+//    fp32 value has at most 8 + 24 significant bits... rounded once), and any summation order of
+//    K terms is within gamma_K = K u / (1 - K u) of S; we allow 2 gamma_K S.
+//  - vdpbf16ps (T >= kBf16DotMinTokens on Avx512Bf16): x is first rounded to bf16, which moves
+//    each product by at most 2^-9 of itself (round to nearest, 8-bit significand), so the result
+//    is within 2^-9 S + 2 gamma_K S; we allow 2^-8 S + 2 gamma_K S.
+//  - int8: the kernel sums x q per group, then scales (s) and adds -s z sum(x); against the
+//    exact (q - z) s the error is within 4 gamma_K sum_k |x_k| (q_k + z) s.
+// A wrong row, pair or group mapping is off by O(S), far outside every bound.
+#include "engine/cpu/cpu_features.h"
+#include "engine/cpu/cpu_gemm.h"
+#include "engine/cpu/cpu_gemm_kernels.h"
+#include "engine/cpu/cpu_matrix.h"
+#include "engine/quantized_weight.h"
+
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+using namespace brook;
+using namespace brook::cpu;
+
+namespace {
+
+std::vector<float> randomFloats(size_t n, std::mt19937& rng, float scale = 1.0f)
+{
+    std::normal_distribution<float> dist(0.0f, scale);
+    std::vector<float> v(n);
+    for (float& f : v) f = dist(rng);
+    return v;
+}
+
+CpuMatrix randomBf16(int N, int K, std::mt19937& rng)
+{
+    const std::vector<float> values = randomFloats(size_t(N) * K, rng, 0.05f);
+    return CpuMatrix::fromBf16(N, K, [&](int n, uint16_t* row) {
+        for (int k = 0; k < K; ++k) row[k] = floatToBf16(values[size_t(n) * K + k]);
+    });
+}
+
+double gamma(int K) { return K * 0x1p-24 / (1.0 - K * 0x1p-24); }
+
+// Checks out [T, N] against the exact product with tolerance (relative * S + 1e-30) per element.
+bool checkAgainstExact(const CpuMatrix& w, const std::vector<float>& x, const std::vector<float>& out, int T,
+                       double relative, QString& why)
+{
+    const int N = w.rows(), K = w.cols();
+    for (int t = 0; t < T; ++t) {
+        for (int n = 0; n < N; ++n) {
+            double exact = 0.0, S = 0.0;
+            for (int k = 0; k < K; ++k) {
+                const double p = double(w.at(n, k)) * x[size_t(t) * K + k];
+                exact += p;
+                S += std::abs(p);
+            }
+            const double got = out[size_t(t) * N + n];
+            if (!(std::abs(got - exact) <= relative * S + 1e-30)) {
+                why = QString("t %1 n %2: got %3, exact %4, bound %5").arg(t).arg(n).arg(got, 0, 'g', 9).arg(exact, 0, 'g', 9)
+                          .arg(relative * S, 0, 'g', 3);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+class TestCpuGemm : public QObject {
+    Q_OBJECT
+
+private slots:
+    void isaOverrideNeverRaisesThePath()
+    {
+        QCOMPARE(resolveCpuIsa(nullptr, CpuIsa::Avx512), CpuIsa::Avx512);
+        QCOMPARE(resolveCpuIsa("", CpuIsa::Avx2), CpuIsa::Avx2);
+        QCOMPARE(resolveCpuIsa("scalar", CpuIsa::Avx512Bf16), CpuIsa::Scalar);
+        QCOMPARE(resolveCpuIsa("avx2", CpuIsa::Avx512Bf16), CpuIsa::Avx2);
+        QCOMPARE(resolveCpuIsa("avx512bf16", CpuIsa::Avx2), CpuIsa::Avx2);  // above the CPU: clamped
+        QCOMPARE(resolveCpuIsa("sse9", CpuIsa::Avx512), CpuIsa::Avx512);    // unknown: the best
+        QCOMPARE(supportedCpuIsas().front(), CpuIsa::Scalar);
+        QCOMPARE(supportedCpuIsas().back(), detectCpuIsa());
+    }
+
+    void matrixLayoutKeepsEveryValue()
+    {
+        std::mt19937 rng(3);
+        const int N = 37, K = 9;  // a partial block and an odd K (a padded pair)
+        const std::vector<float> values = randomFloats(size_t(N) * K, rng);
+        const CpuMatrix m = CpuMatrix::fromBf16(N, K, [&](int n, uint16_t* row) {
+            for (int k = 0; k < K; ++k) row[k] = floatToBf16(values[size_t(n) * K + k]);
+        });
+        for (int n = 0; n < N; ++n)
+            for (int k = 0; k < K; ++k) QCOMPARE(m.at(n, k), bf16ToFloat(floatToBf16(values[size_t(n) * K + k])));
+        QCOMPARE(m.bytes(), int64_t(3 * 16 * 5 * 2 * 2));  // 3 blocks x 5 pairs x 16 rows x 2 values x 2 bytes
+    }
+
+    void bf16EveryPathMatchesTheExactProduct_data()
+    {
+        QTest::addColumn<int>("N");
+        QTest::addColumn<int>("K");
+        QTest::addColumn<int>("T");
+        for (int T : {1, 2, 3, 5, 8, 9, 16, 33}) {
+            QTest::addRow("37x10 T%d", T) << 37 << 10 << T;
+            QTest::addRow("20x9 T%d", T) << 20 << 9 << T;  // odd K: the scalar kernel on every path
+        }
+        for (int T : {1, 4, 8, 17}) {
+            QTest::addRow("qkv 1280x1024 T%d", T) << 1280 << 1024 << T;
+            QTest::addRow("down 1024x3072 T%d", T) << 1024 << 3072 << T;
+        }
+    }
+
+    void bf16EveryPathMatchesTheExactProduct()
+    {
+        QFETCH(int, N);
+        QFETCH(int, K);
+        QFETCH(int, T);
+        std::mt19937 rng(uint32_t(N * 7919 + K * 31 + T));
+        const CpuMatrix w = randomBf16(N, K, rng);
+        const std::vector<float> x = randomFloats(size_t(T) * K, rng);
+        for (CpuIsa isa : supportedCpuIsas()) {
+            std::vector<float> out(size_t(T) * N, NAN);
+            matmul(w, x.data(), out.data(), T, isa);
+            const bool dot = isa == CpuIsa::Avx512Bf16 && T >= kBf16DotMinTokens && K % 2 == 0;
+            const double bound = (dot ? 0x1p-8 : 0.0) + 2 * gamma(K);
+            QString why;
+            QVERIFY2(checkAgainstExact(w, x, out, T, bound, why), qPrintable(QString(cpuIsaName(isa)) + ": " + why));
+        }
+    }
+
+    void bf16DotKernelMatchesItsScalarReference()
+    {
+        if (detectCpuIsa() < CpuIsa::Avx512Bf16) QSKIP("this CPU has no AVX-512 BF16");
+        std::mt19937 rng(11);
+        const int N = 1024 + 16 + 5, K = 1024, T = 19, P = K / 2;
+        const CpuMatrix w = randomBf16(N, K, rng);
+        const std::vector<float> x = randomFloats(size_t(T) * K, rng);
+        std::vector<uint32_t> scalarPairs(size_t(T) * P), vectorPairs(size_t(T) * P);
+        kernels::toBf16PairsScalar(x.data(), T, K, scalarPairs.data());
+        kernels::toBf16PairsAvx512Bf16(x.data(), T, K, vectorPairs.data());
+        QVERIFY(scalarPairs == vectorPairs);  // normal numbers: the same round-to-nearest-even
+        std::vector<float> want(size_t(T) * N), got(size_t(T) * N);
+        kernels::bf16DotScalar(w, scalarPairs.data(), T, want.data(), 0, w.numBlocks());
+        kernels::bf16DotAvx512(w, vectorPairs.data(), T, got.data(), 0, w.numBlocks());
+        for (int t = 0; t < T; ++t)
+            for (int n = 0; n < N; ++n) {
+                double S = 0.0;
+                for (int k = 0; k < K; ++k) {
+                    const uint32_t pair = scalarPairs[size_t(t) * P + k / 2];
+                    S += std::abs(double(w.at(n, k)) * bf16ToFloat(uint16_t(k % 2 ? pair >> 16 : pair)));
+                }
+                const double diff = std::abs(double(got[size_t(t) * N + n]) - want[size_t(t) * N + n]);
+                QVERIFY2(diff <= 4 * gamma(K) * S + 1e-30, qPrintable(QString("t %1 n %2: diff %3").arg(t).arg(n).arg(diff)));
+            }
+    }
+
+    void int8EveryPathMatchesTheDequantizedProduct_data()
+    {
+        QTest::addColumn<int>("N");
+        QTest::addColumn<int>("K");
+        QTest::addColumn<int>("groupSize");
+        QTest::addColumn<int>("T");
+        for (int T : {1, 2, 3, 8, 9, 20}) {
+            QTest::addRow("37x64 g32 T%d", T) << 37 << 64 << 32 << T;
+            QTest::addRow("o 1024x2048 g128 T%d", T) << 1024 << 2048 << 128 << T;
+        }
+        QTest::addRow("g6 T3") << 20 << 12 << 6 << 3;  // a group size that is not a multiple of 4
+    }
+
+    void int8EveryPathMatchesTheDequantizedProduct()
+    {
+        QFETCH(int, N);
+        QFETCH(int, K);
+        QFETCH(int, groupSize);
+        QFETCH(int, T);
+        std::mt19937 rng(uint32_t(N + K + groupSize + T));
+        auto q = quantizeRtn(randomFloats(size_t(N) * K, rng, 0.05f), N, K, 8, groupSize);
+        QVERIFY2(q.ok(), q.ok() ? "" : q.error().c_str());
+        const CpuMatrix w = CpuMatrix::fromQ8(*q);
+        const std::vector<float> x = randomFloats(size_t(T) * K, rng);
+        for (CpuIsa isa : supportedCpuIsas()) {
+            std::vector<float> out(size_t(T) * N, NAN);
+            matmul(w, x.data(), out.data(), T, isa);
+            for (int t = 0; t < T; ++t)
+                for (int n = 0; n < N; ++n) {
+                    double exact = 0.0, S = 0.0;
+                    for (int k = 0; k < K; ++k) {
+                        const int g = k / groupSize;
+                        const double s = q->scales[size_t(n) * q->groupsPerRow() + g];
+                        const double z = q->zeros[size_t(n) * q->groupsPerRow() + g];
+                        const double xk = x[size_t(t) * K + k];
+                        exact += xk * (double(q->code(n, k)) - z) * s;
+                        S += std::abs(xk) * (double(q->code(n, k)) + z) * s;
+                    }
+                    const double got = out[size_t(t) * N + n];
+                    QVERIFY2(std::abs(got - exact) <= 4 * gamma(K) * S + 1e-30,
+                             qPrintable(QString("%1 t %2 n %3: got %4, exact %5").arg(cpuIsaName(isa)).arg(t).arg(n)
+                                            .arg(got, 0, 'g', 9).arg(exact, 0, 'g', 9)));
+                }
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCpuGemm)
+#include "test_cpu_gemm.moc"
