@@ -24,6 +24,7 @@
 // index order.
 #include "engine/sampler.h"
 
+#include "engine/cpu/sampler_kernels.h"
 #include "engine/sampler_math.h"
 
 #include <spdlog/spdlog.h>
@@ -64,7 +65,16 @@ uint64_t makeKey(uint32_t orderedBits, int32_t token)
 }
 int32_t keyToken(uint64_t key) { return static_cast<int32_t>(~static_cast<uint32_t>(key)); }
 // For positive floats the IEEE bit pattern is already monotone, so probability bits make keys.
-uint64_t keyWeight(uint64_t key, int shift) { return samplerWeight(static_cast<uint32_t>(key >> 32), shift); }
+// samplerWeight of a candidate's key without branches: a candidate has p >= 2^-shift and p <= 1,
+// so its scale e - 150 + shift lies in [-23, 39], the mantissa (< 2^24) shifted left by 39 fits
+// in 63 bits, and shifting that right by 39 - scale (0..62) is exactly floor(m * 2^scale).
+uint64_t keyWeight(uint64_t key, int shift)
+{
+    const auto bits = static_cast<uint32_t>(key >> 32);
+    const uint64_t mantissa = (bits & 0x7FFFFFu) | 0x800000u;
+    const int scale = static_cast<int>(bits >> 23) - 150 + shift;
+    return (mantissa << 39) >> (39 - scale);
+}
 
 struct Crossing {
     uint64_t key = 0;         // the element where the running mass crosses the goal
@@ -83,37 +93,62 @@ Crossing findCrossing(const std::vector<uint64_t>& keys, uint64_t floor, double 
     Scratch& s = scratch();
     auto crosses = [&](uint64_t cumulative) { return static_cast<double>(cumulative) >= goal; };
 
-    std::vector<uint64_t>* subset = &s.subsetA;
-    subset->clear();
-    for (uint64_t key : keys)
-        if (key >= floor) subset->push_back(key);
+    // The current subset: at first all keys >= floor (no copy when every key qualifies).
+    const uint64_t* data = keys.data();
+    size_t size = keys.size();
+    std::vector<uint64_t>* owned = nullptr;
+    if (floor != 0) {
+        owned = &s.subsetA;
+        owned->clear();
+        for (uint64_t key : keys)
+            if (key >= floor) owned->push_back(key);
+        data = owned->data();
+        size = owned->size();
+    }
     uint64_t before = 0;  // mass of the candidates above the current subset
 
-    for (int shift = 64 - kBits; subset->size() > kSortBelow && shift >= 0; shift -= kBits) {
-        uint64_t mass[kBuckets] = {};
-        for (uint64_t key : *subset) mass[(key >> shift) & (kBuckets - 1)] += keyWeight(key, weightShift);
+    for (int shift = 64 - kBits; size > kSortBelow && shift >= 0; shift -= kBits) {
+        // Two interleaved histograms: neighbouring keys often share a bucket, and one array would
+        // chain every add on the previous one's store.
+        uint64_t mass0[kBuckets] = {}, mass1[kBuckets] = {};
+        size_t i = 0;
+        for (; i + 2 <= size; i += 2) {
+            mass0[(data[i] >> shift) & (kBuckets - 1)] += keyWeight(data[i], weightShift);
+            mass1[(data[i + 1] >> shift) & (kBuckets - 1)] += keyWeight(data[i + 1], weightShift);
+        }
+        if (i < size) mass0[(data[i] >> shift) & (kBuckets - 1)] += keyWeight(data[i], weightShift);
         size_t chosen = kBuckets;
         size_t lowestNonEmpty = kBuckets;
+        uint64_t chosenMass = 0;
         for (size_t b = kBuckets; b-- > 0;) {
-            if (mass[b] == 0) continue;  // every candidate has a weight >= 1
+            const uint64_t mass = mass0[b] + mass1[b];
+            if (mass == 0) continue;  // every candidate has a weight >= 1
             lowestNonEmpty = b;
-            if (crosses(before + mass[b])) {
+            chosenMass = mass;
+            if (crosses(before + mass)) {
                 chosen = b;
                 break;
             }
-            before += mass[b];
+            before += mass;
         }
         if (chosen == kBuckets) {  // rounding ran past the end: descend into the smallest keys
             chosen = lowestNonEmpty;
-            before -= mass[chosen];
+            before -= chosenMass;
         }
-        std::vector<uint64_t>* next = subset == &s.subsetA ? &s.subsetB : &s.subsetA;
+        std::vector<uint64_t>* next = owned == &s.subsetA ? &s.subsetB : &s.subsetA;
         next->clear();
-        for (uint64_t key : *subset)
-            if (((key >> shift) & (kBuckets - 1)) == chosen) next->push_back(key);
-        subset = next;
+        for (size_t k = 0; k < size; ++k)
+            if (((data[k] >> shift) & (kBuckets - 1)) == chosen) next->push_back(data[k]);
+        owned = next;
+        data = owned->data();
+        size = owned->size();
         if (shift < kBits) break;  // every bit examined
     }
+    if (!owned) {  // small enough to sort at once: copy (the caller's keys stay as they are)
+        owned = &s.subsetA;
+        owned->assign(keys.begin(), keys.end());
+    }
+    std::vector<uint64_t>* subset = owned;
 
     std::sort(subset->begin(), subset->end(), std::greater<>());
     Crossing crossing;
@@ -178,31 +213,24 @@ int32_t drawToken(std::span<const float> logits, const SamplingParams& params, d
     Scratch& s = scratch();
     const float temperature = params.temperature;
 
-    float maxLogit = kNegInf;
-    for (float logit : logits)
-        if (logit > maxLogit) maxLogit = logit;
+    const cpu::CpuIsa isa = cpu::activeCpuIsa();
+    const float maxLogit = cpu::maxValue(logits.data(), logits.size(), isa);
     if (!std::isfinite(maxLogit)) return argmax(logits);  // all masked, or +inf present
     const float maxScaled = maxLogit / temperature;
     if (!std::isfinite(maxScaled)) return argmax(logits);  // temperature so small it overflows: greedy
 
     // Two passes: the probabilities alone in a tight loop, then the keys.
+    // Both passes are cpu/sampler_kernels' (AVX-512 where the CPU has it), bit-identical to
+    // samplerProbBits / makeKey / samplerWeight lane by lane.
     std::vector<uint32_t>& probs = s.probs;
     probs.resize(logits.size());
-    for (size_t i = 0; i < logits.size(); ++i)
-        probs[i] = samplerProbBits(logits[i] / temperature - maxScaled);  // masked or NaN: 0
+    cpu::probRow(logits.data(), logits.size(), temperature, maxScaled, probs.data(), isa);  // masked or NaN: 0
     const int shift = samplerWeightShift(static_cast<int>(logits.size()));
     const uint32_t minBits = floatBits(1.0f) - (static_cast<uint32_t>(shift) << 23);  // p >= 2^-shift: w >= 1
     std::vector<uint64_t>& keys = s.keys;
     keys.resize(logits.size());
-    size_t count = 0;
     uint64_t mass = 0;
-    for (size_t i = 0; i < probs.size(); ++i) {
-        const uint32_t p = probs[i];
-        keys[count] = makeKey(p, static_cast<int32_t>(i));
-        count += p >= minBits;
-        mass += samplerWeight(p, shift);
-    }
-    keys.resize(count);
+    keys.resize(cpu::buildKeys(probs.data(), probs.size(), minBits, shift, keys.data(), &mass, isa));
     if (keys.empty()) return argmax(logits);
 
     // The kept set is always {candidate keys >= floor}: a prefix of the candidate order.
@@ -233,17 +261,7 @@ int32_t drawToken(std::span<const float> logits, const SamplingParams& params, d
     }
 
     // The draw: one pass in index order, recomputing each token's membership from probs.
-    const double target = u * static_cast<double>(mass);
-    uint64_t cumulative = 0;
-    int32_t last = 0;  // the highest kept index so far (some token is always kept)
-    for (size_t i = 0; i < probs.size(); ++i) {
-        const uint32_t p = probs[i];
-        if (p < minBits || makeKey(p, static_cast<int32_t>(i)) < floor) continue;
-        cumulative += samplerWeight(p, shift);
-        last = static_cast<int32_t>(i);
-        if (static_cast<double>(cumulative) > target) return last;
-    }
-    return last;  // rounding ran past the end
+    return cpu::drawIndex(probs.data(), probs.size(), minBits, floor, shift, u * static_cast<double>(mass), isa);
 }
 
 void fillLogprobs(SampleResult& result, std::span<const float> raw, int topN)

@@ -1,0 +1,125 @@
+// cpu_kernel_bench: the CPU backend's kernels at ERNIE-4.5-0.3B's shapes, on every vector path
+// this CPU supports (or --isa NAME): matmul per Linear (bf16 and int8) at T = 1, 8 and 128, the
+// CPU sampler on one row of 103,424 logits (temperature 0.8, top-p 0.8), and the layer's
+// element-wise ops. Best of --repeats timed runs after one warm-up; GB/s counts weight bytes read
+// once, GFLOP/s 2 T N K. Run it on an idle machine: every figure is wall time.
+#include "engine/cpu/cpu_features.h"
+#include "engine/cpu/cpu_gemm.h"
+#include "engine/cpu/cpu_matrix.h"
+#include "engine/cpu/cpu_vector_ops.h"
+#include "engine/sampler.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace brook;
+using namespace brook::cpu;
+
+namespace {
+
+double bestSeconds(int repeats, const std::function<void()>& body)
+{
+    body();  // warm-up: caches, page faults, the OpenMP team
+    double best = 1e30;
+    for (int r = 0; r < repeats; ++r) {
+        const auto start = std::chrono::steady_clock::now();
+        body();
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    return best;
+}
+
+std::vector<float> randomFloats(size_t n, uint32_t seed, float scale)
+{
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, scale);
+    std::vector<float> v(n);
+    for (float& f : v) f = dist(rng);
+    return v;
+}
+
+struct Shape {
+    const char* name;
+    int N, K;
+};
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    CLI::App app("CPU kernel timings at ERNIE-4.5-0.3B's shapes");
+    int repeats = 5;
+    std::string isaName;
+    bool skipHead = false, samplerOnly = false;
+    app.add_option("--repeats", repeats, "timed runs; the best is printed");
+    app.add_option("--isa", isaName, "only this path: scalar, avx2, avx512, avx512bf16");
+    app.add_flag("--skip-head", skipHead, "leave out the 103,424 x 1,024 lm head");
+    app.add_flag("--sampler-only", samplerOnly, "time the sampler only (for perf record)");
+    CLI11_PARSE(app, argc, argv);
+
+    std::vector<CpuIsa> isas = supportedCpuIsas();
+    if (!isaName.empty()) isas = {resolveCpuIsa(isaName.c_str(), detectCpuIsa())};
+    std::printf("cpu: best path %s\n", cpuIsaName(detectCpuIsa()));
+
+    std::vector<Shape> shapes;
+    if (!samplerOnly) shapes = {{"qkv", 1280, 1024}, {"o", 1024, 2048}, {"gate_up", 6144, 1024}, {"down", 1024, 3072}};
+    if (!skipHead && !samplerOnly) shapes.push_back({"lm_head", 103424, 1024});
+    for (const Shape& s : shapes) {
+        const std::vector<float> values = randomFloats(size_t(s.N) * s.K, 7, 0.05f);
+        const CpuMatrix bf16 = CpuMatrix::fromBf16(s.N, s.K, [&](int n, uint16_t* row) {
+            for (int k = 0; k < s.K; ++k) row[k] = floatToBf16(values[size_t(n) * s.K + k]);
+        });
+        auto q = quantizeRtn(values, s.N, s.K, 8, 128);
+        const CpuMatrix int8 = CpuMatrix::fromQ8(*q);
+        for (int T : {1, 8, 128}) {
+            const std::vector<float> x = randomFloats(size_t(T) * s.K, 9, 1.0f);
+            std::vector<float> out(size_t(T) * s.N);
+            for (const CpuMatrix* w : {&bf16, &int8}) {
+                for (CpuIsa isa : isas) {
+                    if (isa == CpuIsa::Scalar && (T > 8 || s.N > 10000)) continue;  // minutes, not news
+                    const double sec = bestSeconds(repeats, [&] { matmul(*w, x.data(), out.data(), T, isa); });
+                    std::printf("matmul %-8s %-5s T=%-4d %-11s %9.3f ms %7.1f GB/s %7.1f GFLOP/s\n", s.name,
+                                matrixFormatName(w->format()), T, cpuIsaName(isa), sec * 1e3, w->bytes() / sec / 1e9,
+                                2.0 * T * s.N * s.K / sec / 1e9);
+                }
+            }
+        }
+    }
+
+    // The sampler: one row of ERNIE's vocabulary, as a chat request samples it.
+    {
+        const int V = 103424;
+        const std::vector<float> logits = randomFloats(size_t(V), 11, 3.0f);
+        SamplingParams params;
+        params.temperature = 0.8f;
+        params.topP = 0.8f;
+        SamplingContext context;
+        context.params = &params;
+        context.seed = 42;
+        std::vector<float> row;
+        const double sec = bestSeconds(repeats * 4, [&] {
+            row = logits;
+            Sampler::sample(row, context);
+        });
+        std::printf("sampler V=%d temperature 0.8 top-p 0.8: %.3f ms per row\n", V, sec * 1e3);
+    }
+
+    // Element-wise ops of one layer at T = 128 (prefill) on each path.
+    for (CpuIsa isa : samplerOnly ? std::vector<CpuIsa>{} : isas) {
+        const CpuVectorOps& ops = CpuVectorOps::forIsa(isa);
+        const int T = 128, H = 1024, I = 3072;
+        const std::vector<float> x = randomFloats(size_t(T) * 2 * I, 13, 1.0f), weight = randomFloats(size_t(H), 17, 1.0f);
+        std::vector<float> out(size_t(T) * I);
+        const double norm = bestSeconds(repeats, [&] { ops.rmsnorm(x.data(), weight.data(), out.data(), T, H, 1e-5f); });
+        const double silu = bestSeconds(repeats, [&] { ops.siluMul(x.data(), out.data(), T, I); });
+        std::printf("ops %-11s T=128: rmsnorm %.3f ms, silu*up %.3f ms\n", cpuIsaName(isa), norm * 1e3, silu * 1e3);
+    }
+    return 0;
+}

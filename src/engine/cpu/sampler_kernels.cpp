@@ -1,0 +1,243 @@
+#include "engine/cpu/sampler_kernels.h"
+
+#include "engine/sampler_math.h"
+
+#include <immintrin.h>
+
+#include <cmath>
+
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized in target-attribute functions: a known
+// false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#define BROOK_AVX512DQ __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
+
+namespace brook::cpu {
+
+namespace {
+
+bool cpuHasDq()
+{
+    static const bool dq = __builtin_cpu_supports("avx512dq");
+    return dq;
+}
+
+void probRowScalar(const float* logits, size_t V, float temperature, float maxScaled, uint32_t* probs)
+{
+    for (size_t i = 0; i < V; ++i) probs[i] = samplerProbBits(logits[i] / temperature - maxScaled);
+}
+
+size_t buildKeysScalar(const uint32_t* probs, size_t V, uint32_t minBits, int shift, uint64_t* keys, uint64_t* mass)
+{
+    size_t count = 0;
+    uint64_t total = 0;
+    for (size_t i = 0; i < V; ++i) {
+        const uint32_t p = probs[i];
+        keys[count] = (uint64_t(p) << 32) | uint32_t(~uint32_t(i));
+        count += p >= minBits;
+        total += samplerWeight(p, shift);
+    }
+    *mass = total;
+    return count;
+}
+
+// One term of samplerProbBits' series: c - mulHi32(frac, q), per 64-bit lane.
+BROOK_AVX512DQ inline __m512i seriesStep(uint32_t c, __m512i frac, __m512i q)
+{
+    return _mm512_sub_epi64(_mm512_set1_epi64(c), _mm512_srli_epi64(_mm512_mul_epu32(frac, q), 32));
+}
+
+// Continues the draw's walk from index `begin` with running mass `cumulative`; `last` is the last
+// kept index before `begin`. Returns the token, or -1 (with cumulative / last updated) if the walk
+// reached `end` without crossing.
+int32_t drawScalar(const uint32_t* probs, size_t begin, size_t end, uint32_t minBits, uint64_t floor, int shift,
+                   double target, uint64_t& cumulative, int32_t& last)
+{
+    for (size_t i = begin; i < end; ++i) {
+        const uint32_t p = probs[i];
+        if (p < minBits || ((uint64_t(p) << 32) | uint32_t(~uint32_t(i))) < floor) continue;
+        cumulative += samplerWeight(p, shift);
+        last = int32_t(i);
+        if (double(cumulative) > target) return last;
+    }
+    return -1;
+}
+
+// samplerProbBits on 8 lanes of 64 bits (x as 8 floats), step for step.
+BROOK_AVX512DQ inline __m256i probBits8(__m256 x)
+{
+    const __m512i kLog2eQ31 = _mm512_set1_epi64(3098164009u);
+    const __m512i lo32 = _mm512_set1_epi64(0xFFFFFFFFu);
+    // -x * 2^32, truncated to uint64 (only lanes with -87 < x < 0 are used).
+    const __m512i fixedX = _mm512_cvttps_epu64(_mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), x), _mm256_set1_ps(4294967296.0f)));
+    const __m512i y = _mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(fixedX, 32), kLog2eQ31),
+                                       _mm512_srli_epi64(_mm512_mul_epu32(fixedX, kLog2eQ31), 32));
+    const __m512i whole = _mm512_srli_epi64(y, 31);
+    const __m512i frac = _mm512_and_si512(_mm512_slli_epi64(y, 1), lo32);
+    __m512i q = _mm512_set1_epi64(2);
+    q = seriesStep(30u, frac, q);
+    q = seriesStep(437u, frac, q);
+    q = seriesStep(5676u, frac, q);
+    q = seriesStep(65510u, frac, q);
+    q = seriesStep(661577u, frac, q);
+    q = seriesStep(5726720u, frac, q);
+    q = seriesStep(41309550u, frac, q);
+    q = seriesStep(238388332u, frac, q);
+    q = seriesStep(1031764991u, frac, q);
+    q = seriesStep(2977044472u, frac, q);
+    const __m512i mantissa = _mm512_sub_epi64(_mm512_set1_epi64(int64_t(1) << 32), _mm512_srli_epi64(_mm512_mul_epu32(frac, q), 32));
+    const __m256 rounded = _mm512_cvtepi64_ps(mantissa);  // round to nearest even, as the scalar cast
+    const __m256i exponentDrop = _mm512_cvtepi64_epi32(_mm512_slli_epi64(_mm512_add_epi64(whole, _mm512_set1_epi64(32)), 23));
+    __m256i bits = _mm256_sub_epi32(_mm256_castps_si256(rounded), exponentDrop);
+    // The two early returns of the scalar code: !(x > -87) -> 0 (also NaN), !(x < 0) -> 1.0f.
+    const __mmask8 live = _mm256_cmp_ps_mask(x, _mm256_set1_ps(-87.0f), _CMP_GT_OQ);
+    const __mmask8 negative = _mm256_cmp_ps_mask(x, _mm256_setzero_ps(), _CMP_LT_OQ);
+    bits = _mm256_mask_mov_epi32(_mm256_set1_epi32(0x3F800000), negative, bits);
+    return _mm256_maskz_mov_epi32(live, bits);
+}
+
+BROOK_AVX512DQ void probRowAvx512(const float* logits, size_t V, float temperature, float maxScaled, uint32_t* probs)
+{
+    const __m256 t = _mm256_set1_ps(temperature), m = _mm256_set1_ps(maxScaled);
+    size_t i = 0;
+    for (; i + 8 <= V; i += 8) {
+        const __m256 x = _mm256_sub_ps(_mm256_div_ps(_mm256_loadu_ps(logits + i), t), m);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(probs + i), probBits8(x));
+    }
+    probRowScalar(logits + i, V - i, temperature, maxScaled, probs + i);
+}
+
+// samplerWeight on 8 lanes: floor(mantissa * 2^(exponent - 150 + shift)), 0 for a zero exponent.
+BROOK_AVX512DQ inline __m512i weights8(__m256i p, int shift)
+{
+    const __m512i p64 = _mm512_cvtepu32_epi64(p);
+    const __m512i exponent = _mm512_srli_epi64(p64, 23);
+    const __m512i mantissa = _mm512_or_si512(_mm512_and_si512(p64, _mm512_set1_epi64(0x7FFFFF)), _mm512_set1_epi64(0x800000));
+    const __m512i scale = _mm512_add_epi64(exponent, _mm512_set1_epi64(shift - 127 - 23));
+    // Shifts of 64 or more give 0 in sllv / srlv, as the scalar code's `scale > -64 ? ... : 0`.
+    const __m512i left = _mm512_sllv_epi64(mantissa, scale);
+    const __m512i right = _mm512_srlv_epi64(mantissa, _mm512_sub_epi64(_mm512_setzero_si512(), scale));
+    const __mmask8 nonNegative = _mm512_cmpge_epi64_mask(scale, _mm512_setzero_si512());
+    const __m512i w = _mm512_mask_mov_epi64(right, nonNegative, left);
+    return _mm512_maskz_mov_epi64(_mm512_cmpneq_epi64_mask(exponent, _mm512_setzero_si512()), w);
+}
+
+BROOK_AVX512DQ size_t buildKeysAvx512(const uint32_t* probs, size_t V, uint32_t minBits, int shift, uint64_t* keys,
+                                      uint64_t* mass)
+{
+    size_t count = 0;
+    __m512i total = _mm512_setzero_si512();
+    const __m256i minV = _mm256_set1_epi32(int(minBits));
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    size_t i = 0;
+    for (; i + 8 <= V; i += 8) {
+        const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(probs + i));
+        const __mmask8 keep = _mm256_cmpge_epu32_mask(p, minV);
+        if (keep) {
+            const __m256i notIndex = _mm256_xor_si256(_mm256_add_epi32(lane, _mm256_set1_epi32(int(i))), _mm256_set1_epi32(-1));
+            const __m512i key = _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(p), 32), _mm512_cvtepu32_epi64(notIndex));
+            _mm512_mask_compressstoreu_epi64(keys + count, keep, key);
+            count += size_t(__builtin_popcount(keep));
+        }
+        total = _mm512_add_epi64(total, weights8(p, shift));
+    }
+    uint64_t tailMass = 0;
+    const size_t tail = buildKeysScalar(probs + i, V - i, minBits, shift, keys + count, &tailMass);
+    // The scalar tail numbered its tokens from 0: rebase them to i.
+    for (size_t k = count; k < count + tail; ++k) {
+        const uint32_t token = ~uint32_t(keys[k]) + uint32_t(i);
+        keys[k] = (keys[k] & 0xFFFFFFFF00000000ull) | uint32_t(~token);
+    }
+    *mass = uint64_t(_mm512_reduce_add_epi64(total)) + tailMass;
+    return count + tail;
+}
+
+BROOK_AVX512DQ int32_t drawAvx512(const uint32_t* probs, size_t V, uint32_t minBits, uint64_t floor, int shift,
+                                  double target)
+{
+    uint64_t cumulative = 0;
+    int32_t last = 0;  // the highest kept index so far (some token is always kept)
+    const __m256i minV = _mm256_set1_epi32(int(minBits));
+    const __m512i floorV = _mm512_set1_epi64(int64_t(floor));
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    size_t i = 0;
+    for (; i + 8 <= V; i += 8) {
+        const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(probs + i));
+        __mmask8 kept = _mm256_cmpge_epu32_mask(p, minV);
+        if (!kept) continue;
+        const __m256i notIndex = _mm256_xor_si256(_mm256_add_epi32(lane, _mm256_set1_epi32(int(i))), _mm256_set1_epi32(-1));
+        const __m512i key = _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(p), 32), _mm512_cvtepu32_epi64(notIndex));
+        kept &= _mm512_cmpge_epu64_mask(key, floorV);
+        if (!kept) continue;
+        const uint64_t chunk = uint64_t(_mm512_reduce_add_epi64(_mm512_maskz_mov_epi64(kept, weights8(p, shift))));
+        if (double(cumulative + chunk) > target) {  // the crossing is in these 8: walk them one by one
+            const int32_t token = drawScalar(probs, i, i + 8, minBits, floor, shift, target, cumulative, last);
+            if (token >= 0) return token;
+            continue;  // unreachable: double() is monotone, so the scalar walk crosses too
+        }
+        cumulative += chunk;
+        last = int32_t(i) + 31 - __builtin_clz(uint32_t(kept));
+    }
+    const int32_t token = drawScalar(probs, i, V, minBits, floor, shift, target, cumulative, last);
+    return token >= 0 ? token : last;
+}
+
+float maxScalar(const float* values, size_t n)
+{
+    float m = -INFINITY;
+    for (size_t i = 0; i < n; ++i)
+        if (values[i] > m) m = values[i];
+    return m;
+}
+
+BROOK_AVX512DQ float maxAvx512(const float* values, size_t n)
+{
+    __m512 m = _mm512_set1_ps(-INFINITY);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 v = _mm512_loadu_ps(values + i);
+        m = _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(v, m, _CMP_GT_OQ), v);  // NaN compares false
+    }
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, m);
+    const float tail = maxScalar(values + i, n - i);
+    const float head = maxScalar(lanes, 16);
+    return tail > head ? tail : head;
+}
+
+} // namespace
+
+float maxValue(const float* values, size_t n, CpuIsa isa)
+{
+    return samplerKernelsVectorized(isa) ? maxAvx512(values, n) : maxScalar(values, n);
+}
+
+int32_t drawIndex(const uint32_t* probs, size_t V, uint32_t minBits, uint64_t floor, int shift, double target,
+                  CpuIsa isa)
+{
+    if (samplerKernelsVectorized(isa)) return drawAvx512(probs, V, minBits, floor, shift, target);
+    uint64_t cumulative = 0;
+    int32_t last = 0;
+    const int32_t token = drawScalar(probs, 0, V, minBits, floor, shift, target, cumulative, last);
+    return token >= 0 ? token : last;
+}
+
+bool samplerKernelsVectorized(CpuIsa isa)
+{
+    return isa >= CpuIsa::Avx512 && cpuHasDq();
+}
+
+void probRow(const float* logits, size_t V, float temperature, float maxScaled, uint32_t* probs, CpuIsa isa)
+{
+    if (samplerKernelsVectorized(isa)) probRowAvx512(logits, V, temperature, maxScaled, probs);
+    else probRowScalar(logits, V, temperature, maxScaled, probs);
+}
+
+size_t buildKeys(const uint32_t* probs, size_t V, uint32_t minBits, int shift, uint64_t* keys, uint64_t* mass,
+                 CpuIsa isa)
+{
+    if (samplerKernelsVectorized(isa)) return buildKeysAvx512(probs, V, minBits, shift, keys, mass);
+    return buildKeysScalar(probs, V, minBits, shift, keys, mass);
+}
+
+} // namespace brook::cpu

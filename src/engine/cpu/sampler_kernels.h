@@ -1,0 +1,36 @@
+// The two passes over the whole vocabulary in Sampler's draw, vectorized (AVX-512 F+DQ) with
+// bit-identical results to the scalar definitions in engine/sampler_math.h: the same integer
+// and single IEEE float operations per lane, so a seeded request picks the very same token.
+//   probRow:   probs[i] = samplerProbBits(logits[i] / temperature - maxScaled)
+//   buildKeys: the candidate keys (probs[i] >= minBits) in index order, and the total mass
+//              sum_i samplerWeight(probs[i], shift) (an exact integer sum: order-free).
+//   drawIndex: the draw's walk in index order over the kept tokens (p >= minBits and key >=
+//              floor): the first whose running mass C has double(C) > target, else the last kept.
+// Scalar versions beside them are the references (tests/engine/test_cpu_sampler_kernels.cpp).
+// Stateless; thread-safe.
+#pragma once
+
+#include "engine/cpu/cpu_features.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace brook::cpu {
+
+// True when this CPU (and BROOK_CPU_ISA) allows the AVX-512 versions.
+bool samplerKernelsVectorized(CpuIsa isa);
+
+void probRow(const float* logits, size_t V, float temperature, float maxScaled, uint32_t* probs, CpuIsa isa);
+// keys: room for V. Returns the number of keys written; *mass gets the total mass of all tokens.
+size_t buildKeys(const uint32_t* probs, size_t V, uint32_t minBits, int shift, uint64_t* keys, uint64_t* mass,
+                 CpuIsa isa);
+
+// The largest value by `>` (NaN never wins; -inf when all are NaN or -inf), as the scalar loop
+// `if (x > m) m = x` from m = -inf finds it (only the sign of a zero maximum may differ, which no
+// caller can see: it is subtracted from every value).
+float maxValue(const float* values, size_t n, CpuIsa isa);
+
+int32_t drawIndex(const uint32_t* probs, size_t V, uint32_t minBits, uint64_t floor, int shift, double target,
+                  CpuIsa isa);
+
+} // namespace brook::cpu
