@@ -125,9 +125,12 @@ private slots:
         std::mt19937 rng(uint32_t(N * 7919 + K * 31 + T));
         const CpuMatrix w = randomBf16(N, K, rng);
         const std::vector<float> x = randomFloats(size_t(T) * K, rng);
+        CpuThreadPool pool(3);
         for (CpuIsa isa : supportedCpuIsas()) {
-            std::vector<float> out(size_t(T) * N, NAN);
+            std::vector<float> out(size_t(T) * N, NAN), pooled(size_t(T) * N, NAN);
             matmul(w, x.data(), out.data(), T, isa);
+            matmul(w, x.data(), pooled.data(), T, isa, &pool);
+            QVERIFY2(pooled == out, cpuIsaName(isa));  // the split over threads changes no sum
             const bool dot = isa == CpuIsa::Avx512Bf16 && T >= kBf16DotMinTokens && K % 2 == 0;
             const double bound = (dot ? 0x1p-8 : 0.0) + 2 * gamma(K);
             QString why;

@@ -32,7 +32,7 @@ void attendOne(const float* qh, float* oh, int position, std::span<const int32_t
 } // namespace
 
 void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHeads, const PagedKv& kv,
-                         const CpuVectorOps& ops)
+                         const CpuVectorOps& ops, CpuThreadPool* pool)
 {
     const int HD = kv.headDim;
     const int group = numHeads / kv.numKvHeads;
@@ -45,22 +45,30 @@ void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHe
         cost += int64_t(sequences[s].n) * numHeads * (sequences[s].startPosition + sequences[s].n);
     }
     const int work = firstItem.back();
-#pragma omp parallel for schedule(dynamic, 4) if (cost > 4096)
-    for (int item = 0; item < work; ++item) {
+    auto attend = [&](int item) {
         const size_t s = size_t(std::upper_bound(firstItem.begin(), firstItem.end(), item) - firstItem.begin()) - 1;
         const AttentionSequence& seq = sequences[s];
         const int local = item - firstItem[s];
         const int i = local / numHeads, h = local % numHeads;
         attendOne(seq.q + (int64_t(i) * numHeads + h) * HD, seq.out + (int64_t(i) * numHeads + h) * HD,
                   seq.startPosition + i, seq.blockTable, h / group, kv, ops, scale);
+    };
+    if (!pool || cost <= 4096) {
+        for (int item = 0; item < work; ++item) attend(item);
+        return;
     }
+    constexpr int kItemsPerTask = 4;  // (query, head) pairs a grab: a few us of work each
+    pool->run((work + kItemsPerTask - 1) / kItemsPerTask, [&](int task) {
+        for (int item = task * kItemsPerTask; item < std::min(work, (task + 1) * kItemsPerTask); ++item) attend(item);
+    });
 }
 
 void pagedAttentionFast(const float* q, float* out, int n, int numHeads, int startPosition,
-                        std::span<const int32_t> blockTable, const PagedKv& kv, const CpuVectorOps& ops)
+                        std::span<const int32_t> blockTable, const PagedKv& kv, const CpuVectorOps& ops,
+                        CpuThreadPool* pool)
 {
     const AttentionSequence one{q, out, n, startPosition, blockTable};
-    pagedAttentionBatch(std::span(&one, 1), numHeads, kv, ops);
+    pagedAttentionBatch(std::span(&one, 1), numHeads, kv, ops, pool);
 }
 
 } // namespace brook::cpu

@@ -2,16 +2,18 @@
 // cache) with the dot products, the exp and the weighted sum of V on a CpuVectorOps path, the
 // scores in a per-thread buffer (no allocation per head), and the division by the softmax
 // denominator applied once to the output row instead of to every probability.
-// Thread-safe for distinct `out`; runs on the OpenMP team when the work is large enough.
+// Thread-safe for distinct `out`; runs on `pool` (when given) when the work is large enough.
 #pragma once
 
 #include "engine/cpu/cpu_ops.h"
+#include "engine/cpu/cpu_thread_pool.h"
 #include "engine/cpu/cpu_vector_ops.h"
 
 namespace brook::cpu {
 
 void pagedAttentionFast(const float* q, float* out, int n, int numHeads, int startPosition,
-                        std::span<const int32_t> blockTable, const PagedKv& kv, const CpuVectorOps& ops);
+                        std::span<const int32_t> blockTable, const PagedKv& kv, const CpuVectorOps& ops,
+                        CpuThreadPool* pool = nullptr);
 
 // One sequence's part of a batched call: q and out are [n, NH, HD].
 struct AttentionSequence {
@@ -25,6 +27,6 @@ struct AttentionSequence {
 // Every sequence of a step in one parallel loop over (sequence, query, head), so a batch of
 // short decodes spreads over the team instead of running one small loop per sequence.
 void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHeads, const PagedKv& kv,
-                         const CpuVectorOps& ops);
+                         const CpuVectorOps& ops, CpuThreadPool* pool = nullptr);
 
 } // namespace brook::cpu

@@ -10,6 +10,7 @@
 #include "engine/checkpoint.h"
 #include "engine/cpu/cpu_features.h"
 #include "engine/cpu/cpu_model_weights.h"
+#include "engine/cpu/cpu_thread_pool.h"
 #include "engine/cpu/cpu_vector_ops.h"
 #include "engine/quantized_layer_loader.h"
 #include "engine/result.h"
@@ -28,6 +29,7 @@ struct CpuBackendOptions {
     std::function<void(double)> onLoadProgress;  // fraction done, 0..1 (optional)
     QuantizationSpec quantization;        // resolveQuantization's result; default: dense
     std::optional<CpuIsa> isa;            // the vector path; default activeCpuIsa() (tests pick each)
+    int threads = 0;                      // CpuThreadPool size; 0: BROOK_CPU_THREADS or all cores
 };
 
 class CpuBackend final : public Backend {
@@ -46,10 +48,12 @@ public:
     std::vector<float> logits(std::span<const BatchSequence> batch) override;
 
 private:
-    CpuBackend(ModelConfig config, CpuModelWeights weights, CpuIsa isa, int blockSize, int numBlocks);
+    CpuBackend(ModelConfig config, CpuModelWeights weights, CpuIsa isa, int threads, int blockSize, int numBlocks);
     // Runs all layers; leaves the final-normed hidden state of each sampled sequence's last
     // token in m_sampledHidden [S, H].
     void forward(std::span<const BatchSequence> batch);
+    // forward, then the head: m_logits [S, V] for the sampled sequences.
+    void computeLogits(std::span<const BatchSequence> batch);
     void writeKv(int layer, const float* kvRows, std::span<const BatchSequence> batch);
 
     ModelConfig m_config;
@@ -61,9 +65,10 @@ private:
     std::vector<float> m_vCache;
     // Step workspace, reused across steps.
     const CpuVectorOps* m_ops;
+    std::unique_ptr<CpuThreadPool> m_pool;    // the step's workers, created once
     std::vector<float> m_invFreq;             // [HD/2] RoPE inverse frequencies
     std::vector<float> m_ropeCos, m_ropeSin;  // [T, HD/2] this step's angles
-    std::vector<float> m_x, m_h, m_qkv, m_q, m_attn, m_gateUp, m_act, m_sampledHidden;
+    std::vector<float> m_x, m_h, m_qkv, m_q, m_attn, m_gateUp, m_act, m_sampledHidden, m_logits;
 };
 
 } // namespace brook::cpu

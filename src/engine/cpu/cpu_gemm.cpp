@@ -3,8 +3,6 @@
 #include "engine/cpu/cpu_gemm_kernels.h"
 #include "engine/cpu/cpu_ops.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <vector>
 
@@ -12,30 +10,28 @@ namespace brook::cpu {
 
 namespace {
 
-// Below this many multiply-adds the OpenMP fork costs more than it saves (tiny test models).
+// Below this many multiply-adds handing work to the pool costs more than it saves (tiny models).
 constexpr int64_t kParallelMinWork = int64_t(1) << 16;
 
-// Splits the blocks evenly over the team (contiguous ranges: each thread streams its own part
-// of the weight), then runs `body(b0, b1)`. Block ranges are even so the two-block vdpbf16ps
-// kernel never splits a pair.
+// Runs body(b0, b1) over all blocks: on the pool in chunks handed out dynamically (a thread that
+// is descheduled for a time slice on a shared machine then holds up nobody; see
+// cpu_thread_pool.h), about 8 chunks a thread, each a contiguous run of >= 2 blocks (an even
+// count, so the two-block vdpbf16ps kernel never splits a pair and each grab streams a long
+// stretch of the weight). Without a pool, or for tiny work, on the calling thread.
 template <typename Body>
-void forBlocks(int numBlocks, int64_t work, const Body& body)
+void forBlocks(CpuThreadPool* pool, int numBlocks, int64_t work, const Body& body)
 {
-    if (work < kParallelMinWork || numBlocks < 2 || omp_get_max_threads() == 1 || omp_in_parallel()) {
+    if (!pool || pool->threads() == 1 || work < kParallelMinWork || numBlocks < 2) {
         body(0, numBlocks);
         return;
     }
-#pragma omp parallel
-    {
-        const int threads = omp_get_num_threads(), id = omp_get_thread_num();
-        const int pairs = (numBlocks + 1) / 2;
-        const int b0 = std::min(numBlocks, 2 * int(int64_t(pairs) * id / threads));
-        const int b1 = std::min(numBlocks, 2 * int(int64_t(pairs) * (id + 1) / threads));
-        if (b0 < b1) body(b0, b1);
-    }
+    int chunk = std::max(2, numBlocks / (pool->threads() * 8));
+    chunk += chunk % 2;
+    const int chunks = (numBlocks + chunk - 1) / chunk;
+    pool->run(chunks, [&](int c) { body(c * chunk, std::min(numBlocks, (c + 1) * chunk)); });
 }
 
-void matmulBf16(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa)
+void matmulBf16(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool)
 {
     const int K = w.cols();
     const int64_t work = int64_t(T) * w.rows() * K;
@@ -47,10 +43,10 @@ void matmulBf16(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa is
         scratch.resize(size_t(T) * size_t(w.pairs()));
         const uint32_t* pairs = scratch.data();
         kernels::toBf16PairsAvx512Bf16(x, T, K, scratch.data());
-        forBlocks(w.numBlocks(), work, [&](int b0, int b1) { kernels::bf16DotAvx512(w, pairs, T, out, b0, b1); });
+        forBlocks(pool, w.numBlocks(), work, [&](int b0, int b1) { kernels::bf16DotAvx512(w, pairs, T, out, b0, b1); });
         return;
     }
-    forBlocks(w.numBlocks(), work, [&](int b0, int b1) {
+    forBlocks(pool, w.numBlocks(), work, [&](int b0, int b1) {
         switch (isa) {
         case CpuIsa::Scalar: kernels::bf16Scalar(w, x, T, out, b0, b1); break;
         case CpuIsa::Avx2: kernels::bf16Avx2(w, x, T, out, b0, b1); break;
@@ -60,7 +56,7 @@ void matmulBf16(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa is
     });
 }
 
-void matmulQ8(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa)
+void matmulQ8(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool)
 {
     const int K = w.cols(), G = w.groups(), gs = w.groupSize();
     thread_local std::vector<float> scratch;  // [T, G]; the team gets the pointer (see matmulBf16)
@@ -73,7 +69,7 @@ void matmulQ8(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa)
             sums[size_t(t) * G + g] = s;
         }
     const int64_t work = int64_t(T) * w.rows() * K;
-    forBlocks(w.numBlocks(), work, [&](int b0, int b1) {
+    forBlocks(pool, w.numBlocks(), work, [&](int b0, int b1) {
         switch (isa) {
         case CpuIsa::Scalar: kernels::q8Scalar(w, x, sums, T, out, b0, b1); break;
         case CpuIsa::Avx2: kernels::q8Avx2(w, x, sums, T, out, b0, b1); break;
@@ -85,13 +81,13 @@ void matmulQ8(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa)
 
 } // namespace
 
-void matmul(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa)
+void matmul(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool)
 {
     if (T <= 0) return;
     switch (w.format()) {
     case MatrixFormat::F32: linear(x, w.f32(), out, T, w.cols(), w.rows()); return;
-    case MatrixFormat::BF16: matmulBf16(w, x, out, T, isa); return;
-    case MatrixFormat::Q8: matmulQ8(w, x, out, T, isa); return;
+    case MatrixFormat::BF16: matmulBf16(w, x, out, T, isa, pool); return;
+    case MatrixFormat::Q8: matmulQ8(w, x, out, T, isa, pool); return;
     }
 }
 

@@ -1,6 +1,6 @@
 // matmul: out[T, N] = x[T, K] @ W[N, K]^T for a CpuMatrix in any format, on the vector path
-// `isa` (activeCpuIsa() in the backend), split over the output rows across the OpenMP team
-// (libgomp keeps one persistent team, so a step creates no threads).
+// `isa` (activeCpuIsa() in the backend), split over the output rows across the backend's
+// persistent CpuThreadPool (a step creates no threads).
 //
 // Which kernel runs (measured choices, docs/benchmarks.md "CPU backend"):
 //   F32             -> OpenBLAS (sgemv for T = 1, sgemm otherwise), as cpu_ops' linear().
@@ -18,13 +18,15 @@
 
 #include "engine/cpu/cpu_features.h"
 #include "engine/cpu/cpu_matrix.h"
+#include "engine/cpu/cpu_thread_pool.h"
 
 namespace brook::cpu {
 
 // Token counts at or above this take the vdpbf16ps kernel (when the path has it).
 constexpr int kBf16DotMinTokens = 16;
 
-// Thread-safe for distinct `out`; uses the calling thread's scratch for bf16 activations.
-void matmul(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa);
+// Thread-safe for distinct `out` and distinct pools; uses the calling thread's scratch for bf16
+// activations. pool: where the row blocks run (null: all on the calling thread).
+void matmul(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool = nullptr);
 
 } // namespace brook::cpu
