@@ -28,6 +28,7 @@ public:
     InstantBackend(ModelConfig config, int tokenLimit) : m_config(std::move(config)), m_tokenLimit(tokenLimit) {}
 
     std::string name() const override { return "instant"; }
+    std::string kvCacheDtype() const override { return "auto"; }
     const ModelConfig& config() const override { return m_config; }
     int numKvBlocks() const override { return 1 << 20; }
     int blockSize() const override { return 16; }

@@ -6,7 +6,7 @@
 // the difference is the per-step host and sampling cost, and brook-bench latency minus `step`
 // is the engine's own per-token work. With --profile-step one decode step runs between
 // cudaProfilerStart/Stop, for `ncu --profile-from-start off --graph-profiling node`.
-#include "backends/launch_options.h"
+#include "launch/launch_options.h"
 #include "cuda/cuda_backend.h"
 #include "engine/model_folder.h"
 #include "testing/test_model_writer.h"

@@ -30,6 +30,26 @@ add_library(brook::httplib INTERFACE IMPORTED)
 target_include_directories(brook::httplib INTERFACE ${HTTPLIB_INCLUDE_DIR})
 target_link_libraries(brook::httplib INTERFACE Threads::Threads)
 
+# Debian's cpp-httplib is split: the header declares, libcpp-httplib.so defines. The library is
+# built with OpenSSL, zlib and brotli support, and the header's class layouts depend on the same
+# macros, so every includer must define them (pkg-config's Cflags say which).
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(BROOK_HTTPLIB_PC QUIET cpp-httplib)
+endif()
+find_library(BROOK_HTTPLIB_LIBRARY NAMES cpp-httplib)
+add_library(brook_httplib_impl INTERFACE)
+target_link_libraries(brook_httplib_impl INTERFACE brook::httplib)
+if(BROOK_HTTPLIB_LIBRARY)
+  target_link_libraries(brook_httplib_impl INTERFACE ${BROOK_HTTPLIB_LIBRARY})
+  if(BROOK_HTTPLIB_PC_CFLAGS_OTHER)
+    target_compile_options(brook_httplib_impl INTERFACE ${BROOK_HTTPLIB_PC_CFLAGS_OTHER})
+  else()
+    target_compile_definitions(brook_httplib_impl INTERFACE
+      CPPHTTPLIB_OPENSSL_SUPPORT CPPHTTPLIB_ZLIB_SUPPORT CPPHTTPLIB_BROTLI_SUPPORT)
+  endif()
+endif()
+
 if(BROOK_BUILD_TESTS OR BROOK_WITH_GUI)
   set(_qt_components Core Test)
   if(BROOK_WITH_GUI)

@@ -590,6 +590,28 @@ Last message: %2</source>
         </message>
     </context>
     <context>
+        <name>brook::EngineController</name>
+        <message>
+            <source>Load a model first: the endpoint serves the model this window runs.</source>
+            <translation>请先加载模型：本地接口提供的就是本窗口运行的模型。</translation>
+        </message>
+        <message>
+            <source>Load a model first.</source>
+            <translation>请先加载模型。</translation>
+        </message>
+        <message>
+            <source>The local endpoint did not start: %1</source>
+            <translation>本地端点未能启动：%1</translation>
+        </message>
+    </context>
+    <context>
+        <name>brook::EngineHost</name>
+        <message>
+            <source>%1. Lower the context length or raise the GPU memory share in the serving parameters, or choose int4 quantization.</source>
+            <translation>%1。请在服务参数中缩短上下文长度或提高 GPU 显存占比，或选择 int4 量化。</translation>
+        </message>
+    </context>
+    <context>
         <name>brook::EngineMonitor</name>
         <message>
             <source>No model loaded</source>
@@ -990,10 +1012,6 @@ Last message: %2</source>
             <translation>无法创建对话：%1</translation>
         </message>
         <message>
-            <source>Load a model first: the endpoint serves the model this window runs.</source>
-            <translation>请先加载模型：本地接口提供的就是本窗口运行的模型。</translation>
-        </message>
-        <message>
             <source>No model loaded</source>
             <translation>未加载模型</translation>
         </message>
@@ -1016,14 +1034,6 @@ Last message: %2</source>
         <message>
             <source>This language is not available.</source>
             <translation>此语言不可用。</translation>
-        </message>
-        <message>
-            <source>Load a model first.</source>
-            <translation>请先加载模型。</translation>
-        </message>
-        <message>
-            <source>The local endpoint did not start: %1</source>
-            <translation>本地端点未能启动：%1</translation>
         </message>
         <message>
             <source>Performance…</source>

@@ -173,6 +173,8 @@ ZH = {
     "Delete conversation": "删除对话",
     "Delete this conversation and all its messages?": "删除此对话及其全部消息？",
     "Load a model first: the endpoint serves the model this window runs.": "请先加载模型：本地接口提供的就是本窗口运行的模型。",
+    "%1. Lower the context length or raise the GPU memory share in the serving parameters, or choose int4 quantization.":
+        "%1。请在服务参数中缩短上下文长度或提高 GPU 显存占比，或选择 int4 量化。",
     "%1 on %2": "%1（%2）",
     "running %1 · waiting %2 · KV cache %3%": "运行中 %1 · 等待中 %2 · KV 缓存 %3%",
     "API on :%1": "接口端口 :%1",

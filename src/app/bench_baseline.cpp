@@ -2,7 +2,7 @@
 // shows up as a change from yesterday's line. Each run appends one JSON line to the history file.
 #include "app/bench_serve.h"
 
-#include "server/openai_client.h"
+#include "loadgen/openai_client.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

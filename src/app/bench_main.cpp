@@ -10,7 +10,7 @@
 #include "app/bench_serve.h"
 #include "app/cli_logging.h"
 #include "app/launch_flags.h"
-#include "backends/engine_launcher.h"
+#include "launch/engine_launcher.h"
 #include "engine/request_stream.h"
 #include "engine/tokenizer.h"
 #include "testing/test_model_writer.h"
@@ -246,7 +246,7 @@ int main(int argc, char** argv)
     auto launched = launchEngine(launch);
     if (!tempDir.empty()) std::filesystem::remove_all(tempDir);
     if (!launched) {
-        std::cerr << "brook-bench: " << launched.error() << "\n";
+        std::cerr << "brook-bench: " << launchErrorForCli(launched.failure()) << "\n";
         return 1;
     }
     std::cout << "backend: " << launched->engine->backendName() << "\n";

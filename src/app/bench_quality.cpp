@@ -4,7 +4,7 @@
 #include "app/bench_quality.h"
 
 #include "platform/resource_path.h"
-#include "backends/engine_launcher.h"
+#include "launch/engine_launcher.h"
 #include "engine/quality_metrics.h"
 #include "engine/tokenizer.h"
 

@@ -1,13 +1,13 @@
 // brook-bench serve / baseline: online benchmarks over HTTP against any OpenAI-compatible server
 // (brook-serve, vLLM, ...), so numbers compare across servers on the same machine.
 //   serve:    `vllm bench serve`'s random dataset and report (the load generator itself is
-//             src/server/serve_benchmark.h, shared with the desktop app); --save-result FILE.json.
+//             src/loadgen/serve_benchmark.h, shared with the desktop app); --save-result FILE.json.
 //   baseline: a daily check: three standard requests (a short Chinese question, 64 tokens),
 //             memory in use and queue length, appended as one JSON line to a history file and
 //             compared with the previous line.
 #pragma once
 
-#include "server/serve_benchmark.h"   // ServeBenchOptions, ServeBenchmark, timedStream, percentileOf
+#include "loadgen/serve_benchmark.h"   // ServeBenchOptions, ServeBenchmark, timedStream, percentileOf
 
 #include <string>
 

@@ -3,13 +3,13 @@
 //
 //   brook [--model DIR] [--data-dir DIR] [--language en|zh_CN] [--theme system|light|dark] [--import FILE.json]
 //         [--screenshot FILE.png]
-#include "gui/app_settings.h"
-#include "gui/engine_host.h"
-#include "gui/gui_log_sink.h"
-#include "gui/history_store.h"
-#include "gui/main_window.h"
-#include "gui/theme_manager.h"
-#include "gui/translation_manager.h"
+#include "gui/shell/app_settings.h"
+#include "gui/shell/engine_host.h"
+#include "gui/shell/gui_log_sink.h"
+#include "gui/chat/history_store.h"
+#include "gui/shell/main_window.h"
+#include "gui/shell/theme_manager.h"
+#include "gui/shell/translation_manager.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

@@ -1,9 +1,13 @@
 // The engine flags every command-line tool shares, spelled as vLLM spells them.
 #pragma once
 
-#include "backends/launch_options.h"
+#include "engine/result.h"
+#include "launch/launch_options.h"
 
 #include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <string>
 
 namespace brook {
 
@@ -22,6 +26,23 @@ inline void addLaunchFlags(CLI::App& app, LaunchOptions& o)
     app.add_option("--block-size", o.blockSize, "tokens per KV-cache block")->check(CLI::IsMember({8, 16, 32}));
     app.add_option("--num-kv-blocks", o.numKvBlocks, "fix the KV cache size in blocks (testing)");
     app.add_flag("--enforce-eager", o.enforceEager, "CUDA: run without CUDA graphs");
+}
+
+// A launch error in the command line's terms: the setting at fault named by its flag, and for a
+// load that does not fit in memory, the flags that would make it fit.
+inline std::string launchErrorForCli(const Error& error)
+{
+    std::string text = error.message;
+    if (!error.field.empty()) {
+        std::string flag = "--" + error.field;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        text = flag + ": " + text;
+    }
+    if (error.code == ErrorCode::OutOfMemory)
+        text += error.field == "gpu_memory_utilization"
+                    ? ". Lower --max-model-len, raise --gpu-memory-utilization, or use --quantization int4."
+                    : ". Lower --max-num-batched-tokens, --max-num-seqs or --max-model-len, or use --quantization int4.";
+    return text;
 }
 
 } // namespace brook

@@ -6,7 +6,7 @@
 #include "platform/executable_path.h"
 #include "app/cli_logging.h"
 #include "platform/resource_path.h"
-#include "engine/model_quantizer.h"
+#include "quantize/model_quantizer.h"
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>

@@ -3,9 +3,11 @@
 #include "platform/executable_path.h"
 #include "app/cli_logging.h"
 #include "app/launch_flags.h"
-#include "backends/engine_launcher.h"
+#include "launch/engine_launcher.h"
+#include "engine/model_config.h"
+#include "engine/prompt_builder.h"
 #include "engine/request_stream.h"
-#include "server/model_resolver.h"
+#include "hub/model_resolver.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -94,7 +96,7 @@ int main(int argc, char** argv)
 
     auto launched = launchEngine(launch);
     if (!launched) {
-        std::cerr << "brook-run: " << launched.error() << "\n";
+        std::cerr << "brook-run: " << launchErrorForCli(launched.failure()) << "\n";
         return 1;
     }
 
@@ -117,7 +119,16 @@ int main(int argc, char** argv)
     }
     SamplingParams& p = request.params;
     p = samplingDefaults(launched->generationDefaults);
-    p.maxTokens = maxTokens.value_or(256);
+    // Without --max-tokens: 256, or less where the context leaves less (prompt_builder.h's rule).
+    const Engine& engine = *launched->engine;
+    const PromptBuilder prompts(engine.tokenizer(), engine.modelConfig().vocabSize, {engine.config().maxModelLen, 0, 256});
+    auto promptTokens = prompts.tokens(request.prompt);
+    if (!promptTokens) {
+        std::cerr << "brook-run: " << promptTokens.error() << "\n";
+        return 2;
+    }
+    p.maxTokens = maxTokens.value_or(prompts.defaultMaxTokens(int64_t(promptTokens->size())));
+    request.prompt = std::move(promptTokens).value();  // built once
     if (minTokens) p.minTokens = *minTokens;
     if (temperature) p.temperature = *temperature;
     if (topP) p.topP = *topP;

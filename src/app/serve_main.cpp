@@ -7,8 +7,8 @@
 #include "platform/executable_path.h"
 #include "app/cli_logging.h"
 #include "app/launch_flags.h"
-#include "backends/engine_launcher.h"
-#include "server/model_resolver.h"
+#include "launch/engine_launcher.h"
+#include "hub/model_resolver.h"
 #include "server/openai_server.h"
 #include "server/serve_config.h"
 
@@ -137,7 +137,7 @@ int main(int argc, char** argv)
     launch.logStats = !config.disableLogStats;
     if (config.cpuKvCacheSpaceGiB > 0) launch.cpuKvCacheBytes = int64_t(config.cpuKvCacheSpaceGiB * double(1LL << 30));
     auto launched = launchEngine(launch);
-    if (!launched) return fail(launched.error());
+    if (!launched) return fail(launchErrorForCli(launched.failure()));
     auto defaults = generationDefaultsFor(config, *launched);
     if (!defaults) return fail(defaults.error());
 

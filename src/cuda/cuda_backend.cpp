@@ -3,6 +3,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_device.h"
 #include "cuda/stream_timer.h"
+#include "engine/capacity_planner.h"
 
 #include <spdlog/spdlog.h>
 
@@ -23,34 +24,37 @@ std::string formatGib(int64_t bytes)
     return text;
 }
 
-Result<ElementType> chooseElementType(const std::string& dtype)
+Result<ElementType> chooseElementType(DTypeChoice dtype)
 {
     const bool bf16 = cudaDeviceHasBf16();
-    if (dtype == "auto") return bf16 ? ElementType::BF16 : ElementType::F16;
-    if (dtype == "bfloat16" || dtype == "bf16") {
-        if (!bf16) return makeError("--dtype bfloat16 needs a GPU of compute capability 8.0 or newer; this one is " +
-                                    cudaDeviceDescription() + ": use --dtype float16");
+    switch (dtype) {
+    case DTypeChoice::Auto: return bf16 ? ElementType::BF16 : ElementType::F16;
+    case DTypeChoice::BFloat16:
+        if (!bf16)
+            return makeError(ErrorCode::InvalidArgument, "dtype",
+                             "bfloat16 needs a GPU of compute capability 8.0 or newer; this one is " +
+                                 cudaDeviceDescription() + ": use float16");
         return ElementType::BF16;
+    case DTypeChoice::Float16: return ElementType::F16;
+    case DTypeChoice::Float32: break;
     }
-    if (dtype == "float16" || dtype == "half" || dtype == "fp16") return ElementType::F16;
-    if (dtype == "float32") return makeError("the CUDA backend computes in bfloat16 or float16; for float32 use --device cpu");
-    return makeError("unknown --dtype '" + dtype + "'");
+    return makeError(ErrorCode::InvalidArgument, "dtype",
+                     "the CUDA backend computes in bfloat16 or float16; float32 runs on the CPU");
 }
 
 } // namespace
 
 Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& config, const Checkpoint& checkpoint,
-                                                         const LaunchOptions& options)
+                                                         const CudaBackendOptions& options)
 {
-    if (cudaDeviceCount() == 0) return makeError("no CUDA GPU was found; use --device cpu");
-    if (auto valid = checkpoint.validateErnie(config); !valid) return makeError(valid.error());
-    auto quantization = resolveQuantization(config, options.quantization);
-    if (!quantization) return makeError(quantization.error());
+    if (cudaDeviceCount() == 0) return makeError(ErrorCode::InvalidArgument, "device", "no CUDA GPU was found");
+    if (auto valid = checkpoint.validateErnie(config); !valid) return makeError(valid.failure());
     if (config.headDim != 32 && config.headDim != 64 && config.headDim != 128)
-        return makeError("head_dim " + std::to_string(config.headDim) +
-                         " is not supported by the CUDA attention kernels (32, 64 or 128); use --device cpu");
+        return makeError(ErrorCode::InvalidArgument, "device",
+                         "head_dim " + std::to_string(config.headDim) +
+                             " is not supported by the CUDA attention kernels (32, 64 or 128); the CPU runs it");
     auto type = chooseElementType(options.dtype);
-    if (!type) return makeError(type.error());
+    if (!type) return makeError(type.failure());
 
     size_t free0 = 0, total = 0;
     BROOK_CUDA_CHECK(cudaMemGetInfo(&free0, &total));
@@ -60,7 +64,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
     try {
         const auto& report = options.onLoadProgress;
         auto weights = CudaWeights::upload(checkpoint, config, *type, [&](double f) { if (report) report(0.75 * f); },
-                                           *quantization);
+                                           options.quantization);
         if (!weights) return makeError(weights.error());
         backend.reset(new CudaBackend(config, *type, std::move(weights).value(), options));
         backend->m_deviceTotal = int64_t(total);
@@ -89,8 +93,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
         const int64_t profileKv = int64_t(backend->m_kvCache.bytes());
         backend->m_kvCache = DeviceBuffer();
         const int64_t used = int64_t(free0) - int64_t(free1) - profileKv;  // weights + activations + handles
-        const int64_t graphReserve = options.enforceEager ? 0 : (256ll << 20);
-        int64_t kvBytes = int64_t(double(total) * options.gpuMemoryUtilization) - used - graphReserve;
+        const int64_t graphReserve = CapacityPlanner::cudaGraphReserveBytes(options.enforceEager);
+        int64_t kvBytes = CapacityPlanner::cudaKvCacheBytes(int64_t(total), options.gpuMemoryUtilization,
+                                                            options.enforceEager, used);
         const int64_t freeNow = int64_t(free1) + profileKv - graphReserve - (128ll << 20);
         if (kvBytes > freeNow) {
             spdlog::warn("other processes use GPU memory: the KV cache gets {} instead of {}", formatGib(freeNow),
@@ -102,14 +107,12 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
         if (options.numKvBlocks == 0 && kvBytes < oneSequence) {
             char text[640];
             std::snprintf(text, sizeof text,
-                          "not enough GPU memory for the KV cache: --gpu-memory-utilization %.2f of %.2f GiB leaves "
-                          "%.2f GiB after %.2f GiB of weights and %.2f GiB of activations, but one sequence of "
-                          "--max-model-len %d needs %.2f GiB. Lower --max-model-len, raise --gpu-memory-utilization, "
-                          "or use --quantization int4.",
-                          options.gpuMemoryUtilization, gib(int64_t(total)), gib(std::max<int64_t>(kvBytes, 0)),
+                          "not enough GPU memory for the KV cache: %.0f%% of %.2f GiB leaves %.2f GiB after %.2f GiB "
+                          "of weights and %.2f GiB of activations, but one sequence of %d tokens needs %.2f GiB",
+                          options.gpuMemoryUtilization * 100.0, gib(int64_t(total)), gib(std::max<int64_t>(kvBytes, 0)),
                           gib(int64_t(backend->m_weights.bytes())), gib(used - int64_t(backend->m_weights.bytes())),
                           backend->m_maxModelLen, gib(oneSequence));
-            return makeError(text);
+            return makeError(ErrorCode::OutOfMemory, "gpu_memory_utilization", text);
         }
         if (report) report(0.85);
         if (auto kv = backend->allocateKvCache(kvBytes); !kv) return makeError(kv.error());
@@ -127,14 +130,14 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
         if (report) report(1.0);
     } catch (const CudaError& e) {
         if (e.outOfMemory())
-            return makeError(std::string("the GPU ran out of memory while loading (") + e.what() +
-                             "). Lower --max-num-batched-tokens, --max-num-seqs or --max-model-len, or use --quantization int4.");
+            return makeError(ErrorCode::OutOfMemory, "max_num_batched_tokens",
+                             std::string("the GPU ran out of memory while loading (") + e.what() + ")");
         return makeError(std::string("CUDA error while loading: ") + e.what());
     }
     return backend;
 }
 
-CudaBackend::CudaBackend(ModelConfig config, ElementType type, CudaWeights weights, const LaunchOptions& options)
+CudaBackend::CudaBackend(ModelConfig config, ElementType type, CudaWeights weights, const CudaBackendOptions& options)
     : m_config(std::move(config)), m_type(type), m_weights(std::move(weights)), m_blockSize(options.blockSize),
       m_maxTokens(std::max(options.maxNumBatchedTokens, options.maxNumSeqs)), m_maxSeqs(options.maxNumSeqs),
       m_maxModelLen(options.maxModelLen > 0 ? options.maxModelLen : m_config.maxPositionEmbeddings),

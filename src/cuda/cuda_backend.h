@@ -6,7 +6,6 @@
 // Engine thread only, except where the Backend interface says thread-safe.
 #pragma once
 
-#include "backends/launch_options.h"
 #include "cuda/cublaslt_gemm.h"
 #include "cuda/cuda_dtype.h"
 #include "cuda/cuda_weights.h"
@@ -16,8 +15,11 @@
 #include "cuda/step_inputs.h"
 #include "engine/backend.h"
 #include "engine/checkpoint.h"
+#include "engine/quantized_layer_loader.h"
 #include "engine/result.h"
+#include "engine/serving_settings.h"
 
+#include <functional>
 #include <memory>
 
 namespace brook::cuda {
@@ -25,13 +27,31 @@ namespace brook::cuda {
 // Prefill steps of at least this many tokens run a quantized Linear as dequantize + cuBLASLt.
 inline constexpr int kDequantizeMinTokens = 64;
 
+// The CUDA backend's own settings, typed (the launcher parses the flags into them). Sizing of the
+// KV cache goes through CapacityPlanner with the bytes the profiling forward measured.
+struct CudaBackendOptions {
+    DTypeChoice dtype = DTypeChoice::Auto;  // Auto: bf16 where the GPU has it, else fp16; not Float32
+    QuantizationSpec quantization;          // resolveQuantization's result; default: dense
+    int maxModelLen = 0;                    // 0: the model's max_position_embeddings
+    int maxNumSeqs = 256;
+    int maxNumBatchedTokens = 8192;
+    int blockSize = 16;
+    int numKvBlocks = 0;                    // > 0 caps the memory-based size (tests)
+    double gpuMemoryUtilization = 0.9;
+    bool enforceEager = false;              // no CUDA graphs
+    std::function<void(double)> onLoadProgress;  // fraction done, 0..1 (optional)
+};
+
 class CudaBackend final : public Backend {
 public:
+    // Errors are typed (result.h) and name settings by their field ("gpu_memory_utilization"),
+    // not by a front end's flags: the CLI and the app each say it in their own terms.
     static Result<std::unique_ptr<CudaBackend>> create(const ModelConfig& config, const Checkpoint& checkpoint,
-                                                       const LaunchOptions& options);
+                                                       const CudaBackendOptions& options);
     ~CudaBackend() override;
 
     std::string name() const override { return "cuda"; }
+    std::string kvCacheDtype() const override { return "auto"; }
     const ModelConfig& config() const override { return m_config; }
     int numKvBlocks() const override { return m_numBlocks; }
     int blockSize() const override { return m_blockSize; }
@@ -40,8 +60,6 @@ public:
     std::vector<SampleResult> step(std::span<const BatchSequence> batch) override;
     std::vector<float> logits(std::span<const BatchSequence> batch) override;
 
-    ElementType elementType() const { return m_type; }
-
     // Benchmarks only (brook-step-bench): uploads the batch once, then times `iterations`
     // forwards on the GPU alone (CUDA events; graph replays when the batch is a graph-able
     // decode step), without sampling. Returns microseconds per forward.
@@ -49,7 +67,7 @@ public:
 
 private:
     friend class DecodeGraphs;
-    CudaBackend(ModelConfig config, ElementType type, CudaWeights weights, const LaunchOptions& options);
+    CudaBackend(ModelConfig config, ElementType type, CudaWeights weights, const CudaBackendOptions& options);
     void allocateActivations();
     Result<void> allocateKvCache(int64_t kvBytes);
     // Launches the whole forward for the inputs in m_inputs, ending with fp32 logits of the

@@ -4,6 +4,7 @@
 // Every method is engine-thread only unless it says otherwise.
 #pragma once
 
+#include "engine/backend_memory.h"
 #include "engine/model_config.h"
 #include "engine/sampler.h"
 
@@ -24,14 +25,6 @@ struct BatchSequence {
     SamplingContext sampling;               // valid when sample
 };
 
-struct BackendMemory {
-    int64_t weightsBytes = 0;
-    int64_t kvCacheBytes = 0;
-    int64_t activationsBytes = 0;  // workspace, graphs
-    int64_t deviceTotalBytes = 0;  // 0 when not known (CPU)
-    int64_t deviceFreeBytes = 0;
-};
-
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -41,6 +34,8 @@ public:
     virtual int numKvBlocks() const = 0;           // thread-safe
     virtual int blockSize() const = 0;             // thread-safe
     virtual BackendMemory memory() const = 0;      // thread-safe
+    // The KV cache's element type as vLLM's cache_config_info names it ("auto": the model's dtype).
+    virtual std::string kvCacheDtype() const = 0;  // thread-safe
 
     // Runs the forward pass over the batch and samples. Returns one result per sequence with
     // sample == true, in batch order.

@@ -67,6 +67,18 @@ int64_t CapacityPlanner::activationBytes(const ModelConfig& c, int maxNumBatched
     return T * perToken + S * perSampledRow;
 }
 
+int64_t CapacityPlanner::cpuKvCacheBytes(const ModelConfig& model, const ServingSettings& s, int maxModelLen)
+{
+    const int64_t wanted = model.kvBytesPerToken(sizeof(float)) * int64_t(maxModelLen) * std::max(1, s.maxNumSeqs);
+    return std::min(s.cpuKvCacheBytes, wanted);
+}
+
+int64_t CapacityPlanner::cudaKvCacheBytes(int64_t deviceTotalBytes, double gpuMemoryUtilization, bool enforceEager,
+                                          int64_t measuredUsedBytes)
+{
+    return int64_t(double(deviceTotalBytes) * gpuMemoryUtilization) - measuredUsedBytes - cudaGraphReserveBytes(enforceEager);
+}
+
 CapacityPlan CapacityPlanner::plan(const CapacityInput& in)
 {
     CapacityPlan p;
@@ -86,15 +98,14 @@ CapacityPlan CapacityPlanner::plan(const CapacityInput& in)
     if (cpu) {
         p.weightsBytes = weightBytes(c, 4, {});
         p.budgetBytes = in.cpuKvCacheBytes;
-        // The launcher never reserves more than max-num-seqs full-length sequences.
-        const int64_t wanted = p.kvBytesPerToken * int64_t(p.maxModelLen) * std::max(1, in.maxNumSeqs);
-        kvRaw = std::min(in.cpuKvCacheBytes, wanted);
+        kvRaw = cpuKvCacheBytes(c, in, p.maxModelLen);
     } else {
         p.weightsBytes = weightBytes(c, p.elementBytes, in.quantization);
         p.activationBytes += kCudaRuntimeBytes;
-        p.graphBytes = in.enforceEager ? 0 : kCudaGraphBytes;
+        p.graphBytes = cudaGraphReserveBytes(in.enforceEager);
         p.budgetBytes = int64_t(double(in.deviceTotalBytes) * in.gpuMemoryUtilization);
-        kvRaw = p.budgetBytes - p.weightsBytes - p.activationBytes - p.graphBytes;
+        kvRaw = cudaKvCacheBytes(in.deviceTotalBytes, in.gpuMemoryUtilization, in.enforceEager,
+                                 p.weightsBytes + p.activationBytes);
     }
     p.kvBlocks = kvRaw > 0 ? kvRaw / p.kvBytesPerBlock : 0;
     p.kvCacheBytes = p.kvBlocks * p.kvBytesPerBlock;

@@ -10,25 +10,18 @@
 #pragma once
 
 #include "engine/model_config.h"
+#include "engine/serving_settings.h"
 
 #include <cstdint>
 #include <string>
 
 namespace brook {
 
-struct CapacityInput {
+// The serving knobs (device "auto" is resolved by the caller: anything but "cpu" plans for CUDA)
+// plus the model and, for CUDA, the GPU's memory.
+struct CapacityInput : ServingSettings {
     ModelConfig model;
-    std::string device = "cuda";            // cuda | cpu ("auto" is resolved by the caller)
-    std::string dtype = "auto";             // auto | bfloat16 | float16 | float32
-    std::string quantization;               // empty | int8 | int4 | awq
-    int maxModelLen = 0;                    // 0: the model's max_position_embeddings
-    int maxNumSeqs = 256;
-    int maxNumBatchedTokens = 8192;
-    double gpuMemoryUtilization = 0.9;
-    int blockSize = 16;
-    bool enforceEager = false;              // CUDA graphs off: no graph reserve
     int64_t deviceTotalBytes = 0;           // CUDA: the GPU's memory
-    int64_t cpuKvCacheBytes = 2LL << 30;    // CPU: host memory offered to the KV cache
 };
 
 // What limits how many full-length requests run at once.
@@ -69,6 +62,16 @@ public:
     static constexpr int64_t kCudaGraphBytes = 256LL << 20;   // CudaBackend's graph reserve
 
     static CapacityPlan plan(const CapacityInput& input);
+
+    // The CPU backend's KV cache: the host memory offered, but never more than max-num-seqs
+    // sequences of max-model-len (resolved: > 0) need.
+    static int64_t cpuKvCacheBytes(const ModelConfig& model, const ServingSettings& settings, int maxModelLen);
+    // The CUDA backend's KV cache from what its profiling pass measured: the budget
+    // (total * gpu-memory-utilization) less weights, activations and runtime (`measuredUsedBytes`)
+    // and the graph reserve. May be <= 0: nothing is left.
+    static int64_t cudaKvCacheBytes(int64_t deviceTotalBytes, double gpuMemoryUtilization, bool enforceEager,
+                                    int64_t measuredUsedBytes);
+    static int64_t cudaGraphReserveBytes(bool enforceEager) { return enforceEager ? 0 : kCudaGraphBytes; }
 
     // Parameters of an ERNIE-4.5 dense model from its dimensions (tied head counted once).
     static int64_t parameterCount(const ModelConfig& model);

@@ -1,36 +1,29 @@
 // Engine: the request API every front end uses (GUI, server, brook-run, brook-bench).
-// It owns one step-loop thread, which alone touches the scheduler, the block manager and the
-// backend (llama.cpp's one-inference-thread rule). Callers on any thread submit requests,
-// receive their outputs through a callback run on the engine thread, cancel, and read stats.
+// One step-loop thread inside runs the scheduler, the KV blocks and the backend (engine_loop.h);
+// callers on any thread submit requests, receive their outputs through a callback run on the
+// engine thread, cancel, and read stats. The words of the API are in request.h.
 //
 //   Engine engine(config, std::move(backend), tokenizer, eosIds);
 //   auto id = engine.submit(request, [](const RequestOutput& out) { ... });   // any thread
 //   engine.cancel(*id);                                                       // any thread
 #pragma once
 
-#include "engine/backend.h"
-#include "engine/block_manager.h"
 #include "engine/engine_config.h"
-#include "engine/engine_metrics.h"
+#include "engine/engine_metrics.h"  // metrics(): vLLM's metrics, part of the API
 #include "engine/engine_stats.h"
-#include "engine/generation_request.h"
-#include "engine/latency_window.h"
-#include "engine/request_tracker.h"
+#include "engine/request.h"
 #include "engine/result.h"
-#include "engine/scheduler.h"
 
-#include <atomic>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
-#include <thread>
-#include <unordered_map>
+#include <string>
 #include <vector>
 
 namespace brook {
 
-class RequestOutputProcessor;
+class Backend;
+class EngineLoop;
 class Tokenizer;
+struct ModelConfig;
 
 class Engine {
 public:
@@ -43,9 +36,10 @@ public:
     Engine(const Engine&) = delete;
     Engine& operator=(const Engine&) = delete;
 
-    // Thread-safe. Tokenizes on the calling thread, validates (sampling parameters, prompt +
-    // max_tokens against max_model_len and the KV cache) and queues. The callback runs on the
-    // engine thread for every update, the last one with finishReason set.
+    // Thread-safe. Builds the prompt on the calling thread (prompt_builder.h), validates
+    // (sampling parameters, prompt + max_tokens against max_model_len and the KV cache) and
+    // queues. The callback runs on the engine thread for every update, the last one with
+    // finishReason set. Errors carry a code and the field at fault (result.h).
     Result<RequestId> submit(GenerationRequest request, OutputCallback callback);
     // Thread-safe. Aborts the request within one step; its blocks are freed and it receives a
     // final output with finish reason "abort". Unknown or finished ids are ignored.
@@ -58,65 +52,18 @@ public:
     // thread between steps (prompt_logits.h). For quality checks (brook-bench quality), not serving.
     Result<std::vector<float>> promptLogits(std::vector<int32_t> tokens);
 
-    EngineStats stats() const;                      // thread-safe snapshot
+    EngineStats stats() const;  // thread-safe snapshot
     // Thread-safe. The live requests as the engine thread last published them (at most every
     // 100 ms while busy, and whenever it goes idle), for request inspectors.
     std::vector<RequestSnapshot> requests() const;
-    const EngineConfig& config() const { return m_config; }            // thread-safe
-    const ModelConfig& modelConfig() const { return m_backend->config(); }  // thread-safe
-    const Tokenizer& tokenizer() const { return *m_tokenizer; }       // thread-safe
-    std::string backendName() const { return m_backend->name(); }     // thread-safe
-    EngineMetrics& metrics() { return m_metrics; }                    // thread-safe
+    const EngineConfig& config() const;          // thread-safe
+    const ModelConfig& modelConfig() const;      // thread-safe
+    const Tokenizer& tokenizer() const;          // thread-safe
+    std::string backendName() const;             // thread-safe
+    EngineMetrics& metrics();                    // thread-safe
 
 private:
-    struct LogitsJob;  // a promptLogits call waiting for the engine thread
-    struct Pending {
-        std::unique_ptr<Sequence> seq;
-        std::unique_ptr<RequestOutputProcessor> processor;
-        std::string source;
-    };
-
-    void run();
-    void step();
-    void finishRequest(RequestId id, FinishReason reason);
-    void abortRequest(RequestId id);
-    void publishStats();
-    void maybeLogStats();
-
-    EngineConfig m_config;
-    std::unique_ptr<Backend> m_backend;
-    std::shared_ptr<const Tokenizer> m_tokenizer;
-    std::vector<int32_t> m_eosTokenIds;
-    EngineMetrics m_metrics;
-
-    // Engine thread only.
-    BlockManager m_blocks;
-    Scheduler m_scheduler;
-    std::unordered_map<RequestId, std::unique_ptr<RequestOutputProcessor>> m_processors;
-    std::vector<BatchSequence> m_batch;
-    long long m_promptTokensTotal = 0, m_generationTokensTotal = 0, m_steps = 0;
-    long long m_requestsFinished = 0, m_requestsAborted = 0;
-    EngineStepTimes m_stepTimes;
-    Clock::time_point m_lastStatsLog;
-    Clock::time_point m_lastMemoryQuery;   // backend memory is queried at most every 250 ms
-    BackendMemory m_memory;
-    long long m_lastLoggedPrompt = 0, m_lastLoggedGeneration = 0;
-    RequestTracker m_tracker;
-    Clock::time_point m_lastRequestsPublish;
-    LatencyWindow m_latency;               // thread-safe itself: recorded here, read by stats()
-
-    // Shared between callers and the engine thread.
-    mutable std::mutex m_mutex;
-    std::condition_variable m_wake;
-    std::vector<Pending> m_inbox;
-    std::vector<RequestId> m_cancelled;
-    std::vector<std::shared_ptr<LogitsJob>> m_logitsJobs;
-    bool m_stopping = false;
-    EngineStats m_stats;
-    std::vector<RequestSnapshot> m_requests;
-    std::atomic<RequestId> m_nextId{1};
-
-    std::thread m_thread;  // last: starts after everything above exists
+    std::unique_ptr<EngineLoop> m_loop;
 };
 
 } // namespace brook

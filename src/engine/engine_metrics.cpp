@@ -37,15 +37,6 @@ const std::vector<double> kRequestLatencyBuckets = {0.3,  0.5,  0.8,  1.0,  1.5,
 
 } // namespace
 
-const char* finishReasonName(FinishReason reason)
-{
-    switch (reason) {
-    case FinishReason::Stop: return "stop";
-    case FinishReason::Length: return "length";
-    case FinishReason::Abort: return "abort";
-    }
-    return "stop";
-}
 
 EngineMetrics::EngineMetrics(std::string modelName, int maxModelLen, std::string engineId)
     : m_labels{{"model_name", modelName}, {"engine", engineId}},

@@ -4,14 +4,13 @@
 #pragma once
 
 #include "engine/metrics_registry.h"
+#include "engine/request.h"
 
 #include <mutex>
 #include <string>
 
 namespace brook {
 
-enum class FinishReason { Stop, Length, Abort };
-const char* finishReasonName(FinishReason reason);  // "stop", "length", "abort"
 
 struct FinishedRequestTimings {
     double e2eSeconds = 0;       // arrival -> finish

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/backend.h"
+#include "engine/backend_memory.h"
 #include "engine/latency_window.h"
 
 #include <cstdint>

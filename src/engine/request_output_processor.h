@@ -3,7 +3,7 @@
 // max_tokens and max_model_len, in vLLM's order. One per request; engine thread only.
 #pragma once
 
-#include "engine/generation_request.h"
+#include "engine/request.h"
 #include "engine/incremental_detokenizer.h"
 #include "engine/stop_checker.h"
 

@@ -33,21 +33,6 @@ std::optional<RequestOutput> RequestStream::next()
     return out;
 }
 
-std::optional<RequestOutput> RequestStream::nextFor(std::chrono::milliseconds timeout)
-{
-    std::unique_lock lock(m_mutex);
-    m_timedOut = false;
-    if (m_drained) return std::nullopt;
-    if (!m_ready.wait_for(lock, timeout, [&] { return !m_queue.empty(); })) {
-        m_timedOut = true;
-        return std::nullopt;
-    }
-    RequestOutput out = std::move(m_queue.front());
-    m_queue.pop_front();
-    if (out.finished()) m_drained = true;
-    return out;
-}
-
 void RequestStream::cancel() { m_engine.cancel(m_id); }
 
 } // namespace brook

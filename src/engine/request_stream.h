@@ -19,9 +19,6 @@ public:
 
     // Blocks until the next output; nullopt once the final output has been returned.
     std::optional<RequestOutput> next();
-    // As next(), but gives up after `timeout` (returns nullopt with timedOut() true).
-    std::optional<RequestOutput> nextFor(std::chrono::milliseconds timeout);
-    bool timedOut() const { return m_timedOut; }
     RequestId id() const { return m_id; }
     void cancel();  // thread-safe
 
@@ -36,7 +33,6 @@ private:
     std::deque<RequestOutput> m_queue;
     bool m_done = false;      // the final output was pushed
     bool m_drained = false;   // ... and returned
-    bool m_timedOut = false;
 };
 
 } // namespace brook

@@ -14,17 +14,6 @@ double secondsBetween(Clock::time_point a, Clock::time_point b)
 }
 } // namespace
 
-const char* requestPhaseName(RequestPhase phase)
-{
-    switch (phase) {
-    case RequestPhase::Queued: return "queued";
-    case RequestPhase::Prefill: return "prefill";
-    case RequestPhase::Decode: return "decode";
-    case RequestPhase::Preempted: return "preempted";
-    }
-    return "queued";
-}
-
 RequestPhase RequestTracker::phaseOf(const Sequence& seq)
 {
     if (seq.state != SequenceState::Running) return seq.numPreemptions > 0 ? RequestPhase::Preempted : RequestPhase::Queued;

@@ -8,6 +8,7 @@
 // Engine thread only; the engine publishes snapshot() under its mutex for other threads.
 #pragma once
 
+#include "engine/request.h"
 #include "engine/sequence.h"
 
 #include <array>
@@ -18,22 +19,6 @@
 namespace brook {
 
 class Scheduler;
-
-enum class RequestPhase { Queued = 0, Prefill = 1, Decode = 2, Preempted = 3 };
-inline constexpr int kNumRequestPhases = 4;
-const char* requestPhaseName(RequestPhase phase);  // "queued", "prefill", "decode", "preempted"
-
-struct RequestSnapshot {
-    RequestId id = 0;
-    std::string source;                 // GenerationRequest::source ("chat", "api", ...)
-    RequestPhase phase = RequestPhase::Queued;
-    int promptTokens = 0;
-    int generatedTokens = 0;
-    int preemptions = 0;
-    double ageSeconds = 0;              // since arrival
-    std::array<double, kNumRequestPhases> phaseSeconds{};  // indexed by RequestPhase
-    double secondsIn(RequestPhase p) const { return phaseSeconds[size_t(p)]; }
-};
 
 class RequestTracker {
 public:

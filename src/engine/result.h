@@ -1,6 +1,8 @@
-// Result<T>: a value or an error message, for fallible operations at module edges
-// (loading files, parsing requests). Messages are written for the caller: they name the
-// file, tensor or field that is wrong. (std::expected is C++23; GCC 12 lacks it.)
+// Result<T>: a value or an Error, for fallible operations at module edges (loading files,
+// parsing requests, submitting). An Error is {code, field, message}: the message is written for
+// the caller and names the file, tensor or field that is wrong; the code and the field let each
+// front end answer in its own terms (the server: an HTTP status and OpenAI's error type and param;
+// the app: its translated text) without reading the words. (std::expected is C++23; GCC 12 lacks it.)
 #pragma once
 
 #include <cassert>
@@ -11,8 +13,18 @@
 
 namespace brook {
 
+enum class ErrorCode {
+    Failed,           // anything not below: a file that will not load, a device error
+    InvalidArgument,  // a value the caller gave is wrong; `field` names it
+    ContextTooLong,   // prompt + max_tokens exceed max_model_len (or the whole KV cache)
+    ShuttingDown,     // the engine is stopping and takes no more work
+    OutOfMemory,      // the settings need more memory than the device offers
+};
+
 struct Error {
     std::string message;
+    ErrorCode code = ErrorCode::Failed;
+    std::string field;  // the request field at fault, in the API's spelling ("top_p"); may be empty
 };
 
 template <typename T>
@@ -33,6 +45,7 @@ public:
     const T& operator*() const& { return value(); }
 
     const std::string& error() const { assert(!ok()); return std::get<Error>(m_data).message; }
+    const Error& failure() const { assert(!ok()); return std::get<Error>(m_data); }
 
 private:
     std::variant<T, Error> m_data;
@@ -43,16 +56,22 @@ template <>
 class [[nodiscard]] Result<void> {
 public:
     Result() = default;
-    Result(Error error) : m_error(std::move(error.message)) {}
+    Result(Error error) : m_error(std::move(error)) {}
 
     bool ok() const { return !m_error.has_value(); }
     explicit operator bool() const { return ok(); }
-    const std::string& error() const { assert(!ok()); return *m_error; }
+    const std::string& error() const { assert(!ok()); return m_error->message; }
+    const Error& failure() const { assert(!ok()); return *m_error; }
 
 private:
-    std::optional<std::string> m_error;
+    std::optional<Error> m_error;
 };
 
-inline Error makeError(std::string message) { return Error{std::move(message)}; }
+inline Error makeError(std::string message) { return Error{std::move(message), ErrorCode::Failed, {}}; }
+inline Error makeError(Error error) { return error; }  // passes a callee's error on, code and field kept
+inline Error makeError(ErrorCode code, std::string field, std::string message)
+{
+    return Error{std::move(message), code, std::move(field)};
+}
 
 } // namespace brook

@@ -11,7 +11,7 @@ Error fieldError(const char* field, const char* rule, T value)
 {
     std::ostringstream s;
     s << field << " must be " << rule << ", got " << value;
-    return Error{s.str()};
+    return makeError(ErrorCode::InvalidArgument, field, s.str());
 }
 } // namespace
 

@@ -9,6 +9,7 @@
 
 #include "engine/block_manager.h"
 #include "engine/sequence.h"
+#include "engine/serving_settings.h"  // SchedulingPolicy
 
 #include <deque>
 #include <memory>
@@ -16,7 +17,6 @@
 
 namespace brook {
 
-enum class SchedulingPolicy { Fcfs, Priority };
 
 struct SchedulerConfig {
     int maxNumSeqs = 256;

@@ -4,6 +4,7 @@
 // Engine thread only.
 #pragma once
 
+#include "engine/request.h"
 #include "engine/sampling_params.h"
 
 #include <chrono>
@@ -11,9 +12,6 @@
 #include <vector>
 
 namespace brook {
-
-using RequestId = uint64_t;
-using Clock = std::chrono::steady_clock;
 
 enum class SequenceState { Waiting, Running, Finished };
 

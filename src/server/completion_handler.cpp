@@ -177,9 +177,8 @@ void CompletionHandler::handle(ApiKind kind, const httplib::Request& req, httpli
     auto call = std::make_shared<CallState>(m_context, std::move(parsed), model->engine->tokenizer(), req);
     auto started = GenerationJob::start(*model->engine, engineRequests(call->request), m_context.activeSequences());
     if (auto* failed = std::get_if<GenerationJob::SubmitError>(&started)) {
-        const bool stopping = failed->message.find("shutting down") != std::string::npos;
         const char* field = call->request.kind == ApiKind::Chat ? "messages" : "prompt";
-        HttpReply::error(res, stopping ? ApiError::unavailable(failed->message) : ApiError::badRequest(failed->message, field));
+        HttpReply::error(res, RequestParser::fromEngineError(failed->error, field));
         return;
     }
     call->job = std::move(std::get<std::unique_ptr<GenerationJob>>(started));

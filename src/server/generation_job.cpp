@@ -21,7 +21,7 @@ std::variant<std::unique_ptr<GenerationJob>, GenerationJob::SubmitError> Generat
         if (!id) {
             if (activeSequences) --*activeSequences;
             job->cancel();  // the destructor would too; cancel now so the error returns promptly
-            return SubmitError{i, id.error()};
+            return SubmitError{i, id.failure()};
         }
         job->m_ids.push_back(*id);
     }

@@ -32,7 +32,7 @@ public:
     // requests submitted and not yet finished (decremented on the engine thread).
     struct SubmitError {
         size_t index = 0;
-        std::string message;
+        Error error;  // the engine's, code and field kept
     };
     static std::variant<std::unique_ptr<GenerationJob>, SubmitError> start(
         Engine& engine, std::vector<GenerationRequest> requests, std::shared_ptr<std::atomic<int>> activeSequences = {});

@@ -1,6 +1,6 @@
 #include "server/openai_server.h"
 
-#include "backends/engine_launcher.h"
+#include "launch/engine_launcher.h"
 #include "server/completion_handler.h"
 #include "server/guarded_http_server.h"
 #include "server/http_reply.h"

@@ -1,6 +1,8 @@
 #include "server/request_parser.h"
 
 #include "engine/chat_template.h"
+#include "engine/model_config.h"
+#include "engine/prompt_builder.h"
 #include "engine/tokenizer.h"
 #include "server/field_reader.h"
 
@@ -22,13 +24,6 @@ constexpr size_t kMaxChoices = 256;
     } while (0)
 
 std::string indexed(const std::string& base, size_t i) { return base + "[" + std::to_string(i) + "]"; }
-
-// The field name validateSamplingParams put first in its message ("top_p must be ...").
-std::string leadingField(const std::string& message)
-{
-    const size_t space = message.find(' ');
-    return space == std::string::npos ? std::string() : message.substr(0, space);
-}
 
 std::optional<ApiError> readContent(const json& content, const std::string& where, std::string& out)
 {
@@ -66,25 +61,18 @@ std::optional<ApiError> readContent(const json& content, const std::string& wher
 
 } // namespace
 
-std::optional<ApiError> RequestParser::checkContextLength(int maxModelLen, int64_t promptTokens, std::optional<int64_t> maxTokens,
-                                                          const char* promptField)
+ApiError RequestParser::fromEngineError(const Error& error, const char* promptField)
 {
-    if (promptTokens >= maxModelLen)
-        return ApiError::badRequest("This model's maximum context length is " + std::to_string(maxModelLen) +
-                                        " tokens. However, your request has " + std::to_string(promptTokens) +
-                                        " input tokens. Please reduce the length of the input messages.",
-                                    promptField);
-    // Compared without adding: max_tokens may be anything up to INT64_MAX (found by fuzz_openai_request).
-    if (maxTokens && *maxTokens > maxModelLen - promptTokens)
-        return ApiError::badRequest("This model's maximum context length is " + std::to_string(maxModelLen) +
-                                        " tokens. However, you requested " +
-                                        (*maxTokens > INT64_MAX - promptTokens ? std::string("more than ") + std::to_string(INT64_MAX)
-                                                                               : std::to_string(promptTokens + *maxTokens)) +
-                                        " tokens (" + std::to_string(promptTokens) + " in the messages, " +
-                                        std::to_string(*maxTokens) +
-                                        " in the completion). Please reduce the length of the messages or completion.",
-                                    "max_tokens");
-    return std::nullopt;
+    // The engine names its own fields ("prompt", "top_p"); a chat request's prompt is its messages.
+    const std::string field = error.field == "prompt" ? promptField : error.field;
+    switch (error.code) {
+    case ErrorCode::ShuttingDown: return ApiError::unavailable(error.message);
+    case ErrorCode::InvalidArgument:
+    case ErrorCode::ContextTooLong: return ApiError::badRequest(error.message, field);
+    case ErrorCode::OutOfMemory: return ApiError::unavailable(error.message);
+    case ErrorCode::Failed: break;
+    }
+    return ApiError::badRequest(error.message, field.empty() ? std::string(promptField) : field);
 }
 
 std::optional<ApiError> RequestParser::rejectUnsupported(ApiKind kind, const json& body) const
@@ -344,22 +332,17 @@ std::optional<ApiError> RequestParser::parse(ApiKind kind, const json& body, Par
 
     const char* promptField = kind == ApiKind::Chat ? "messages" : "prompt";
     const int vocab = m_model.engine->modelConfig().vocabSize;
+    const PromptBuilder prompts(m_model.engine->tokenizer(), vocab,
+                                {m_model.maxModelLen, m_model.kvCacheTokens, m_model.defaultMaxTokens});
     for (ParsedPrompt& prompt : out.prompts) {
         const int64_t length = int64_t(prompt.tokens.size());
-        BROOK_TRY(checkContextLength(m_model.maxModelLen, length, maxTokens, promptField));
-        if (maxTokens) {
-            prompt.maxTokens = int(*maxTokens);
-        } else {
-            // vLLM: whatever the context leaves (here also what the KV cache can hold), capped by
-            // generation_config's max_new_tokens.
-            int64_t room = std::min<int64_t>(m_model.maxModelLen, m_model.kvCacheTokens) - length;
-            if (m_model.defaultMaxTokens) room = std::min<int64_t>(room, *m_model.defaultMaxTokens);
-            prompt.maxTokens = int(std::max<int64_t>(room, 1));
-        }
+        if (auto fits = prompts.checkContext(length, maxTokens); !fits) return fromEngineError(fits.failure(), promptField);
+        // vLLM: without max_tokens, whatever the context leaves (here also what the KV cache can
+        // hold), capped by generation_config's max_new_tokens.
+        prompt.maxTokens = maxTokens ? int(*maxTokens) : prompts.defaultMaxTokens(length);
         SamplingParams check = out.params;
         check.maxTokens = prompt.maxTokens;
-        if (auto valid = validateSamplingParams(check, vocab); !valid)
-            return ApiError::badRequest(valid.error(), leadingField(valid.error()));
+        if (auto valid = validateSamplingParams(check, vocab); !valid) return fromEngineError(valid.failure(), promptField);
     }
     return std::nullopt;
 }

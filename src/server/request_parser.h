@@ -52,9 +52,9 @@ public:
     // tokenized as text unless the body sets "special_tokens_in_content": true.
     std::optional<ApiError> renderMessages(const nlohmann::json& body, ParsedPrompt& out) const;
 
-    // The vLLM wording for a prompt that does not fit ("This model's maximum context length is ...").
-    static std::optional<ApiError> checkContextLength(int maxModelLen, int64_t promptTokens, std::optional<int64_t> maxTokens,
-                                                      const char* promptField);
+    // An engine error (result.h) in OpenAI's terms: the status and type by its code, `param` by its
+    // field, the prompt's field being "messages" for a chat request.
+    static ApiError fromEngineError(const Error& error, const char* promptField);
 
 private:
     std::optional<ApiError> parseCommon(const nlohmann::json& body, ParsedRequest& out,

@@ -7,7 +7,7 @@
 // One per API call; used by one HTTP thread.
 #pragma once
 
-#include "engine/generation_request.h"
+#include "engine/request.h"
 #include "server/api_error.h"
 #include "server/request_parser.h"
 

@@ -121,8 +121,8 @@ Result<void> validateServeConfig(const ServeConfig& c)
     if (c.port < 0 || c.port > 65535) return makeError("--port must be in 0..65535, got " + str(c.port));
     for (const auto& name : c.servedModelNames)
         if (name.empty()) return makeError("--served-model-name must not be empty");
-    if (!oneOf(l.device, {"auto", "cpu", "cuda"})) return makeError("--device must be auto, cpu or cuda, got '" + l.device + "'");
-    if (!oneOf(l.dtype, {"auto", "bfloat16", "float16", "float32", "half", "float", "bf16", "fp16", "fp32"}))
+    if (!parseDeviceChoice(l.device)) return makeError("--device must be auto, cpu or cuda, got '" + l.device + "'");
+    if (!parseDTypeChoice(l.dtype))
         return makeError("--dtype must be auto, bfloat16, float16 or float32, got '" + l.dtype + "'");
     if (!oneOf(l.quantization, {"", "int8", "int4", "awq"}))
         return makeError("--quantization must be int8, int4 or awq, got '" + l.quantization + "'");
@@ -135,7 +135,7 @@ Result<void> validateServeConfig(const ServeConfig& c)
     if (l.blockSize != 8 && l.blockSize != 16 && l.blockSize != 32)
         return makeError("--block-size must be 8, 16 or 32, got " + str(l.blockSize));
     if (l.numKvBlocks < 0) return makeError("--num-kv-blocks must not be negative, got " + str(l.numKvBlocks));
-    if (!oneOf(l.schedulingPolicy, {"fcfs", "priority"}))
+    if (!parseSchedulingPolicy(l.schedulingPolicy))
         return makeError("--scheduling-policy must be fcfs or priority, got '" + l.schedulingPolicy + "'");
     if (!(c.requestTimeoutSeconds >= 0)) return makeError("--request-timeout must not be negative");
     if (c.maxQueueLen < 0) return makeError("--max-queue-len must not be negative, got " + str(c.maxQueueLen));
@@ -163,9 +163,7 @@ Result<void> validateServeConfig(const ServeConfig& c)
 void normalizeServeConfig(ServeConfig& c)
 {
     c.allowedOrigins = expandOrigins(c.allowedOrigins);
-    if (c.launch.dtype == "half" || c.launch.dtype == "fp16") c.launch.dtype = "float16";
-    if (c.launch.dtype == "bf16") c.launch.dtype = "bfloat16";
-    if (c.launch.dtype == "float" || c.launch.dtype == "fp32") c.launch.dtype = "float32";
+    if (auto dtype = parseDTypeChoice(c.launch.dtype)) c.launch.dtype = dtypeChoiceName(*dtype);
     if (c.logLevel == "warning") c.logLevel = "warn";
 }
 

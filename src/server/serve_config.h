@@ -4,7 +4,7 @@
 // an error naming it.
 #pragma once
 
-#include "backends/launch_options.h"
+#include "launch/launch_options.h"
 #include "engine/result.h"
 
 #include <cstddef>

@@ -57,8 +57,9 @@ Setter setField(T ServeConfig::*field, const char* expected)
     };
 }
 
-template <typename T>
-Setter setLaunch(T LaunchOptions::*field, const char* expected)
+// Owner: LaunchOptions or the ServingSettings it extends (where the knobs live).
+template <typename T, typename Owner>
+Setter setLaunch(T Owner::*field, const char* expected)
 {
     return [=](const YAML::Node& n, ServeConfig& c, const std::string& where) -> Result<void> {
         auto v = convert<T>(n, where, expected);

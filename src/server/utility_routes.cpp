@@ -1,5 +1,6 @@
 #include "server/utility_routes.h"
 
+#include "engine/engine_metrics.h"
 #include "engine/tokenizer.h"
 #include "server/field_reader.h"
 #include "server/http_reply.h"

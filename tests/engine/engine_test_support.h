@@ -2,7 +2,7 @@
 // executable) and helpers to run requests to completion.
 #pragma once
 
-#include "backends/engine_launcher.h"
+#include "launch/engine_launcher.h"
 #include "engine/request_stream.h"
 #include "testing/test_model_writer.h"
 

@@ -6,7 +6,7 @@
 // the dense one quantized at load (same RTN), near the dense logits but not equal, int8 nearer
 // than int4; through launchEngine the same greedy tokens and logprobs; and the misuses
 // (awq on a dense model, int8 on an AWQ one, bad tensors, unsupported configs) are clear errors.
-#include "backends/engine_launcher.h"
+#include "launch/engine_launcher.h"
 #include "engine/awq_format.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/model_folder.h"

@@ -4,11 +4,11 @@
 // splitter and the redirect resolver. None may throw, crash or recurse without bound, and an
 // accepted listing must keep its promises: every name a safe relative path, every blob name a
 // digest, every size in range; a broken promise aborts, so the fuzzer reports it.
-#include "server/blob_downloader.h"
-#include "server/cache_path.h"
-#include "server/content_headers.h"
-#include "server/hub_http.h"
-#include "server/hub_listing.h"
+#include "hub/blob_downloader.h"
+#include "hub/cache_path.h"
+#include "hub/content_headers.h"
+#include "hub/hub_http.h"
+#include "hub/hub_listing.h"
 
 #include <cstddef>
 #include <cstdint>

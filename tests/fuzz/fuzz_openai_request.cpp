@@ -3,7 +3,7 @@
 // /v1/chat/completions, /v1/completions and /tokenize's message rendering (RequestParser, on a
 // tiny random-weight model made once). Every path answers with an error or a request; none may
 // throw, crash or hang. An accepted request's prompts are checked against the vocabulary.
-#include "backends/engine_launcher.h"
+#include "launch/engine_launcher.h"
 #include "server/request_parser.h"
 #include "server/request_reader.h"
 #include "server/server_context.h"

@@ -4,10 +4,10 @@
 // partial reply too, and an import that fails half way leaves nothing behind (one transaction).
 #include "gui_test_support.h"
 
-#include "gui/chat_generator.h"
-#include "gui/chat_session.h"
-#include "gui/conversation_exporter.h"
-#include "gui/history_store.h"
+#include "gui/chat/chat_generator.h"
+#include "gui/chat/chat_session.h"
+#include "gui/chat/conversation_exporter.h"
+#include "gui/chat/history_store.h"
 
 #include <QCoreApplication>
 #include <QProcess>
@@ -46,7 +46,15 @@ int runStreamingChild(const QString& databasePath)
     if (!waitFor([&] { return !session.streamingText().isEmpty(); })) return 5;
     QTest::qWait(2 * kChildSaveIntervalMs);
     const QString earlier = session.streamingText();
-    QTest::qWait(3 * kChildSaveIntervalMs);
+    // Until the periodic save has put it on disk, as another connection reads it (on a loaded
+    // machine that takes longer than a few intervals; how soon is not what this test is about).
+    HistoryStore reader;
+    if (!reader.open(databasePath).ok()) return 8;
+    const bool saved = waitFor([&] {
+        const QList<MessageRecord> stored = reader.messages(id);
+        return stored.size() == 2 && stored[1].content.startsWith(earlier);
+    }, 30000);
+    if (!saved) return 9;
     if (!session.isGenerating()) return 6;  // finished already: the kill would prove nothing
     std::printf("READY %s\n", earlier.toUtf8().toHex().constData());
     std::fflush(stdout);

@@ -4,9 +4,9 @@
 // one engine; the GUI thread keeps running its timers during generation.
 #include "gui_test_support.h"
 
-#include "gui/chat_generator.h"
-#include "gui/chat_session.h"
-#include "gui/history_store.h"
+#include "gui/chat/chat_generator.h"
+#include "gui/chat/chat_session.h"
+#include "gui/chat/history_store.h"
 
 #include <QSignalSpy>
 #include <QTemporaryDir>

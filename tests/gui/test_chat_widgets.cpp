@@ -2,12 +2,12 @@
 // block in its own view whose Copy button puts exactly the code on the clipboard; streaming text
 // is shown plain; bubbles show the per-message numbers, the branch switcher and the right actions;
 // the settings dialog round-trips every field; the vector icons draw at high DPI.
-#include "gui/chat_settings_dialog.h"
-#include "gui/code_block_view.h"
-#include "gui/markdown_view.h"
-#include "gui/message_bubble.h"
-#include "gui/preset_editor_dialog.h"
-#include "gui/vector_icon_engine.h"
+#include "gui/chat/chat_settings_dialog.h"
+#include "gui/chat/code_block_view.h"
+#include "gui/chat/markdown_view.h"
+#include "gui/chat/message_bubble.h"
+#include "gui/chat/preset_editor_dialog.h"
+#include "gui/shell/vector_icon_engine.h"
 
 #include <QApplication>
 #include <QClipboard>

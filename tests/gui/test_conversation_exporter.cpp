@@ -1,9 +1,9 @@
 // Export and import: random conversations survive OpenAI-JSON export and import (messages,
 // system prompt, sampling), Markdown shows every turn in order, bad files are rejected with a
 // message naming the fault, and an import is stored as one chained branch.
-#include "gui/conversation_exporter.h"
-#include "gui/history_store.h"
-#include "gui/message_tree.h"
+#include "gui/chat/conversation_exporter.h"
+#include "gui/chat/history_store.h"
+#include "gui/chat/message_tree.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

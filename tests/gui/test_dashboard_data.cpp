@@ -3,11 +3,11 @@
 // hand-worked values, rolling percentiles over a window of scrapes, snapshots turned into chart
 // samples (rates, memory split, CSV), RemoteMetricsSource over Qt Network against a tiny HTTP
 // server, and serving profiles round-tripping through brook-serve's own YAML parser.
-#include "gui/dashboard_series.h"
-#include "gui/prometheus_text.h"
-#include "gui/remote_metrics_source.h"
-#include "gui/serving_profile.h"
-#include "gui/vllm_metrics_reader.h"
+#include "gui/performance/dashboard_series.h"
+#include "loadgen/prometheus_text.h"
+#include "gui/performance/remote_metrics_source.h"
+#include "gui/performance/serving_profile.h"
+#include "gui/performance/vllm_metrics_reader.h"
 #include "server/serve_config.h"
 
 #include <QFile>

@@ -1,8 +1,8 @@
 // GuiLogSink + LogView: lines logged on other threads all reach the view, in order per thread,
 // delivered in a few queued batches rather than one event per line; the history is bounded; a
 // view attached later starts with what was logged before.
-#include "gui/gui_log_sink.h"
-#include "gui/log_view.h"
+#include "gui/shell/gui_log_sink.h"
+#include "gui/shell/log_view.h"
 
 #include <QPlainTextEdit>
 #include <QtTest>

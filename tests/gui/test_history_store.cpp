@@ -1,6 +1,6 @@
 // HistoryStore: WAL mode, everything survives closing and reopening (and a process that dies
 // without closing), search over titles and message text, subtree and cascade deletion.
-#include "gui/history_store.h"
+#include "gui/chat/history_store.h"
 
 #include <QCoreApplication>
 #include <QProcess>

@@ -1,6 +1,6 @@
 // MarkdownSegmenter: prose and fenced code blocks (``` and ~~~, with languages), unclosed fences
 // while streaming, fences that are not fences.
-#include "gui/markdown_segmenter.h"
+#include "gui/chat/markdown_segmenter.h"
 
 #include <QtTest>
 

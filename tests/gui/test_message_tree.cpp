@@ -1,6 +1,6 @@
 // MessageTree on random trees: paths lead from a root to the asked leaf, siblings are the
 // children of one parent in creation order, newest-leaf descent, subtree removal.
-#include "gui/message_tree.h"
+#include "gui/chat/message_tree.h"
 
 #include <QtTest>
 

@@ -7,11 +7,11 @@
 #include "../server/fake_modelscope.h"
 
 #include "engine/model_folder.h"
-#include "gui/download_dialog.h"
-#include "gui/model_downloader.h"
-#include "server/modelscope_client.h"
-#include "server/sha1.h"
-#include "server/sha256.h"
+#include "gui/shell/download_dialog.h"
+#include "gui/shell/model_downloader.h"
+#include "hub/modelscope_client.h"
+#include "hub/sha1.h"
+#include "hub/sha256.h"
 #include "testing/test_model_writer.h"
 
 #include <httplib.h>

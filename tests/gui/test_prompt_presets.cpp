@@ -1,7 +1,7 @@
 // Prompt presets: the shipped ERNIE templates are exactly the text and expand as written;
 // keyword choice; add/update/remove and JSON round trips; applying a preset to a conversation.
-#include "gui/app_settings.h"
-#include "gui/preset_library.h"
+#include "gui/shell/app_settings.h"
+#include "gui/chat/preset_library.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

@@ -1,7 +1,7 @@
 // Translations: translations/brook_zh_CN.ts has no unfinished or empty entry, stays so when
 // lupdate re-scans the sources (a new tr() string without a Chinese translation fails here), every
 // %1 placeholder survives translation, and the embedded catalogue switches the UI at run time.
-#include "gui/translation_manager.h"
+#include "gui/shell/translation_manager.h"
 
 #include <QCoreApplication>
 #include <QFile>

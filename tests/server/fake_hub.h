@@ -8,8 +8,8 @@
 // Content-Length, or a Range answered with 206 and the whole file.
 #pragma once
 
-#include "server/sha1.h"
-#include "server/sha256.h"
+#include "hub/sha1.h"
+#include "hub/sha256.h"
 
 #include <QtGlobal>
 #include <httplib.h>

@@ -9,7 +9,7 @@
 // the listing (hostile answers).
 #pragma once
 
-#include "server/sha256.h"
+#include "hub/sha256.h"
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "../engine/engine_test_support.h"
-#include "server/openai_client.h"
+#include "loadgen/openai_client.h"
 #include "server/openai_server.h"
 #include "server/server_context.h"
 

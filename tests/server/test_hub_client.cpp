@@ -4,10 +4,10 @@
 #include "fake_hub.h"
 
 #include "engine/model_folder.h"
-#include "server/blob_downloader.h"
-#include "server/hub_client.h"
-#include "server/model_resolver.h"
-#include "server/sha256.h"
+#include "hub/blob_downloader.h"
+#include "hub/hub_client.h"
+#include "hub/model_resolver.h"
+#include "hub/sha256.h"
 #include "testing/test_model_writer.h"
 
 #include <QTemporaryDir>

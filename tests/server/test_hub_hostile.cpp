@@ -5,9 +5,9 @@
 // heal, never crash or write outside the cache.
 #include "fake_hub.h"
 
-#include "server/hub_client.h"
-#include "server/model_resolver.h"
-#include "server/sha256.h"
+#include "hub/hub_client.h"
+#include "hub/model_resolver.h"
+#include "hub/sha256.h"
 #include "testing/test_model_writer.h"
 
 #include <QTemporaryDir>

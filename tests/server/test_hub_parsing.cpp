@@ -1,11 +1,11 @@
 // The pure parsing units under the hub clients, on hostile text: Content-Length and
 // Content-Range (content_headers.h), cache paths (cache_path.h), URLs and redirects
 // (BlobDownloader::splitUrl, HubHttp), and both hubs' listings (hub_listing.h).
-#include "server/blob_downloader.h"
-#include "server/cache_path.h"
-#include "server/content_headers.h"
-#include "server/hub_http.h"
-#include "server/hub_listing.h"
+#include "hub/blob_downloader.h"
+#include "hub/cache_path.h"
+#include "hub/content_headers.h"
+#include "hub/hub_http.h"
+#include "hub/hub_listing.h"
 
 #include <QtTest>
 

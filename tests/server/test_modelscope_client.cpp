@@ -5,9 +5,9 @@
 #include "fake_modelscope.h"
 
 #include "engine/model_folder.h"
-#include "server/model_resolver.h"
-#include "server/modelscope_client.h"
-#include "server/sha256.h"
+#include "hub/model_resolver.h"
+#include "hub/modelscope_client.h"
+#include "hub/sha256.h"
 #include "testing/test_model_writer.h"
 
 #include <QTemporaryDir>

@@ -3,7 +3,7 @@
 // digests. Each fails the download with a message: nothing crashes, nothing leaves the cache.
 #include "fake_modelscope.h"
 
-#include "server/modelscope_client.h"
+#include "hub/modelscope_client.h"
 #include "testing/test_model_writer.h"
 
 #include <QTemporaryDir>

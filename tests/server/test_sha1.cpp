@@ -1,6 +1,6 @@
 // Sha1 against FIPS 180-4 vectors and git's own object ids (`git hash-object`), incremental
 // updates in random pieces, and whole files.
-#include "server/sha1.h"
+#include "hub/sha1.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

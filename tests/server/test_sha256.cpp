@@ -1,5 +1,5 @@
 // Sha256 against FIPS 180-4 / NIST vectors, and incremental updates in random pieces.
-#include "server/sha256.h"
+#include "hub/sha256.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

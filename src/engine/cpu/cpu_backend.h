@@ -38,6 +38,7 @@ public:
                                                       const CpuBackendOptions& options);
 
     std::string name() const override { return "cpu"; }
+    std::string kvCacheDtype() const override { return "float32"; }
     const ModelConfig& config() const override { return m_config; }
     int numKvBlocks() const override { return m_numBlocks; }
     int blockSize() const override { return m_blockSize; }

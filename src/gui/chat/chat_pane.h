@@ -1,0 +1,94 @@
+// ChatPane: the widget for one open conversation: its messages as bubbles in a scroll area (the
+// reply being generated streams into the last one), the input box (Ctrl+Enter sends, Esc stops),
+// a preset picker and the conversation's settings. All logic lives in its ChatSession; the pane
+// only shows it and forwards what the user asks for.
+#pragma once
+
+#include "gui/chat/chat_settings.h"
+
+#include <QPointer>
+#include <QWidget>
+
+class QComboBox;
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+class QScrollArea;
+class QToolButton;
+class QVBoxLayout;
+
+namespace brook {
+
+class ChatSession;
+class MessageBubble;
+class PresetLibrary;
+
+class ChatPane : public QWidget {
+    Q_OBJECT
+public:
+    // Takes ownership of the session. `presets` is shared and must outlive the pane.
+    ChatPane(ChatSession* session, const PresetLibrary* presets, QWidget* parent = nullptr);
+
+    ChatSession* session() const { return m_session; }
+    QString displayTitle() const;          // the title, or "New chat" when it has none yet
+    void setAutoPreset(bool enabled) { m_autoPreset = enabled; }
+    void refreshPresets();                 // after the library was edited
+    // The loaded model's defaults (the settings dialog's "Reset") and context length.
+    void setModelDefaults(const ChatSettings& defaults, int maxModelLen);
+
+    QPlainTextEdit* input() const { return m_input; }
+    QList<MessageBubble*> bubbles() const;
+    QString errorText() const;
+
+public slots:
+    void sendInput();
+    void stopGeneration();
+    void regenerateLast();
+    void openSettings();
+
+signals:
+    void titleChanged(const QString& title);
+    void generatingChanged(bool generating);
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+    void changeEvent(QEvent* event) override;
+
+private slots:
+    void handleMessagesChanged();
+    void handleStreamingText(const QString& text, int outputTokens);
+    void handleGeneratingChanged(bool generating);
+    void handleError(const QString& message);
+    void handlePresetActivated(int index);
+    void handleEditRequested(qint64 messageId, const QString& text);
+    void handleScrollRangeChanged(int minimum, int maximum);
+
+private:
+    void retranslateUi();
+    void updatePresetCombo();
+    void showError(const QString& message);
+
+    ChatSession* m_session;
+    const PresetLibrary* m_presets;
+    bool m_autoPreset = false;
+    ChatSettings m_modelDefaults;
+    int m_maxModelLen = 0;
+    bool m_followBottom = true;
+
+    QLabel* m_title;
+    QLabel* m_presetLabel;
+    QComboBox* m_presetCombo;
+    QToolButton* m_settingsButton;
+    QScrollArea* m_scroll;
+    QWidget* m_messagesWidget;
+    QVBoxLayout* m_messagesLayout;
+    QList<MessageBubble*> m_bubbles;          // in display order, the streaming one last
+    QPointer<MessageBubble> m_streamingBubble;
+    QLabel* m_emptyHint;
+    QLabel* m_error;
+    QPlainTextEdit* m_input;
+    QPushButton* m_send;
+    QPushButton* m_stop;
+};
+
+} // namespace brook

@@ -1,0 +1,54 @@
+// ChatSettingsDialog: edits one conversation's system prompt, input template and sampling
+// (temperature, top-p, top-k, max tokens, penalties, seed); "Reset" restores the model's
+// generation_config defaults.
+#pragma once
+
+#include "gui/chat/chat_settings.h"
+
+#include <QDialog>
+
+class QDialogButtonBox;
+class QDoubleSpinBox;
+class QFormLayout;
+class QLabel;
+class QPlainTextEdit;
+class QSpinBox;
+
+namespace brook {
+
+class ChatSettingsDialog : public QDialog {
+    Q_OBJECT
+public:
+    ChatSettingsDialog(const ChatSettings& settings, const ChatSettings& modelDefaults, int maxModelLen,
+                       QWidget* parent = nullptr);
+
+    ChatSettings settings() const;
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private slots:
+    void handleReset();
+
+private:
+    void load(const ChatSettings& settings);
+    void retranslateUi();
+
+    ChatSettings m_original;
+    ChatSettings m_defaults;
+    QFormLayout* m_form;
+    QList<QLabel*> m_labels;
+    QPlainTextEdit* m_systemPrompt;
+    QPlainTextEdit* m_template;
+    QDoubleSpinBox* m_temperature;
+    QDoubleSpinBox* m_topP;
+    QSpinBox* m_topK;
+    QSpinBox* m_maxTokens;
+    QDoubleSpinBox* m_repetition;
+    QDoubleSpinBox* m_presence;
+    QDoubleSpinBox* m_frequency;
+    QSpinBox* m_seed;
+    QDialogButtonBox* m_buttons;
+};
+
+} // namespace brook

@@ -1,0 +1,223 @@
+#include "gui/chat/message_bubble.h"
+
+#include "gui/chat/markdown_view.h"
+#include "gui/shell/vector_icon_engine.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace brook {
+
+namespace {
+
+QToolButton* makeToolButton(QWidget* parent, IconShape shape, const char* objectName)
+{
+    auto* b = new QToolButton(parent);
+    b->setObjectName(QLatin1String(objectName));
+    b->setIcon(VectorIconEngine::icon(shape));
+    b->setAutoRaise(true);
+    b->setIconSize(QSize(16, 16));
+    return b;
+}
+
+} // namespace
+
+MessageBubble::MessageBubble(const MessageRecord& message, int siblingIndex, int siblingCount, QWidget* parent)
+    : QFrame(parent), m_message(message), m_siblingIndex(siblingIndex), m_siblingCount(siblingCount)
+{
+    setObjectName(m_message.isUser() ? QStringLiteral("userBubble") : QStringLiteral("assistantBubble"));
+
+    m_role = new QLabel(this);
+    QFont bold = m_role->font();
+    bold.setBold(true);
+    m_role->setFont(bold);
+    m_previous = makeToolButton(this, IconShape::PreviousBranch, "previousBranch");
+    m_next = makeToolButton(this, IconShape::NextBranch, "nextBranch");
+    m_branchLabel = new QLabel(QStringLiteral("%1/%2").arg(siblingIndex + 1).arg(siblingCount), this);
+    const bool branched = siblingCount > 1;
+    m_previous->setVisible(branched);
+    m_next->setVisible(branched);
+    m_branchLabel->setVisible(branched);
+    m_previous->setEnabled(siblingIndex > 0);
+    m_next->setEnabled(siblingIndex + 1 < siblingCount);
+    connect(m_previous, &QToolButton::clicked, this, [this] { emit branchRequested(m_message.id, -1); });
+    connect(m_next, &QToolButton::clicked, this, [this] { emit branchRequested(m_message.id, +1); });
+
+    auto* header = new QHBoxLayout;
+    header->addWidget(m_role);
+    header->addStretch();
+    header->addWidget(m_previous);
+    header->addWidget(m_branchLabel);
+    header->addWidget(m_next);
+
+    m_body = new MarkdownView(this);
+    if (isStreaming()) m_body->setStreamingText(QString());
+    else if (m_message.isUser()) m_body->setStreamingText(m_message.content);  // user text is shown as typed
+    else m_body->setMarkdown(m_message.content);
+
+    m_editor = new QPlainTextEdit(this);
+    m_editor->setObjectName(QStringLiteral("messageEditor"));
+    m_editor->setVisible(false);
+    m_save = new QPushButton(this);
+    m_save->setObjectName(QStringLiteral("saveEdit"));
+    m_cancel = new QPushButton(this);
+    m_editButtons = new QWidget(this);
+    auto* editRow = new QHBoxLayout(m_editButtons);
+    editRow->setContentsMargins(0, 0, 0, 0);
+    editRow->addStretch();
+    editRow->addWidget(m_cancel);
+    editRow->addWidget(m_save);
+    m_editButtons->setVisible(false);
+    connect(m_save, &QPushButton::clicked, this, &MessageBubble::handleEditSave);
+    connect(m_cancel, &QPushButton::clicked, this, &MessageBubble::handleEditCancel);
+
+    m_stats = new QLabel(this);
+    m_stats->setObjectName(QStringLiteral("messageStats"));
+    QFont small = m_stats->font();
+    small.setPointSizeF(small.pointSizeF() * 0.85);
+    m_stats->setFont(small);
+    m_stats->setForegroundRole(QPalette::PlaceholderText);
+    m_copy = makeToolButton(this, IconShape::Copy, "copyMessage");
+    m_edit = makeToolButton(this, IconShape::Edit, "editMessage");
+    m_regenerate = makeToolButton(this, IconShape::Regenerate, "regenerateMessage");
+    m_delete = makeToolButton(this, IconShape::Delete, "deleteMessage");
+    m_edit->setVisible(m_message.isUser());
+    m_regenerate->setVisible(m_message.isAssistant());
+    connect(m_copy, &QToolButton::clicked, this, &MessageBubble::handleCopy);
+    connect(m_edit, &QToolButton::clicked, this, &MessageBubble::startEditing);
+    connect(m_regenerate, &QToolButton::clicked, this, [this] { emit regenerateRequested(m_message.id); });
+    connect(m_delete, &QToolButton::clicked, this, [this] { emit deleteRequested(m_message.id); });
+
+    auto* footer = new QHBoxLayout;
+    footer->addWidget(m_stats);
+    footer->addStretch();
+    for (QToolButton* b : {m_copy, m_edit, m_regenerate, m_delete}) {
+        b->setVisible(b->isVisibleTo(this) && !isStreaming());
+        footer->addWidget(b);
+    }
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(12, 8, 12, 6);
+    layout->setSpacing(4);
+    layout->addLayout(header);
+    layout->addWidget(m_body);
+    layout->addWidget(m_editor);
+    layout->addWidget(m_editButtons);
+    layout->addLayout(footer);
+
+    applyColors();
+    retranslateUi();
+}
+
+QString MessageBubble::renderedText() const { return m_body->renderedText(); }
+
+void MessageBubble::applyColors()
+{
+    // User turns tinted with the highlight colour, replies on the base colour: readable in both
+    // light and dark palettes.
+    const QPalette pal = palette();
+    QColor background = pal.color(QPalette::Base);
+    if (m_message.isUser()) {
+        QColor tint = pal.color(QPalette::Highlight);
+        tint.setAlphaF(0.14);
+        background = tint;
+    }
+    const QString sheet = (QStringLiteral("QFrame#%1 { background: rgba(%2,%3,%4,%5); border: 1px solid rgba(%6,%7,%8,60);"
+                                 " border-radius: 10px; }")
+                      .arg(objectName())
+                      .arg(background.red())
+                      .arg(background.green())
+                      .arg(background.blue())
+                      .arg(background.alpha())
+                      .arg(pal.color(QPalette::Mid).red())
+                      .arg(pal.color(QPalette::Mid).green())
+                      .arg(pal.color(QPalette::Mid).blue()));
+    if (sheet != styleSheet()) setStyleSheet(sheet);  // a style sheet change must not re-trigger itself
+}
+
+QString MessageBubble::statsText() const
+{
+    if (isStreaming()) return m_streamingTokens > 0 ? tr("Generating… %1 tokens").arg(m_streamingTokens) : tr("Thinking…");
+    if (!m_message.isAssistant() || m_message.outputTokens <= 0) return QString();
+    QString text = tr("%1 tokens · first token %2 s · %3 tokens/s")
+                       .arg(m_message.outputTokens)
+                       .arg(m_message.ttftSeconds, 0, 'f', 2)
+                       .arg(m_message.tokensPerSecond, 0, 'f', 1);
+    if (m_message.finishReason == QLatin1String("abort")) text += QStringLiteral(" · ") + tr("stopped");
+    else if (m_message.finishReason == QLatin1String("length")) text += QStringLiteral(" · ") + tr("cut at max tokens");
+    return text;
+}
+
+void MessageBubble::retranslateUi()
+{
+    m_role->setText(m_message.isUser() ? tr("You") : tr("Assistant"));
+    m_previous->setToolTip(tr("Previous version"));
+    m_next->setToolTip(tr("Next version"));
+    m_save->setText(tr("Save and resend"));
+    m_cancel->setText(tr("Cancel"));
+    m_copy->setToolTip(tr("Copy message"));
+    m_edit->setToolTip(tr("Edit and resend (the original stays as a branch)"));
+    m_regenerate->setToolTip(tr("Regenerate (the current answer stays as a branch)"));
+    m_delete->setToolTip(tr("Delete this message and its replies"));
+    m_stats->setText(statsText());
+}
+
+void MessageBubble::setStreamingText(const QString& text, int outputTokens)
+{
+    m_streamingTokens = outputTokens;
+    m_body->setStreamingText(text);
+    m_stats->setText(statsText());
+}
+
+void MessageBubble::setActionsEnabled(bool enabled)
+{
+    for (QWidget* w : {static_cast<QWidget*>(m_edit), static_cast<QWidget*>(m_regenerate), static_cast<QWidget*>(m_delete),
+                       static_cast<QWidget*>(m_previous), static_cast<QWidget*>(m_next)})
+        w->setEnabled(enabled);
+    if (enabled) {
+        m_previous->setEnabled(m_siblingIndex > 0);
+        m_next->setEnabled(m_siblingIndex + 1 < m_siblingCount);
+    }
+}
+
+void MessageBubble::handleCopy() { QApplication::clipboard()->setText(m_message.content); }
+
+void MessageBubble::startEditing()
+{
+    if (!m_message.isUser()) return;
+    m_editor->setPlainText(m_message.content);
+    m_body->setVisible(false);
+    m_editor->setVisible(true);
+    m_editButtons->setVisible(true);
+    m_editor->setFocus();
+}
+
+void MessageBubble::handleEditSave()
+{
+    const QString text = m_editor->toPlainText();
+    handleEditCancel();
+    if (!text.trimmed().isEmpty() && text != m_message.content) emit editRequested(m_message.id, text);
+}
+
+void MessageBubble::handleEditCancel()
+{
+    m_editor->setVisible(false);
+    m_editButtons->setVisible(false);
+    m_body->setVisible(true);
+}
+
+void MessageBubble::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange) retranslateUi();
+    else if (event->type() == QEvent::PaletteChange) applyColors();
+    QFrame::changeEvent(event);
+}
+
+} // namespace brook

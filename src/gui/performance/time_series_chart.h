@@ -1,0 +1,71 @@
+// TimeSeriesChart: one dashboard chart: a few DashboardFields against wall-clock time, as lines
+// or stacked areas (the memory split), redrawn from DashboardSeries samples for a time window.
+// Each redraw replaces the points (at most kMaxPoints per line, thinned evenly), so pausing or
+// changing the window costs nothing extra. Hovering shows every line's value at that moment.
+// GUI thread only.
+#pragma once
+
+#include "gui/performance/dashboard_series.h"
+
+#include <QChartView>
+#include <QColor>
+#include <QList>
+
+#include <vector>
+
+class QAbstractSeries;
+class QDateTimeAxis;
+class QLineSeries;
+class QValueAxis;
+
+namespace brook {
+
+class TimeSeriesChart : public QChartView {
+    Q_OBJECT
+public:
+    static constexpr int kMaxPoints = 600;
+
+    struct Line {
+        DashboardField field;
+        QColor color;
+        bool dashed = false;
+    };
+
+    explicit TimeSeriesChart(QList<Line> lines, bool stacked = false, QWidget* parent = nullptr);
+
+    void setTitle(const QString& title);
+    void setLineName(int line, const QString& name);
+    void setUnit(const QString& unit, int decimals);    // shown on hover
+    void setFixedMaximum(double maximum);               // e.g. 100 for a percentage; 0: automatic
+    void setScale(double factor) { m_scale = factor; }  // drawn and hovered values are multiplied by it
+    void redraw(const std::vector<DashboardSample>& samples, double fromSeconds, double toSeconds);
+    void setDarkTheme(bool dark);
+
+    int pointCount(int line) const;
+    QList<QPointF> points(int line) const;             // as drawn (x: ms since the epoch)
+    double axisMaximum() const;
+    QString hoverText(double timeMs) const;             // the nearest sample's values
+
+protected:
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void leaveEvent(QEvent* event) override;
+
+private:
+    QString formatValue(const std::optional<double>& value) const;
+
+    QList<Line> m_lines;
+    bool m_stacked;
+    QList<QLineSeries*> m_series;            // lines, or the upper edges of the areas
+    QList<QLineSeries*> m_lowers;            // stacked: the lower edges
+    QList<QAbstractSeries*> m_drawn;         // what the chart holds (lines or areas)
+    QStringList m_names;
+    QDateTimeAxis* m_x;
+    QValueAxis* m_y;
+    QString m_unit;
+    int m_decimals = 1;
+    double m_fixedMaximum = 0;
+    double m_scale = 1.0;
+    std::vector<DashboardSample> m_shown;
+};
+
+} // namespace brook
