@@ -6,7 +6,6 @@
 // the difference is the per-step host and sampling cost, and brook-bench latency minus `step`
 // is the engine's own per-token work. With --profile-step one decode step runs between
 // cudaProfilerStart/Stop, for `ncu --profile-from-start off --graph-profiling node`.
-#include "launch/launch_options.h"
 #include "cuda/cuda_backend.h"
 #include "engine/model_folder.h"
 #include "testing/test_model_writer.h"
@@ -83,7 +82,7 @@ int main(int argc, char** argv)
     }
     int maxBatch = 1;
     for (int b : batches) maxBatch = std::max(maxBatch, b);
-    LaunchOptions options;
+    cuda::CudaBackendOptions options;
     options.maxModelLen = 4096;
     options.maxNumSeqs = maxBatch;
     options.enforceEager = eager;

@@ -45,9 +45,13 @@ Margin margin(std::span<const float> row)
 std::unique_ptr<cuda::CudaBackend> makeCuda(const ModelConfig& config, const Checkpoint& checkpoint, const std::string& dtype,
                                             bool eager, const std::string& quantization = {})
 {
-    LaunchOptions o;
-    o.dtype = dtype;
-    o.quantization = quantization;
+    cuda::CudaBackendOptions o;
+    auto dtypeChoice = parseDTypeChoice(dtype);
+    if (!dtypeChoice) qFatal("dtype: %s", dtypeChoice.error().c_str());
+    o.dtype = *dtypeChoice;
+    auto spec = resolveQuantization(config, quantization);
+    if (!spec) qFatal("quantization: %s", spec.error().c_str());
+    o.quantization = *spec;
     o.maxModelLen = 1024;
     o.maxNumSeqs = 8;
     o.maxNumBatchedTokens = 512;
