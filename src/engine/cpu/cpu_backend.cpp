@@ -205,13 +205,15 @@ std::vector<SampleResult> CpuBackend::step(std::span<const BatchSequence> batch)
     computeLogits(batch);
     std::vector<float>& rows = m_logits;
     const int V = m_config.vocabSize;
-    std::vector<SampleResult> results;
-    size_t r = 0;
-    for (const auto& s : batch) {
-        if (!s.sample) continue;
-        results.push_back(Sampler::sample(std::span<float>(&rows[r * V], size_t(V)), s.sampling));
-        ++r;
-    }
+    std::vector<const BatchSequence*> sampled;
+    for (const auto& s : batch)
+        if (s.sample) sampled.push_back(&s);
+    // Rows are independent and Sampler::sample is thread-safe (per-thread scratch): a batch of 8
+    // samples on all cores instead of 8 x 0.3 ms on the engine thread.
+    std::vector<SampleResult> results(sampled.size());
+    m_pool->run(int(sampled.size()), [&](int r) {
+        results[size_t(r)] = Sampler::sample(std::span<float>(&rows[size_t(r) * V], size_t(V)), sampled[size_t(r)]->sampling);
+    });
     return results;
 }
 

@@ -19,6 +19,7 @@ namespace brook::cpu::kernels {
 namespace {
 
 constexpr int kB = CpuMatrix::kBlockRows;
+constexpr int kPrefetchPairs = 32;  // 32 x 64 bytes
 
 BROOK_AVX512 inline void storeRows(float* dst, __m512 v, int lanes)
 {
@@ -70,6 +71,38 @@ BROOK_AVX512 void bf16Tokens(const uint16_t* wb, int P, const float* x, int K, f
 {
     constexpr int U = TT == 1 ? 4 : TT == 2 ? 2 : 1;
     bf16Block<TT, U>(wb, P, x, K, out, N, lanes);
+}
+
+// Two blocks (32 rows) x TT tokens, widening: each broadcast activation feeds two FMAs, so a
+// batch of 4-8 decodes is bound by the FMAs rather than by the broadcast loads (one
+// accumulator per block and token; the even and odd inputs chain on it).
+template <int TT>
+BROOK_AVX512 void bf16TwoBlocks(const uint16_t* w0, const uint16_t* w1, int P, const float* x, int K, float* out,
+                                int N, int lanes0, int lanes1)
+{
+    __m512 acc[2][TT];
+    for (int t = 0; t < TT; ++t) acc[0][t] = acc[1][t] = _mm512_setzero_ps();
+    const __m512i hi = _mm512_set1_epi32(int(0xFFFF0000u));
+    for (int p = 0; p < P; ++p) {
+        // 2 KB ahead in both streams: with the FMAs in between the hardware prefetcher alone
+        // left a 212 MB lm head at 11.5 GB/s on one core.
+        _mm_prefetch(reinterpret_cast<const char*>(w0 + size_t(p + kPrefetchPairs) * 32), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(w1 + size_t(p + kPrefetchPairs) * 32), _MM_HINT_T0);
+        const __m512i a = _mm512_loadu_si512(w0 + size_t(p) * 32);
+        const __m512i b = _mm512_loadu_si512(w1 + size_t(p) * 32);
+        const __m512 ae = _mm512_castsi512_ps(_mm512_slli_epi32(a, 16)), ao = _mm512_castsi512_ps(_mm512_and_si512(a, hi));
+        const __m512 be = _mm512_castsi512_ps(_mm512_slli_epi32(b, 16)), bo = _mm512_castsi512_ps(_mm512_and_si512(b, hi));
+        for (int t = 0; t < TT; ++t) {
+            const float* xt = x + int64_t(t) * K + 2 * p;
+            const __m512 x0 = _mm512_set1_ps(xt[0]), x1 = _mm512_set1_ps(xt[1]);
+            acc[0][t] = _mm512_fmadd_ps(ao, x1, _mm512_fmadd_ps(ae, x0, acc[0][t]));
+            acc[1][t] = _mm512_fmadd_ps(bo, x1, _mm512_fmadd_ps(be, x0, acc[1][t]));
+        }
+    }
+    for (int t = 0; t < TT; ++t) {
+        storeRows(out + int64_t(t) * N, acc[0][t], lanes0);
+        storeRows(out + int64_t(t) * N + kB, acc[1][t], lanes1);
+    }
 }
 
 // Two blocks (32 rows) x TT tokens of bf16 products: the prefill micro-kernel.
@@ -137,7 +170,28 @@ BROOK_AVX512 void q8Tokens(const uint8_t* codes, const float* scales, const floa
 BROOK_AVX512 void bf16Avx512(const CpuMatrix& w, const float* x, int T, float* out, int b0, int b1)
 {
     const int K = w.cols(), N = w.rows(), P = w.pairs();
-    for (int b = b0; b < b1; ++b) {
+    int b = b0;
+    // 4 or more tokens: two blocks at a time (see bf16TwoBlocks), 8 tokens a pass.
+    for (; T >= 4 && b + 2 <= b1; b += 2) {
+        const int lanes0 = std::min(kB, N - b * kB), lanes1 = std::min(kB, N - (b + 1) * kB);
+        for (int t = 0; t < T; t += 8) {
+            const float* xt = x + int64_t(t) * K;
+            float* ot = out + int64_t(t) * N + b * kB;
+            const uint16_t* w0 = w.bf16Block(b);
+            const uint16_t* w1 = w.bf16Block(b + 1);
+            switch (std::min(8, T - t)) {
+            case 1: bf16TwoBlocks<1>(w0, w1, P, xt, K, ot, N, lanes0, lanes1); break;
+            case 2: bf16TwoBlocks<2>(w0, w1, P, xt, K, ot, N, lanes0, lanes1); break;
+            case 3: bf16TwoBlocks<3>(w0, w1, P, xt, K, ot, N, lanes0, lanes1); break;
+            case 4: bf16TwoBlocks<4>(w0, w1, P, xt, K, ot, N, lanes0, lanes1); break;
+            case 5: bf16TwoBlocks<5>(w0, w1, P, xt, K, ot, N, lanes0, lanes1); break;
+            case 6: bf16TwoBlocks<6>(w0, w1, P, xt, K, ot, N, lanes0, lanes1); break;
+            case 7: bf16TwoBlocks<7>(w0, w1, P, xt, K, ot, N, lanes0, lanes1); break;
+            default: bf16TwoBlocks<8>(w0, w1, P, xt, K, ot, N, lanes0, lanes1); break;
+            }
+        }
+    }
+    for (; b < b1; ++b) {
         const uint16_t* wb = w.bf16Block(b);
         const int lanes = std::min(kB, N - b * kB);
         // Up to 8 tokens share one pass over the block; the block (P * 64 bytes) stays in L1/L2
