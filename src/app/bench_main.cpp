@@ -11,6 +11,7 @@
 #include "app/cli_logging.h"
 #include "app/launch_flags.h"
 #include "launch/engine_launcher.h"
+#include "engine/cpu/cpu_features.h"
 #include "engine/request_stream.h"
 #include "engine/tokenizer.h"
 #include "testing/test_model_writer.h"
@@ -250,6 +251,8 @@ int main(int argc, char** argv)
         return 1;
     }
     std::cout << "backend: " << launched->engine->backendName() << "\n";
+    if (launched->engine->backendName() == "cpu")  // which vector path ran (BROOK_CPU_ISA lowers it)
+        std::cout << "cpu path: " << cpu::cpuIsaName(cpu::activeCpuIsa()) << "\n";
     const int vocabLimit = std::min(launched->modelConfig.vocabSize, launched->engine->tokenizer().vocabSize());
     const bool throughput = app.got_subcommand("throughput");
     return throughput ? runThroughput(*launched->engine, bench, vocabLimit)
