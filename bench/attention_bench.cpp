@@ -31,7 +31,7 @@ constexpr int kWarmLaunches = 100, kColdLaunches = 20;
 constexpr size_t kFlushBytes = size_t(128) << 20;
 
 void benchCase(int batch, const std::vector<int>& contexts, const char* label, int maxContextLen, cudaStream_t stream,
-           DeviceBuffer& flush)
+               DeviceBuffer& flush)
 {
     std::mt19937 rng(uint32_t(batch * 7919 + contexts.front()));
     int maxBlocks = 1;
@@ -43,7 +43,7 @@ void benchCase(int batch, const std::vector<int>& contexts, const char* label, i
     const int numBlocks = batch * maxBlocks;
     std::vector<int32_t> table(size_t(batch) * maxBlocks);
     std::iota(table.begin(), table.end(), 0);
-    std::shuffle(table.begin(), table.end(), rng); // scattered blocks, as a long-running cache has them
+    std::shuffle(table.begin(), table.end(), rng);  // scattered blocks, as a long-running cache has them
 
     const size_t cacheElems = size_t(numBlocks) * kBlockSize * kKvHeads * kHeadDim;
     std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -71,9 +71,11 @@ void benchCase(int batch, const std::vector<int>& contexts, const char* label, i
     };
     launch();
     BROOK_CUDA_CHECK(cudaStreamSynchronize(stream));
-    const double warm = bench::timeGraphReplays(stream, 20, [&] {
-                            for (int i = 0; i < kWarmLaunches; ++i) launch();
-                        }) / kWarmLaunches;
+    const double warm = bench::timeGraphReplays(stream, 20,
+                                                [&] {
+                                                    for (int i = 0; i < kWarmLaunches; ++i) launch();
+                                                }) /
+                        kWarmLaunches;
     auto evict = [&] { BROOK_CUDA_CHECK(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream)); };
     const double withFlush = bench::timeGraphReplays(stream, 5, [&] {
         for (int i = 0; i < kColdLaunches; ++i) {
@@ -91,7 +93,7 @@ void benchCase(int batch, const std::vector<int>& contexts, const char* label, i
                 cold, bytes / cold * 1e-3);
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv)
 {
@@ -106,7 +108,7 @@ int main(int argc, char** argv)
         for (int ctx : {128, 384, 1024, 4096}) {
             if (ctx > maxContextLen) continue;
             benchCase(batch, std::vector<int>(size_t(batch), ctx), std::to_string(ctx).c_str(), maxContextLen, stream,
-                  flush);
+                      flush);
         }
     }
     // The nano-vllm mix mid-run: 256 sequences of uniform 100..2048 keys.

@@ -50,7 +50,7 @@ struct Shape {
     int N, K;
 };
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv)
 {
@@ -115,9 +115,11 @@ int main(int argc, char** argv)
     for (CpuIsa isa : samplerOnly ? std::vector<CpuIsa>{} : isas) {
         const CpuVectorOps& ops = CpuVectorOps::forIsa(isa);
         const int T = 128, H = 1024, I = 3072;
-        const std::vector<float> x = randomFloats(size_t(T) * 2 * I, 13, 1.0f), weight = randomFloats(size_t(H), 17, 1.0f);
+        const std::vector<float> x = randomFloats(size_t(T) * 2 * I, 13, 1.0f),
+                                 weight = randomFloats(size_t(H), 17, 1.0f);
         std::vector<float> out(size_t(T) * I);
-        const double norm = bestSeconds(repeats, [&] { ops.rmsnorm(x.data(), weight.data(), out.data(), T, H, 1e-5f); });
+        const double norm =
+            bestSeconds(repeats, [&] { ops.rmsnorm(x.data(), weight.data(), out.data(), T, H, 1e-5f); });
         const double silu = bestSeconds(repeats, [&] { ops.siluMul(x.data(), out.data(), T, I); });
         std::printf("ops %-11s T=128: rmsnorm %.3f ms, silu*up %.3f ms\n", cpuIsaName(isa), norm * 1e3, silu * 1e3);
     }

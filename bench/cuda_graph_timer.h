@@ -22,10 +22,11 @@ inline double timeGraphReplays(cudaStream_t stream, int replays, const std::func
     BROOK_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
     BROOK_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
     BROOK_CUDA_CHECK(cudaGraphLaunch(exec, stream));  // warm-up
-    const double us = cuda::microsecondsPerRun(stream, replays, [&] { BROOK_CUDA_CHECK(cudaGraphLaunch(exec, stream)); });
+    const double us =
+        cuda::microsecondsPerRun(stream, replays, [&] { BROOK_CUDA_CHECK(cudaGraphLaunch(exec, stream)); });
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
     return us;
 }
 
-} // namespace brook::bench
+}  // namespace brook::bench

@@ -49,7 +49,7 @@ private:
     std::mt19937_64 m_rng{7};
 };
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv)
 {

@@ -65,9 +65,11 @@ double timeLaunches(cudaStream_t stream, int copies, int replays, const std::fun
 {
     for (int i = 0; i < copies && i < 3; ++i) launch(i);  // warm-up outside the graph (sets attributes)
     BROOK_CUDA_CHECK(cudaStreamSynchronize(stream));
-    return bench::timeGraphReplays(stream, replays, [&] {
-               for (int i = 0; i < kLaunchesPerGraph; ++i) launch(i % copies);
-           }) / kLaunchesPerGraph;
+    return bench::timeGraphReplays(stream, replays,
+                                   [&] {
+                                       for (int i = 0; i < kLaunchesPerGraph; ++i) launch(i % copies);
+                                   }) /
+           kLaunchesPerGraph;
 }
 
 void report(const char* phase, const Shape& s, const char* format, int M, double us, double bytes)
@@ -142,7 +144,7 @@ void benchShape(const Shape& s, int replays, int prefillM, cudaStream_t stream, 
     }
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv)
 {

@@ -45,7 +45,12 @@ int main(int argc, char** argv)
     BROOK_CUDA_CHECK(cudaMemcpy(logits.get(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
     cuda::GpuSampler sampler(maxRows, kVocab);
 
-    struct Setting { const char* name; float temperature; int topK; float topP; };
+    struct Setting {
+        const char* name;
+        float temperature;
+        int topK;
+        float topP;
+    };
     std::printf("%-22s %6s %12s\n", "setting", "rows", "us/call");
     for (const Setting s : {Setting{"greedy", 0.0f, 0, 1.0f}, Setting{"temperature 0.6", 0.6f, 0, 1.0f},
                             Setting{"top-k 50", 0.8f, 50, 1.0f}, Setting{"top-p 0.95", 0.8f, 0, 0.95f},
@@ -71,7 +76,8 @@ int main(int argc, char** argv)
                 for (auto& c : contexts) c.step = k;
                 sampler.sample(logits.as<float>(), contexts, nullptr);
             }
-            const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+            const double us =
+                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
             std::printf("%-22s %6d %12.1f\n", s.name, rows, us / calls);
         }
     }

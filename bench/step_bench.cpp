@@ -46,7 +46,7 @@ Sequences makeSequences(int count, int context, int extra, int blockSize, int vo
     return q;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv)
 {

@@ -40,8 +40,7 @@ double metricValue(const std::string& text, const std::string& name)
         try {
             sum += std::stod(line.substr(space + 1));
             found = true;
-        } catch (const std::exception&) {
-        }
+        } catch (const std::exception&) {}
     }
     return found ? sum : std::nan("");
 }
@@ -58,8 +57,7 @@ double nvidiaSmiUsedMiB()
         try {
             total += std::stod(buffer);
             any = true;
-        } catch (const std::exception&) {
-        }
+        } catch (const std::exception&) {}
     }
     const int status = pclose(pipe);
     return any && status == 0 ? total : std::nan("");
@@ -75,7 +73,7 @@ std::string isoTimeUtc()
     return text;
 }
 
-} // namespace
+}  // namespace
 
 void addBaselineFlags(CLI::App& app, BaselineOptions& o)
 {
@@ -133,7 +131,8 @@ int runBaseline(const BaselineOptions& o)
     }
     // Memory: Brook's own gauge when the server is Brook, else nvidia-smi on this machine.
     const auto after = client.get("/metrics");
-    double usedMiB = metricValue(after.ok() ? after.body : std::string(), "brook:device_memory_used_bytes") / (1024.0 * 1024.0);
+    double usedMiB =
+        metricValue(after.ok() ? after.body : std::string(), "brook:device_memory_used_bytes") / (1024.0 * 1024.0);
     std::string memorySource = "brook:device_memory_used_bytes";
     if (!std::isfinite(usedMiB)) {
         usedMiB = nvidiaSmiUsedMiB();
@@ -179,10 +178,12 @@ int runBaseline(const BaselineOptions& o)
     if (std::isfinite(usedMiB)) std::printf("memory in use: %.0f MiB (%s)\n", usedMiB, memorySource.c_str());
     if (std::isfinite(waiting)) std::printf("queue: %.0f waiting, %.0f running\n", waiting, running);
     auto previous = json::parse(previousText, nullptr, false);
-    if (previous.is_object() && previous.contains("median_output_tok_s") && previous["median_output_tok_s"].is_number()) {
+    if (previous.is_object() && previous.contains("median_output_tok_s") &&
+        previous["median_output_tok_s"].is_number()) {
         const double was = previous["median_output_tok_s"].get<double>();
         const double ttftWas = previous.value("median_ttft_ms", 0.0);
-        std::printf("vs %s: output tok/s %+.1f%%, TTFT %+.1f%%\n", previous.value("time", std::string("previous")).c_str(),
+        std::printf("vs %s: output tok/s %+.1f%%, TTFT %+.1f%%\n",
+                    previous.value("time", std::string("previous")).c_str(),
                     was > 0 ? 100.0 * (line["median_output_tok_s"].get<double>() / was - 1.0) : 0.0,
                     ttftWas > 0 ? 100.0 * (line["median_ttft_ms"].get<double>() / ttftWas - 1.0) : 0.0);
     }
@@ -190,4 +191,4 @@ int runBaseline(const BaselineOptions& o)
     return 0;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -182,12 +182,12 @@ int runLatency(Engine& engine, const BenchOptions& o, int vocabLimit)
             bestDecode = std::max(bestDecode, decode);
         }
     }
-    std::cout << "prompt " << in << ", output " << out << ": best TTFT " << bestTtft * 1e3
-              << " ms, best decode " << bestDecode << " tokens/s\n";
+    std::cout << "prompt " << in << ", output " << out << ": best TTFT " << bestTtft * 1e3 << " ms, best decode "
+              << bestDecode << " tokens/s\n";
     return 0;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv)
 {
@@ -216,12 +216,14 @@ int main(int argc, char** argv)
     }
     ServeBenchOptions serveBench;
     BaselineOptions baseline;
-    addServeBenchFlags(*app.add_subcommand("serve", "online benchmark of an OpenAI-compatible server (vllm bench serve)"),
-                       serveBench);
-    addBaselineFlags(*app.add_subcommand("baseline", "daily check: three standard requests, one line of history"), baseline);
+    addServeBenchFlags(
+        *app.add_subcommand("serve", "online benchmark of an OpenAI-compatible server (vllm bench serve)"), serveBench);
+    addBaselineFlags(*app.add_subcommand("baseline", "daily check: three standard requests, one line of history"),
+                     baseline);
     QualityBenchOptions quality;
-    addQualityFlags(*app.add_subcommand("quality", "a quantized model against its dense reference: top-1, KL, perplexity"),
-                    quality);
+    addQualityFlags(
+        *app.add_subcommand("quality", "a quantized model against its dense reference: top-1, KL, perplexity"),
+        quality);
     CLI11_PARSE(app, argc, argv);
     setUpCliLogging(logLevel);
     if (app.got_subcommand("serve")) return runServeBench(serveBench);

@@ -67,7 +67,7 @@ Result<ModelLogits> runModel(const std::filesystem::path& dir, const std::string
     return out;
 }
 
-} // namespace
+}  // namespace
 
 void addQualityFlags(CLI::App& app, QualityBenchOptions& o)
 {
@@ -126,9 +126,9 @@ int runQualityBench(const QualityBenchOptions& o)
               << model->seconds << " s\n"
               << "top-1 agreement: " << s.top1Agreement * 100.0 << " %\n"
               << "mean KL(reference || model): " << s.meanKl << " nats (max " << s.maxKl << ")\n"
-              << "perplexity: reference " << s.referencePerplexity << ", model " << s.candidatePerplexity
-              << ", ratio " << s.perplexityRatio() << "\n";
+              << "perplexity: reference " << s.referencePerplexity << ", model " << s.candidatePerplexity << ", ratio "
+              << s.perplexityRatio() << "\n";
     return 0;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -23,11 +23,11 @@ struct QualityBenchOptions {
     std::filesystem::path textFile;   // empty: Brook's evaluation text (resources/calibration/evaluation.txt)
     std::string device = "auto";
     std::string dtype = "auto";
-    std::string quantization;         // for --model: "", int4, int8, awq
+    std::string quantization;  // for --model: "", int4, int8, awq
     int maxTokens = 512;
 };
 
 void addQualityFlags(CLI::App& app, QualityBenchOptions& options);
 int runQualityBench(const QualityBenchOptions& options);
 
-} // namespace brook
+}  // namespace brook

@@ -17,10 +17,7 @@ using nlohmann::json;
 
 namespace {
 
-void printLine(const char* name, double value, int decimals = 2)
-{
-    std::printf("%-40s %.*f\n", name, decimals, value);
-}
+void printLine(const char* name, double value, int decimals = 2) { std::printf("%-40s %.*f\n", name, decimals, value); }
 
 // A section title centred in a 50-column rule, as vLLM prints them.
 void printTitle(const std::string& title)
@@ -29,7 +26,7 @@ void printTitle(const std::string& title)
     std::printf("%s%s%s\n", std::string(pad / 2, '-').c_str(), title.c_str(), std::string(pad - pad / 2, '-').c_str());
 }
 
-} // namespace
+}  // namespace
 
 void addServeBenchFlags(CLI::App& app, ServeBenchOptions& o)
 {
@@ -57,8 +54,9 @@ void addServeBenchFlags(CLI::App& app, ServeBenchOptions& o)
 
 int runServeBench(const ServeBenchOptions& o)
 {
-    std::cout << "Traffic request rate: " << o.requestRate << "\nMaximum request concurrency: "
-              << (o.maxConcurrency > 0 ? std::to_string(o.maxConcurrency) : "None") << "\n";
+    std::cout << "Traffic request rate: " << o.requestRate
+              << "\nMaximum request concurrency: " << (o.maxConcurrency > 0 ? std::to_string(o.maxConcurrency) : "None")
+              << "\n";
     ServeBenchmark benchmark(o);
     auto ran = benchmark.run();
     if (!ran) {
@@ -102,4 +100,4 @@ int runServeBench(const ServeBenchOptions& o)
     return r.completed > 0 ? 0 : 1;
 }
 
-} // namespace brook
+}  // namespace brook

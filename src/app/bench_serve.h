@@ -7,7 +7,7 @@
 //             compared with the previous line.
 #pragma once
 
-#include "loadgen/serve_benchmark.h"   // ServeBenchOptions, ServeBenchmark, timedStream, percentileOf
+#include "loadgen/serve_benchmark.h"  // ServeBenchOptions, ServeBenchmark, timedStream, percentileOf
 
 #include <string>
 
@@ -22,7 +22,7 @@ struct BaselineOptions {
     std::string model;
     std::string apiKey;
     std::string historyFile = "baseline-history.jsonl";
-    std::string label;                    // free text stored with the line (a commit, a machine)
+    std::string label;  // free text stored with the line (a commit, a machine)
     int maxTokens = 64;
     int repeats = 3;
 };
@@ -32,4 +32,4 @@ void addBaselineFlags(CLI::App& app, BaselineOptions& options);
 int runServeBench(const ServeBenchOptions& options);
 int runBaseline(const BaselineOptions& options);
 
-} // namespace brook
+}  // namespace brook

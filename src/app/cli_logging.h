@@ -15,4 +15,4 @@ inline void setUpCliLogging(const std::string& level)
     spdlog::set_level(spdlog::level::from_str(level));
 }
 
-} // namespace brook
+}  // namespace brook

@@ -29,19 +29,25 @@ int main(int argc, char** argv)
     QApplication::setOrganizationName(QStringLiteral("Brook"));
     QApplication::setApplicationName(QStringLiteral("Brook"));
     QApplication::setApplicationVersion(QStringLiteral(BROOK_VERSION));
-    QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));  // the same look, light or dark, everywhere
+    QApplication::setStyle(
+        QStyleFactory::create(QStringLiteral("Fusion")));  // the same look, light or dark, everywhere
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Brook: chat with ERNIE-4.5 on this computer"));
     parser.addHelpOption();
     parser.addVersionOption();
-    const QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Model folder to load at start."), QStringLiteral("dir"));
-    const QCommandLineOption dataDir(QStringLiteral("data-dir"),
-                                     QStringLiteral("Folder for the history database and settings (default: the user's app data)."),
-                                     QStringLiteral("dir"));
-    const QCommandLineOption language(QStringLiteral("language"), QStringLiteral("en or zh_CN."), QStringLiteral("language"));
-    const QCommandLineOption theme(QStringLiteral("theme"), QStringLiteral("system, light or dark."), QStringLiteral("theme"));
-    const QCommandLineOption import(QStringLiteral("import"), QStringLiteral("Import a conversation (OpenAI JSON) at start."),
+    const QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Model folder to load at start."),
+                                   QStringLiteral("dir"));
+    const QCommandLineOption dataDir(
+        QStringLiteral("data-dir"),
+        QStringLiteral("Folder for the history database and settings (default: the user's app data)."),
+        QStringLiteral("dir"));
+    const QCommandLineOption language(QStringLiteral("language"), QStringLiteral("en or zh_CN."),
+                                      QStringLiteral("language"));
+    const QCommandLineOption theme(QStringLiteral("theme"), QStringLiteral("system, light or dark."),
+                                   QStringLiteral("theme"));
+    const QCommandLineOption import(QStringLiteral("import"),
+                                    QStringLiteral("Import a conversation (OpenAI JSON) at start."),
                                     QStringLiteral("file"));
     const QCommandLineOption screenshot(
         QStringLiteral("screenshot"),
@@ -87,16 +93,19 @@ int main(int argc, char** argv)
         };
         if (parser.isSet(model)) {
             QObject::connect(&window.engineHost(), &brook::EngineHost::modelLoaded, &window, [shoot] { shoot(true); });
-            QObject::connect(&window.engineHost(), &brook::EngineHost::modelLoadFailed, &window, [shoot] { shoot(false); });
+            QObject::connect(&window.engineHost(), &brook::EngineHost::modelLoadFailed, &window,
+                             [shoot] { shoot(false); });
         } else {
             shoot(true);
         }
     }
     for (const QString& file : parser.values(import))
-        if (const QString error = window.importConversation(file); !error.isEmpty()) spdlog::error("{}", error.toStdString());
+        if (const QString error = window.importConversation(file); !error.isEmpty())
+            spdlog::error("{}", error.toStdString());
     if (parser.isSet(model)) {
         window.loadModel(QFileInfo(parser.value(model)).absoluteFilePath());
-    } else if (const QStringList recent = settings.recentModels(); !recent.isEmpty() && QFileInfo(recent.first()).isDir()) {
+    } else if (const QStringList recent = settings.recentModels();
+               !recent.isEmpty() && QFileInfo(recent.first()).isDir()) {
         window.loadModel(recent.first());  // the model used last time
     }
     const int code = app.exec();

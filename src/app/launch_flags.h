@@ -39,10 +39,11 @@ inline std::string launchErrorForCli(const Error& error)
         text = flag + ": " + text;
     }
     if (error.code == ErrorCode::OutOfMemory)
-        text += error.field == "gpu_memory_utilization"
-                    ? ". Lower --max-model-len, raise --gpu-memory-utilization, or use --quantization int4."
-                    : ". Lower --max-num-batched-tokens, --max-num-seqs or --max-model-len, or use --quantization int4.";
+        text +=
+            error.field == "gpu_memory_utilization"
+                ? ". Lower --max-model-len, raise --gpu-memory-utilization, or use --quantization int4."
+                : ". Lower --max-num-batched-tokens, --max-num-seqs or --max-model-len, or use --quantization int4.";
     return text;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -13,7 +13,8 @@
 #include <map>
 #include <optional>
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv)
+{
     brook::rememberArgv0(argc > 0 ? argv[0] : nullptr);
     CLI::App app{"Write an ERNIE-4.5 model folder with random weights (for tests and benchmarks)"};
     std::string outDir;
@@ -36,7 +37,8 @@ int main(int argc, char** argv) {
     app.add_flag("--shards", options.shardWeights, "Write two shards and model.safetensors.index.json");
     app.add_flag("--lm-head", options.writeLmHead, "Also write lm_head.weight (a copy of the embedding when tied)");
     app.add_flag("--untied", untied, "tie_word_embeddings false, with its own lm_head.weight");
-    app.add_option("--vocab", vocab, "Model vocab_size (default: the shape's; tiny: the tokenizer's size rounded up to 64)");
+    app.add_option("--vocab", vocab,
+                   "Model vocab_size (default: the shape's; tiny: the tokenizer's size rounded up to 64)");
     app.add_option("--tokenizer-vocab", options.tokenizerVocabSize, "Sentencepiece pieces to train")
         ->capture_default_str();
     app.add_option("--hidden", hidden, "hidden_size");
@@ -78,7 +80,7 @@ int main(int argc, char** argv) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const auto& s = options.shape;
     spdlog::info("wrote {} ({}: hidden {}, ffn {}, {} layers, heads {}/{}, head_dim {}, {}, seed {}) in {:.1f} s",
-                 outDir, shapeName, s.hiddenSize, s.intermediateSize, s.numLayers, s.numHeads, s.numKvHeads,
-                 s.headDim, dtypeName, options.seed, seconds);
+                 outDir, shapeName, s.hiddenSize, s.intermediateSize, s.numLayers, s.numHeads, s.numKvHeads, s.headDim,
+                 dtypeName, options.seed, seconds);
     return 0;
 }

@@ -38,8 +38,7 @@ void logTable(const ModelQuantizerResult& result, bool awq)
     if (awq)
         spdlog::info("{:>5} {:<10} {:>13} {:>10} {:>10} {:>6} {:>10} {:>10}", "layer", "linear", "shape", "w err",
                      "rtn w err", "alpha", "out err", "rtn out");
-    else
-        spdlog::info("{:>5} {:<10} {:>13} {:>10}", "layer", "linear", "shape", "w err");
+    else spdlog::info("{:>5} {:<10} {:>13} {:>10}", "layer", "linear", "shape", "w err");
     double weightSum = 0.0, awqSum = 0.0, rtnSum = 0.0;
     for (const QuantizedLinearReport& r : result.linears) {
         const std::string shape = std::to_string(r.rows) + "x" + std::to_string(r.cols);
@@ -47,8 +46,7 @@ void logTable(const ModelQuantizerResult& result, bool awq)
             spdlog::info("{:>5} {:<10} {:>13} {:>10.3e} {:>10.3e} {:>6.2f} {:>10.3e} {:>10.3e}", layerOf(r.name),
                          shortName(r.name), shape, r.weightError, r.rtnWeightError, r.alpha, r.awqOutputError,
                          r.rtnOutputError);
-        else
-            spdlog::info("{:>5} {:<10} {:>13} {:>10.3e}", layerOf(r.name), shortName(r.name), shape, r.weightError);
+        else spdlog::info("{:>5} {:<10} {:>13} {:>10.3e}", layerOf(r.name), shortName(r.name), shape, r.weightError);
         weightSum += r.weightError;
         awqSum += r.awqOutputError;
         rtnSum += r.rtnOutputError;
@@ -56,11 +54,12 @@ void logTable(const ModelQuantizerResult& result, bool awq)
     const double n = double(std::max<size_t>(result.linears.size(), 1));
     spdlog::info("mean relative weight error: {:.4e}", weightSum / n);
     if (awq)
-        spdlog::info("mean relative output error on the calibration sample: AWQ {:.4e}, RTN {:.4e}", awqSum / n, rtnSum / n);
+        spdlog::info("mean relative output error on the calibration sample: AWQ {:.4e}, RTN {:.4e}", awqSum / n,
+                     rtnSum / n);
     for (const std::string& note : result.notes) spdlog::info("note: {}", note);
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv)
 {

@@ -28,7 +28,8 @@ Result<std::vector<int32_t>> parseTokenIds(const std::string& text)
         try {
             size_t used = 0;
             ids.push_back(int32_t(std::stoll(item, &used)));
-            if (used != item.size() && item.find_first_not_of(" \t", used) != std::string::npos) throw std::invalid_argument(item);
+            if (used != item.size() && item.find_first_not_of(" \t", used) != std::string::npos)
+                throw std::invalid_argument(item);
         } catch (const std::exception&) {
             return makeError("--prompt-token-ids: '" + item + "' is not an integer");
         }
@@ -36,7 +37,7 @@ Result<std::vector<int32_t>> parseTokenIds(const std::string& text)
     return ids;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv)
 {
@@ -121,7 +122,8 @@ int main(int argc, char** argv)
     p = samplingDefaults(launched->generationDefaults);
     // Without --max-tokens: 256, or less where the context leaves less (prompt_builder.h's rule).
     const Engine& engine = *launched->engine;
-    const PromptBuilder prompts(engine.tokenizer(), engine.modelConfig().vocabSize, {engine.config().maxModelLen, 0, 256});
+    const PromptBuilder prompts(engine.tokenizer(), engine.modelConfig().vocabSize,
+                                {engine.config().maxModelLen, 0, 256});
     auto promptTokens = prompts.tokens(request.prompt);
     if (!promptTokens) {
         std::cerr << "brook-run: " << promptTokens.error() << "\n";
@@ -163,9 +165,8 @@ int main(int argc, char** argv)
         if (out->finishReason) finish = out->finishReason;
     }
     if (json) {
-        nlohmann::json result = {{"token_ids", generated},
-                                 {"text", text},
-                                 {"finish_reason", finish ? finishReasonName(*finish) : "abort"}};
+        nlohmann::json result = {
+            {"token_ids", generated}, {"text", text}, {"finish_reason", finish ? finishReasonName(*finish) : "abort"}};
         if (logprobs) result["logprobs"] = logprobsJson;
         std::cout << result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {

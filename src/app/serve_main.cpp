@@ -72,7 +72,7 @@ Result<GenerationDefaults> generationDefaultsFor(const ServeConfig& config, cons
     return loadGenerationDefaults(std::filesystem::path(config.generationConfig) / "generation_config.json");
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv)
 {
@@ -126,9 +126,8 @@ int main(int argc, char** argv)
     };
     spdlog::info("loading {}", config.model);
     auto logProgress = ModelResolver::loggingProgress();
-    auto modelDir = ModelResolver().resolve(config.model, [&](const DownloadProgress& p) {
-        return !stop.requested.load() && logProgress(p);
-    });
+    auto modelDir = ModelResolver().resolve(
+        config.model, [&](const DownloadProgress& p) { return !stop.requested.load() && logProgress(p); });
     if (!modelDir) return stop.requested ? (server.stop(), 0) : fail(modelDir.error());
 
     LaunchOptions launch = config.launch;

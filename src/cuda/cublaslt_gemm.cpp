@@ -59,8 +59,8 @@ CublasLtGemm::Plan& CublasLtGemm::plan(int M, int N, int K, ElementType type, bo
     return m_plans.emplace(key, p).first->second;
 }
 
-void CublasLtGemm::matmul(const void* x, const void* w, void* out, int M, int N, int K, ElementType type,
-                          bool outFloat, cudaStream_t stream, float beta)
+void CublasLtGemm::matmul(const void* x, const void* w, void* out, int M, int N, int K, ElementType type, bool outFloat,
+                          cudaStream_t stream, float beta)
 {
     if (M == 0) return;
     if (m_useSkinny && skinny_gemm_preferred(M, K)) {
@@ -73,4 +73,4 @@ void CublasLtGemm::matmul(const void* x, const void* w, void* out, int M, int N,
                                       m_workspace.get(), m_workspace.bytes(), stream));
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -44,4 +44,4 @@ private:
     bool m_useSkinny = true;
 };
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -42,7 +42,7 @@ Result<ElementType> chooseElementType(DTypeChoice dtype)
                      "the CUDA backend computes in bfloat16 or float16; float32 runs on the CPU");
 }
 
-} // namespace
+}  // namespace
 
 Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& config, const Checkpoint& checkpoint,
                                                          const CudaBackendOptions& options)
@@ -63,8 +63,12 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
     std::unique_ptr<CudaBackend> backend;
     try {
         const auto& report = options.onLoadProgress;
-        auto weights = CudaWeights::upload(checkpoint, config, *type, [&](double f) { if (report) report(0.75 * f); },
-                                           options.quantization);
+        auto weights = CudaWeights::upload(
+            checkpoint, config, *type,
+            [&](double f) {
+                if (report) report(0.75 * f);
+            },
+            options.quantization);
         if (!weights) return makeError(weights.error());
         backend.reset(new CudaBackend(config, *type, std::move(weights).value(), options));
         backend->m_deviceTotal = int64_t(total);
@@ -72,11 +76,14 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
         // Profile: a forward at max_num_batched_tokens over a temporary cache measures what
         // activations, workspaces and library handles really take.
         const int profileSeqLen = std::min(backend->m_maxTokens, backend->m_maxModelLen);
-        const int profileSeqs = std::min((backend->m_maxTokens + profileSeqLen - 1) / profileSeqLen, backend->m_maxSeqs);
+        const int profileSeqs =
+            std::min((backend->m_maxTokens + profileSeqLen - 1) / profileSeqLen, backend->m_maxSeqs);
         const int blocksPerSeq = (profileSeqLen + backend->m_blockSize - 1) / backend->m_blockSize;
         const int64_t blockBytes = config.kvBytesPerToken(2) * backend->m_blockSize;
-        if (auto kv = backend->allocateKvCache(blockBytes * blocksPerSeq * profileSeqs); !kv) return makeError(kv.error());
-        std::vector<std::vector<int32_t>> tokens(static_cast<size_t>(profileSeqs)), tables(static_cast<size_t>(profileSeqs));
+        if (auto kv = backend->allocateKvCache(blockBytes * blocksPerSeq * profileSeqs); !kv)
+            return makeError(kv.error());
+        std::vector<std::vector<int32_t>> tokens(static_cast<size_t>(profileSeqs)),
+            tables(static_cast<size_t>(profileSeqs));
         std::vector<BatchSequence> batch;
         int left = backend->m_maxTokens;
         for (int s = 0; s < profileSeqs && left > 0; ++s) {
@@ -94,8 +101,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
         backend->m_kvCache = DeviceBuffer();
         const int64_t used = int64_t(free0) - int64_t(free1) - profileKv;  // weights + activations + handles
         const int64_t graphReserve = CapacityPlanner::cudaGraphReserveBytes(options.enforceEager);
-        int64_t kvBytes = CapacityPlanner::cudaKvCacheBytes(int64_t(total), options.gpuMemoryUtilization,
-                                                            options.enforceEager, used);
+        int64_t kvBytes =
+            CapacityPlanner::cudaKvCacheBytes(int64_t(total), options.gpuMemoryUtilization, options.enforceEager, used);
         const int64_t freeNow = int64_t(free1) + profileKv - graphReserve - (128ll << 20);
         if (kvBytes > freeNow) {
             spdlog::warn("other processes use GPU memory: the KV cache gets {} instead of {}", formatGib(freeNow),
@@ -103,7 +110,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
             kvBytes = freeNow;
         }
         if (options.numKvBlocks > 0) kvBytes = std::min<int64_t>(kvBytes, blockBytes * options.numKvBlocks);
-        const int64_t oneSequence = blockBytes * ((backend->m_maxModelLen + backend->m_blockSize - 1) / backend->m_blockSize);
+        const int64_t oneSequence =
+            blockBytes * ((backend->m_maxModelLen + backend->m_blockSize - 1) / backend->m_blockSize);
         if (options.numKvBlocks == 0 && kvBytes < oneSequence) {
             char text[640];
             std::snprintf(text, sizeof text,
@@ -120,9 +128,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
         const int64_t cacheTokens = int64_t(backend->m_numBlocks) * backend->m_blockSize;
         spdlog::info("CUDA backend: weights {}, activations {}, KV cache {} ({} blocks, {} tokens); maximum "
                      "concurrency for {} tokens per request: {:.2f}x",
-                     formatGib(int64_t(backend->m_weights.bytes())), formatGib(used - int64_t(backend->m_weights.bytes())),
-                     formatGib(kvBytes), backend->m_numBlocks, cacheTokens, backend->m_maxModelLen,
-                     double(cacheTokens) / backend->m_maxModelLen);
+                     formatGib(int64_t(backend->m_weights.bytes())),
+                     formatGib(used - int64_t(backend->m_weights.bytes())), formatGib(kvBytes), backend->m_numBlocks,
+                     cacheTokens, backend->m_maxModelLen, double(cacheTokens) / backend->m_maxModelLen);
         if (!options.enforceEager) {
             backend->m_graphs = std::make_unique<DecodeGraphs>(*backend, backend->m_stream);
             backend->m_graphs->captureAll(backend->m_maxSeqs);
@@ -152,7 +160,8 @@ CudaBackend::CudaBackend(ModelConfig config, ElementType type, CudaWeights weigh
     for (size_t i = 0; i < invFreq.size(); ++i)
         invFreq[i] = float(1.0 / std::pow(m_config.ropeTheta, double(2 * i) / m_config.headDim));
     m_invFreq = DeviceBuffer(invFreq.size() * sizeof(float));
-    BROOK_CUDA_CHECK(cudaMemcpy(m_invFreq.get(), invFreq.data(), invFreq.size() * sizeof(float), cudaMemcpyHostToDevice));
+    BROOK_CUDA_CHECK(
+        cudaMemcpy(m_invFreq.get(), invFreq.data(), invFreq.size() * sizeof(float), cudaMemcpyHostToDevice));
     allocateActivations();
 }
 
@@ -230,10 +239,10 @@ std::vector<float> CudaBackend::logits(std::span<const BatchSequence> batch)
 {
     const int rows = run(batch);
     std::vector<float> out(size_t(rows) * m_config.vocabSize);
-    BROOK_CUDA_CHECK(cudaMemcpyAsync(out.data(), m_logits.get(), out.size() * sizeof(float), cudaMemcpyDeviceToHost,
-                                     m_stream));
+    BROOK_CUDA_CHECK(
+        cudaMemcpyAsync(out.data(), m_logits.get(), out.size() * sizeof(float), cudaMemcpyDeviceToHost, m_stream));
     BROOK_CUDA_CHECK(cudaStreamSynchronize(m_stream));
     return out;
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -36,9 +36,9 @@ struct CudaBackendOptions {
     int maxNumSeqs = 256;
     int maxNumBatchedTokens = 8192;
     int blockSize = 16;
-    int numKvBlocks = 0;                    // > 0 caps the memory-based size (tests)
+    int numKvBlocks = 0;  // > 0 caps the memory-based size (tests)
     double gpuMemoryUtilization = 0.9;
-    bool enforceEager = false;              // no CUDA graphs
+    bool enforceEager = false;                   // no CUDA graphs
     std::function<void(double)> onLoadProgress;  // fraction done, 0..1 (optional)
 };
 
@@ -89,7 +89,7 @@ private:
     ElementType m_type;
     CudaWeights m_weights;
     int m_blockSize;
-    int m_maxTokens;      // per step: max(max_num_batched_tokens, max_num_seqs)
+    int m_maxTokens;  // per step: max(max_num_batched_tokens, max_num_seqs)
     int m_maxSeqs;
     int m_maxModelLen;
     int m_numBlocks = 0;
@@ -99,22 +99,22 @@ private:
     std::unique_ptr<StepInputs> m_inputs;
     std::unique_ptr<GpuSampler> m_sampler;
     std::unique_ptr<DecodeGraphs> m_graphs;
-    DeviceBuffer m_invFreq;                  // [HD/2] fp32
-    DeviceBuffer m_kvCache;                  // K then V: [L][blocks][blockSize][KVH][HD] each
+    DeviceBuffer m_invFreq;  // [HD/2] fp32
+    DeviceBuffer m_kvCache;  // K then V: [L][blocks][blockSize][KVH][HD] each
     // Activations, sized for m_maxTokens tokens ([T, ...]) and m_maxSeqs sampled rows.
-    DeviceBuffer m_residual;                 // [T, H] fp32
-    DeviceBuffer m_normed;                   // [T, H]
-    DeviceBuffer m_qkv;                      // [T, NH*HD + 2*KVH*HD]
-    DeviceBuffer m_q;                        // [T, NH*HD]
-    DeviceBuffer m_attn;                     // [T, NH*HD]
-    DeviceBuffer m_gateUp;                   // [T, 2I]
-    DeviceBuffer m_act;                      // [T, I]
-    DeviceBuffer m_finalNormed;              // [S, H]
-    DeviceBuffer m_logits;                   // [S, V] fp32
+    DeviceBuffer m_residual;     // [T, H] fp32
+    DeviceBuffer m_normed;       // [T, H]
+    DeviceBuffer m_qkv;          // [T, NH*HD + 2*KVH*HD]
+    DeviceBuffer m_q;            // [T, NH*HD]
+    DeviceBuffer m_attn;         // [T, NH*HD]
+    DeviceBuffer m_gateUp;       // [T, 2I]
+    DeviceBuffer m_act;          // [T, I]
+    DeviceBuffer m_finalNormed;  // [S, H]
+    DeviceBuffer m_logits;       // [S, V] fp32
     DeviceBuffer m_attnWorkspace;
-    DeviceBuffer m_dequantized;              // quantized models: one Linear in the element type
+    DeviceBuffer m_dequantized;  // quantized models: one Linear in the element type
     int64_t m_activationBytes = 0;
     int64_t m_deviceTotal = 0;
 };
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -16,4 +16,4 @@ void throwCublasError(cublasStatus_t status, const char* call, const char* file,
                     status == CUBLAS_STATUS_ALLOC_FAILED);
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

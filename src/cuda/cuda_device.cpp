@@ -53,7 +53,7 @@ bool hopperFeatureEnabled(const char* offSwitch)
     return major >= 9;
 }
 
-} // namespace
+}  // namespace
 
 // Each decided once per process: the backend drives one device.
 bool pdlSupported()
@@ -87,4 +87,4 @@ int skinnyMaxRowsOverride()
     return rows;
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

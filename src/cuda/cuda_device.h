@@ -26,4 +26,4 @@ int pdlEarlyWait();
 // crossover; 0 when unset. Decided once per process.
 int skinnyMaxRowsOverride();
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -32,18 +32,19 @@ void CudaBackend::allocateActivations()
     m_act = DeviceBuffer(T * c.intermediateSize * e);
     m_finalNormed = DeviceBuffer(S * c.hiddenSize * e);
     m_logits = DeviceBuffer(S * c.vocabSize * sizeof(float));
-    m_attnWorkspace = DeviceBuffer(paged_attention_decode_workspace_bytes(m_maxSeqs, c.numHeads, c.numKvHeads,
-                                                                          c.headDim, m_maxModelLen));
+    m_attnWorkspace = DeviceBuffer(
+        paged_attention_decode_workspace_bytes(m_maxSeqs, c.numHeads, c.numKvHeads, c.headDim, m_maxModelLen));
     // The decode kernel keeps completion counters at the workspace's end that every launch leaves
     // at zero; they must start at zero.
     if (m_attnWorkspace.bytes()) BROOK_CUDA_CHECK(cudaMemset(m_attnWorkspace.get(), 0, m_attnWorkspace.bytes()));
     // Scratch for dequantized Linears (long prefills of a quantized model): the largest one.
     if (!m_weights.layers().empty() && m_weights.layers()[0].quantized && m_maxTokens >= kDequantizeMinTokens)
         m_dequantized = DeviceBuffer(size_t(std::max({qkvDim * size_t(c.hiddenSize), size_t(c.hiddenSize) * c.qDim(),
-                                                      2 * size_t(c.intermediateSize) * c.hiddenSize})) * e);
-    m_activationBytes = int64_t(m_dequantized.bytes() + m_residual.bytes() + m_normed.bytes() + m_qkv.bytes() + m_q.bytes() + m_attn.bytes() +
-                                m_gateUp.bytes() + m_act.bytes() + m_finalNormed.bytes() + m_logits.bytes() +
-                                m_attnWorkspace.bytes());
+                                                      2 * size_t(c.intermediateSize) * c.hiddenSize})) *
+                                     e);
+    m_activationBytes = int64_t(m_dequantized.bytes() + m_residual.bytes() + m_normed.bytes() + m_qkv.bytes() +
+                                m_q.bytes() + m_attn.bytes() + m_gateUp.bytes() + m_act.bytes() +
+                                m_finalNormed.bytes() + m_logits.bytes() + m_attnWorkspace.bytes());
 }
 
 void CudaBackend::forward(bool decode, cudaStream_t stream)
@@ -144,7 +145,8 @@ void CudaBackend::forward(bool decode, cudaStream_t stream)
         } else if (fused) {
             launch_quant_gemv(residual, w.gateUpQ, m_gateUp.get(), T, m_type, false, false, stream,
                               SkinnyPrologue::RmsNorm, w.postNorm, eps);
-            launch_quant_gemv(m_gateUp.get(), w.downQ, residual, T, m_type, true, true, stream, SkinnyPrologue::SiluMul);
+            launch_quant_gemv(m_gateUp.get(), w.downQ, residual, T, m_type, true, true, stream,
+                              SkinnyPrologue::SiluMul);
         } else {
             launch_add_rmsnorm(residual, nullptr, w.postNorm, m_normed.get(), nullptr, T, H, eps, m_type, stream);
             project(m_normed.get(), w.gateUp, w.gateUpQ, quant, m_gateUp.get(), 2 * I, H, false, false);
@@ -157,4 +159,4 @@ void CudaBackend::forward(bool decode, cudaStream_t stream)
     m_gemm->matmul(m_finalNormed.get(), m_weights.lmHead(), m_logits.get(), S, c.vocabSize, H, m_type, true, stream);
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

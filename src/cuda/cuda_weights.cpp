@@ -20,7 +20,7 @@ void convertInto(const TensorView& tensor, T* dst, std::vector<float>& scratch)
     for (size_t i = 0; i < scratch.size(); ++i) dst[i] = fromFloat<T>(scratch[i]);
 }
 
-} // namespace
+}  // namespace
 
 Result<CudaWeights> CudaWeights::upload(const Checkpoint& checkpoint, const ModelConfig& config, ElementType type,
                                         const std::function<void(double)>& progress,
@@ -47,7 +47,8 @@ Result<CudaWeights> CudaWeights::upload(const Checkpoint& checkpoint, const Mode
         slots.push_back({{p + "input_layernorm.weight"}, &l.inputNorm});
         slots.push_back({{p + "post_attention_layernorm.weight"}, &l.postNorm});
         if (quantized) continue;  // the Linears come from loadQuantizedLayer below
-        slots.push_back({{p + "self_attn.q_proj.weight", p + "self_attn.k_proj.weight", p + "self_attn.v_proj.weight"}, &l.qkv});
+        slots.push_back(
+            {{p + "self_attn.q_proj.weight", p + "self_attn.k_proj.weight", p + "self_attn.v_proj.weight"}, &l.qkv});
         slots.push_back({{p + "self_attn.o_proj.weight"}, &l.o});
         slots.push_back({{p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"}, &l.gateUp});
         slots.push_back({{p + "mlp.down_proj.weight"}, &l.down});
@@ -106,14 +107,15 @@ Result<CudaWeights> CudaWeights::upload(const Checkpoint& checkpoint, const Mode
         size_t done = 0;
         for (const std::string& name : s.tensors) {
             const TensorView* t = *checkpoint.require(name);
-            BROOK_DISPATCH_ELEMENT_TYPE(type, E, {
-                convertInto<E>(*t, reinterpret_cast<E*>(staging.data()) + done, scratch);
-            });
+            BROOK_DISPATCH_ELEMENT_TYPE(type, E,
+                                        { convertInto<E>(*t, reinterpret_cast<E*>(staging.data()) + done, scratch); });
             done += size_t(t->numElements());
         }
         BROOK_CUDA_CHECK(cudaMemcpy(base + s.offset, staging.data(), staging.size(), cudaMemcpyHostToDevice));
         *s.target = base + s.offset;
-        if (progress) progress((quantized ? 0.5 : 0.0) + (quantized ? 0.5 : 1.0) * double(&s - slots.data() + 1) / double(slots.size()));
+        if (progress)
+            progress((quantized ? 0.5 : 0.0) +
+                     (quantized ? 0.5 : 1.0) * double(&s - slots.data() + 1) / double(slots.size()));
     }
     if (!separateHead) w.m_lmHead = w.m_embedding;
     spdlog::info("CUDA backend: {:.1f} MiB of {} weights uploaded{}", double(total) / (1 << 20), elementTypeName(type),
@@ -121,4 +123,4 @@ Result<CudaWeights> CudaWeights::upload(const Checkpoint& checkpoint, const Mode
     return w;
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -51,4 +51,4 @@ private:
     std::vector<CudaLayerWeights> m_layers;
 };
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

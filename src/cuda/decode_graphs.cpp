@@ -50,7 +50,8 @@ void DecodeGraphs::captureAll(int maxSeqs)
         m_graphs[bucket] = exec;
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    spdlog::info("CUDA backend: captured {} decode graphs (batch 1..{}) in {:.1f} s", m_graphs.size(), maxSeqs, seconds);
+    spdlog::info("CUDA backend: captured {} decode graphs (batch 1..{}) in {:.1f} s", m_graphs.size(), maxSeqs,
+                 seconds);
 }
 
 int DecodeGraphs::bucketFor(int n) const
@@ -64,4 +65,4 @@ void DecodeGraphs::replay(int bucket, cudaStream_t stream)
     BROOK_CUDA_CHECK(cudaGraphLaunch(m_graphs.at(bucket), stream));
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -37,4 +37,4 @@ private:
     std::map<int, cudaGraphExec_t> m_graphs;
 };
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -15,8 +15,13 @@ public:
     {
         if (bytes) BROOK_CUDA_CHECK(cudaMalloc(&m_ptr, bytes));
     }
-    ~DeviceBuffer() { if (m_ptr) cudaFree(m_ptr); }
-    DeviceBuffer(DeviceBuffer&& o) noexcept : m_ptr(std::exchange(o.m_ptr, nullptr)), m_bytes(std::exchange(o.m_bytes, 0)) {}
+    ~DeviceBuffer()
+    {
+        if (m_ptr) cudaFree(m_ptr);
+    }
+    DeviceBuffer(DeviceBuffer&& o) noexcept
+        : m_ptr(std::exchange(o.m_ptr, nullptr)), m_bytes(std::exchange(o.m_bytes, 0))
+    {}
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept
     {
         if (this != &o) {
@@ -30,7 +35,11 @@ public:
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
     void* get() const { return m_ptr; }
-    template <typename T> T* as() const { return static_cast<T*>(m_ptr); }
+    template <typename T>
+    T* as() const
+    {
+        return static_cast<T*>(m_ptr);
+    }
     size_t bytes() const { return m_bytes; }
 
 private:
@@ -38,4 +47,4 @@ private:
     size_t m_bytes = 0;
 };
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

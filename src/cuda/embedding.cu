@@ -15,16 +15,15 @@ __global__ void embedding_kernel(const int32_t* __restrict__ ids, const T* __res
     float* dst = residual + int64_t(t) * H;
     for (int i = threadIdx.x; i < H; i += blockDim.x) dst[i] = toFloat(row[i]);
 }
-} // namespace
+}  // namespace
 
 void launch_embedding(const int32_t* ids, const void* table, float* residual, int T, int H, ElementType type,
                       cudaStream_t stream)
 {
     if (T == 0) return;
-    BROOK_DISPATCH_ELEMENT_TYPE(type, E, {
-        embedding_kernel<E><<<T, 256, 0, stream>>>(ids, static_cast<const E*>(table), residual, H);
-    });
+    BROOK_DISPATCH_ELEMENT_TYPE(
+        type, E, { embedding_kernel<E><<<T, 256, 0, stream>>>(ids, static_cast<const E*>(table), residual, H); });
     BROOK_CUDA_CHECK_LAUNCH();
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -32,8 +32,13 @@ public:
     {
         if (bytes) BROOK_CUDA_CHECK(cudaMallocHost(&m_ptr, bytes));
     }
-    ~PinnedBuffer() { if (m_ptr) cudaFreeHost(m_ptr); }
-    PinnedBuffer(PinnedBuffer&& o) noexcept : m_ptr(std::exchange(o.m_ptr, nullptr)), m_bytes(std::exchange(o.m_bytes, 0)) {}
+    ~PinnedBuffer()
+    {
+        if (m_ptr) cudaFreeHost(m_ptr);
+    }
+    PinnedBuffer(PinnedBuffer&& o) noexcept
+        : m_ptr(std::exchange(o.m_ptr, nullptr)), m_bytes(std::exchange(o.m_bytes, 0))
+    {}
     PinnedBuffer& operator=(PinnedBuffer&& o) noexcept
     {
         if (this != &o) {
@@ -46,7 +51,11 @@ public:
     PinnedBuffer(const PinnedBuffer&) = delete;
     PinnedBuffer& operator=(const PinnedBuffer&) = delete;
 
-    template <typename T> T* as() const { return static_cast<T*>(m_ptr); }
+    template <typename T>
+    T* as() const
+    {
+        return static_cast<T*>(m_ptr);
+    }
     size_t bytes() const { return m_bytes; }
 
 private:
@@ -56,21 +65,21 @@ private:
 
 constexpr size_t kInitialEditCapacity = 4096;
 
-} // namespace
+}  // namespace
 
 struct GpuSampler::Impl {
     int maxRows = 0;
     int vocab = 0;
     int weightShift = 0;
-    DeviceBuffer scratch;        // [maxRows, V] uint32 probability bits of the draw
-    DeviceBuffer results;        // [maxRows] GpuSampleOut
-    PinnedBuffer hostResults;    // [maxRows] GpuSampleOut
-    DeviceBuffer inputs;         // [R] GpuSampleRow, then [E] GpuSampleEdit
-    PinnedBuffer hostInputs;     // the same, staged
+    DeviceBuffer scratch;      // [maxRows, V] uint32 probability bits of the draw
+    DeviceBuffer results;      // [maxRows] GpuSampleOut
+    PinnedBuffer hostResults;  // [maxRows] GpuSampleOut
+    DeviceBuffer inputs;       // [R] GpuSampleRow, then [E] GpuSampleEdit
+    PinnedBuffer hostInputs;   // the same, staged
     std::vector<GpuSampleRow> rows;
     std::vector<GpuSampleEdit> edits;
-    std::vector<int32_t> editOf; // [V] index in `edits` of the current row's edit of a token; -1 none
-    std::vector<int32_t> counts; // [V] output occurrences; all zero between rows
+    std::vector<int32_t> editOf;  // [V] index in `edits` of the current row's edit of a token; -1 none
+    std::vector<int32_t> counts;  // [V] output occurrences; all zero between rows
     bool warnedTopN = false;
 
     void addEdits(const SamplingContext& context, const SamplingParams& params);
@@ -145,7 +154,8 @@ GpuSampler::GpuSampler(int maxRows, int vocabSize) : m_impl(std::make_unique<Imp
 
 GpuSampler::~GpuSampler() = default;
 
-std::vector<SampleResult> GpuSampler::sample(float* logits, std::span<const SamplingContext> contexts, cudaStream_t stream)
+std::vector<SampleResult> GpuSampler::sample(float* logits, std::span<const SamplingContext> contexts,
+                                             cudaStream_t stream)
 {
     Impl& d = *m_impl;
     const auto R = static_cast<int>(contexts.size());
@@ -191,7 +201,8 @@ std::vector<SampleResult> GpuSampler::sample(float* logits, std::span<const Samp
                       d.results.as<GpuSampleOut>(), R, d.vocab, d.weightShift, stream);
 
     const size_t outBytes = static_cast<size_t>(R) * sizeof(GpuSampleOut);
-    BROOK_CUDA_CHECK(cudaMemcpyAsync(d.hostResults.as<char>(), d.results.get(), outBytes, cudaMemcpyDeviceToHost, stream));
+    BROOK_CUDA_CHECK(
+        cudaMemcpyAsync(d.hostResults.as<char>(), d.results.get(), outBytes, cudaMemcpyDeviceToHost, stream));
     BROOK_CUDA_CHECK(cudaStreamSynchronize(stream));
 
     std::vector<SampleResult> results(static_cast<size_t>(R));
@@ -209,4 +220,4 @@ std::vector<SampleResult> GpuSampler::sample(float* logits, std::span<const Samp
     return results;
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -34,4 +34,4 @@ private:
     std::unique_ptr<Impl> m_impl;
 };
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -118,7 +118,7 @@ __device__ int drawToken(const float* x, uint32_t* probs, const GpuSampleRow& ro
     if (!isfinite(best.value)) return argmaxToken;  // all masked, or +inf present
     const float temperature = row.temperature;
     const float maxScaled = __fdiv_rn(best.value, temperature);
-    if (!isfinite(maxScaled)) return argmaxToken;   // temperature so small it overflows
+    if (!isfinite(maxScaled)) return argmaxToken;  // temperature so small it overflows
 
     const uint32_t minBits = kOneBits - (static_cast<uint32_t>(weightShift) << 23);  // weight >= 1
     // Below e^cut = 2^-(shift + 1) a token has no weight and its bits are never read: skip the
@@ -156,14 +156,14 @@ __device__ int drawToken(const float* x, uint32_t* probs, const GpuSampleRow& ro
             }
         }
     }
-    publishWarpMass(mass, last, sh);  // the kept masses while floor is 0
-    count = blockReduce(count, SumOp{}, sh.reduceU32);   // its barriers also publish probs
+    publishWarpMass(mass, last, sh);                    // the kept masses while floor is 0
+    count = blockReduce(count, SumOp{}, sh.reduceU32);  // its barriers also publish probs
     mass = blockReduce(mass, SumOp{}, sh.reduceU64);
     if (needMaxKey) maxKey = blockReduce(maxKey, MaxOp{}, sh.reduceU64);
     if (count == 0) return argmaxToken;
 
     const ProbKeys keys{probs, vocab, indexBits, indexMask, minBits, weightShift};
-    u64 floor = 0;  // the kept set is always {key >= floor}; candidates' keys are > 0
+    u64 floor = 0;                // the kept set is always {key >= floor}; candidates' keys are > 0
     bool warpMassesFresh = true;  // sh.warpMass holds the kept masses of `floor`
     if (row.topK > 0 && static_cast<unsigned>(row.topK) < count) {
         const Found found = radixSearch(keys, 0, Goal{Goal::kCountAtLeast, static_cast<unsigned>(row.topK), 0.0}, sh);
@@ -228,7 +228,9 @@ __global__ void __launch_bounds__(kThreads)
         }
         const float rowMax = blockReduce(localMax, MaxOp{}, sh.reduceF32);
         if (isfinite(rowMax)) {
-            const double part = localMax > -INFINITY ? static_cast<double>(localSum) * exp(static_cast<double>(localMax) - rowMax) : 0.0;
+            const double part = localMax > -INFINITY
+                                    ? static_cast<double>(localSum) * exp(static_cast<double>(localMax) - rowMax)
+                                    : 0.0;
             logSumExp = rowMax + log(blockReduce(part, SumOp{}, sh.reduceF64));
         }
         const int n = min(row.logprobs, min(vocab, kGpuMaxTopLogprobs));
@@ -293,7 +295,8 @@ __global__ void __launch_bounds__(kThreads)
         }
 #pragma unroll
         for (int u = 0; u < kBatch; ++u)
-            if (v[u] > best.value) best = ArgMax{v[u], base + u * kThreads};  // strict: each thread keeps its lowest index
+            if (v[u] > best.value)
+                best = ArgMax{v[u], base + u * kThreads};  // strict: each thread keeps its lowest index
     }
     best = blockArgMax(best, sh);
 
@@ -322,7 +325,7 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-} // namespace
+}  // namespace
 
 void launch_gpu_sample(float* logits, uint32_t* scratch, const GpuSampleRow* rows, GpuSampleEdit* edits,
                        GpuSampleOut* out, int R, int V, int weightShift, cudaStream_t stream)
@@ -332,4 +335,4 @@ void launch_gpu_sample(float* logits, uint32_t* scratch, const GpuSampleRow* row
     BROOK_CUDA_CHECK_LAUNCH();
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -22,21 +22,21 @@ enum GpuEditOp : uint32_t {
 
 struct GpuSampleEdit {
     int32_t token = 0;
-    uint32_t ops = 0;      // GpuEditOp bits
+    uint32_t ops = 0;  // GpuEditOp bits
     float delta = 0.0f;
-    float raw = 0.0f;      // written by the kernel: the logit before the edit (for logprobs)
+    float raw = 0.0f;  // written by the kernel: the logit before the edit (for logprobs)
 };
 
 struct GpuSampleRow {
-    double u = 0.0;                 // Sampler::uniform(seed, step); unused when greedy
+    double u = 0.0;  // Sampler::uniform(seed, step); unused when greedy
     float temperature = 1.0f;
     float topP = 1.0f;
     float minP = 0.0f;
     float repetitionPenalty = 1.0f;
     int32_t topK = 0;
-    int32_t greedy = 0;             // 1: argmax of the edited logits
-    int32_t logprobs = -1;          // -1: none; else top-N (N <= kGpuMaxTopLogprobs)
-    int32_t editBegin = 0;          // this row's edits: edits[editBegin, editBegin + editCount)
+    int32_t greedy = 0;     // 1: argmax of the edited logits
+    int32_t logprobs = -1;  // -1: none; else top-N (N <= kGpuMaxTopLogprobs)
+    int32_t editBegin = 0;  // this row's edits: edits[editBegin, editBegin + editCount)
     int32_t editCount = 0;
     int32_t pad = 0;
 };
@@ -56,4 +56,4 @@ struct GpuSampleOut {
 void launch_gpu_sample(float* logits, uint32_t* scratch, const GpuSampleRow* rows, GpuSampleEdit* edits,
                        GpuSampleOut* out, int R, int V, int weightShift, cudaStream_t stream);
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -28,10 +28,10 @@ static_assert(kBinsPerThread * kThreads == kMaxBins, "bins must split evenly ove
 using u64 = unsigned long long;
 
 struct Pick {
-    int bin;             // -1: no non-empty bin
-    unsigned count;      // keys in the bin
+    int bin;         // -1: no non-empty bin
+    unsigned count;  // keys in the bin
     u64 mass;
-    unsigned aboveCount; // keys in the higher bins of this level
+    unsigned aboveCount;  // keys in the higher bins of this level
     u64 aboveMass;
 };
 
@@ -65,10 +65,18 @@ struct Shared {
 // ---- block and warp primitives (fixed reduction trees) ----
 
 struct SumOp {
-    template <typename T> __device__ T operator()(T a, T b) const { return a + b; }
+    template <typename T>
+    __device__ T operator()(T a, T b) const
+    {
+        return a + b;
+    }
 };
 struct MaxOp {
-    template <typename T> __device__ T operator()(T a, T b) const { return a > b ? a : b; }
+    template <typename T>
+    __device__ T operator()(T a, T b) const
+    {
+        return a > b ? a : b;
+    }
 };
 
 template <typename T, typename Op>
@@ -105,7 +113,8 @@ __device__ inline ArgMax better(ArgMax a, ArgMax b)
 __device__ inline ArgMax blockArgMax(ArgMax best, Shared& sh)
 {
     for (int offset = 16; offset > 0; offset /= 2) {
-        const ArgMax other{__shfl_xor_sync(kFullMask, best.value, offset), __shfl_xor_sync(kFullMask, best.index, offset)};
+        const ArgMax other{__shfl_xor_sync(kFullMask, best.value, offset),
+                           __shfl_xor_sync(kFullMask, best.index, offset)};
         best = better(best, other);
     }
     if ((threadIdx.x & 31) == 0) {
@@ -146,7 +155,10 @@ __device__ inline IndexRange splitRange(int begin, int end, int parts, int part)
 }
 
 // This thread's warp's piece of a row of `vocab` tokens; lanes stride by 32 inside it.
-__device__ inline IndexRange warpRange(int vocab) { return splitRange(0, vocab, kWarps, static_cast<int>(threadIdx.x / 32)); }
+__device__ inline IndexRange warpRange(int vocab)
+{
+    return splitRange(0, vocab, kWarps, static_cast<int>(threadIdx.x / 32));
+}
 
 // Exclusive prefix sums over threads (in thread order) of a (count, mass) pair.
 __device__ inline void blockExclusiveScan(unsigned& count, u64& mass, Shared& sh)
@@ -314,9 +326,9 @@ __device__ Found radixSearch(const Keys& keys, u64 floor, const Goal& goal, Shar
 {
     const int tid = threadIdx.x;
     const bool withMass = Keys::kHasMass && goal.mode != Goal::kCountAtLeast;  // 64-bit atomics only if needed
-    u64 prefix = 0;               // the digits chosen so far
-    int shift = keys.keyBits();   // bits below the prefix
-    unsigned beforeCount = 0;     // keys above the current bucket
+    u64 prefix = 0;                                                            // the digits chosen so far
+    int shift = keys.keyBits();                                                // bits below the prefix
+    unsigned beforeCount = 0;                                                  // keys above the current bucket
     u64 beforeMass = 0;
     bool inList = false;
     while (shift > 0) {
@@ -377,4 +389,4 @@ __device__ Found radixSearch(const Keys& keys, u64 floor, const Goal& goal, Shar
     return Found{floor, beforeCount, beforeMass, false};  // not reached: keyBits > 0
 }
 
-} // namespace brook::cuda::gpusample
+}  // namespace brook::cuda::gpusample

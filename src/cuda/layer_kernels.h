@@ -34,4 +34,4 @@ void launch_rope_cache_write(const void* qkv, void* q, void* kCache, void* vCach
 // gateUp: [T, 2I] (gate | up); out: [T, I].
 void launch_silu_mul(const void* gateUp, void* out, int T, int I, ElementType type, cudaStream_t stream);
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -25,19 +25,21 @@ namespace brook::cuda {
 // All pointers are device memory.
 struct AttentionBatch {
     int numSeqs = 0;
-    const int32_t* queryStart = nullptr;  // [numSeqs + 1]: seq s owns rows queryStart[s] .. queryStart[s+1]-1 of q/out
-    const int32_t* contextLens = nullptr; // [numSeqs]: cache tokens after this step (prefix + new); row i of s sits at
-                                          //   position contextLens[s] - n_s + i. Decode: <= 0 marks a padded slot.
-    const int32_t* blockTables = nullptr; // [numSeqs, maxBlocksPerSeq] block ids; entries past the context are never read
+    const int32_t* queryStart = nullptr;   // [numSeqs + 1]: seq s owns rows queryStart[s] .. queryStart[s+1]-1 of q/out
+    const int32_t* contextLens = nullptr;  // [numSeqs]: cache tokens after this step (prefix + new); row i of s sits at
+                                           //   position contextLens[s] - n_s + i. Decode: <= 0 marks a padded slot.
+    const int32_t* blockTables =
+        nullptr;  // [numSeqs, maxBlocksPerSeq] block ids; entries past the context are never read
     int maxBlocksPerSeq = 0;
 };
 
 struct AttentionShape {
-    int numHeads = 0;     // NH
-    int numKvHeads = 0;   // KVH; NH % KVH == 0
-    int headDim = 0;      // HD: 32, 64 or 128
-    int blockSize = 16;   // BS: slots per cache block, a power of two
-    int qTokenStride = 0; // elements between consecutive tokens' q rows; 0 = NH * HD (lets q live in a fused QKV buffer)
+    int numHeads = 0;    // NH
+    int numKvHeads = 0;  // KVH; NH % KVH == 0
+    int headDim = 0;     // HD: 32, 64 or 128
+    int blockSize = 16;  // BS: slots per cache block, a power of two
+    int qTokenStride =
+        0;  // elements between consecutive tokens' q rows; 0 = NH * HD (lets q live in a fused QKV buffer)
 };
 
 // Prefill / mixed batches. q: [T, NH, HD] (RoPE applied; rows qTokenStride apart), out: [T, NH, HD],
@@ -73,4 +75,4 @@ int paged_attention_decode_splits(int numSeqs, int numHeads, int numKvHeads, int
 size_t paged_attention_decode_workspace_bytes(int maxSeqs, int numHeads, int numKvHeads, int headDim,
                                               int maxContextLen);
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

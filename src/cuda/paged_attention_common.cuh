@@ -21,9 +21,14 @@ constexpr int kThreads = 128;  // 4 warps per CTA
 constexpr int kTileKeys = 64;  // keys per shared-memory K/V tile
 constexpr float kLog2e = 1.4426950408889634f;
 
-template <int HD> constexpr int smemStride() { return HD + 8; } // elements per padded tile row
+template <int HD>
+constexpr int smemStride()
+{
+    return HD + 8;
+}  // elements per padded tile row
 
-template <typename T> __device__ inline uint32_t pack2(float lo, float hi)
+template <typename T>
+__device__ inline uint32_t pack2(float lo, float hi)
 {
     if constexpr (std::is_same_v<T, __nv_bfloat16>) {
         __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
@@ -58,9 +63,11 @@ __device__ inline void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t 
     if constexpr (std::is_same_v<T, __half>) {
         // k = 0..7 uses a[0], a[1], b0; k = 8..15 uses a[2], a[3], b1.
         asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
-            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : "r"(a[0]), "r"(a[1]), "r"(b0));
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(b0));
         asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
-            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : "r"(a[2]), "r"(a[3]), "r"(b1));
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(a[2]), "r"(a[3]), "r"(b1));
     } else {
         // No bf16 MMA before sm_80: gather the operands with shuffles. Row g of A lives in lanes
         // 4g..4g+3 (a0: k 2t',2t'+1; a2: k 2t'+8, 2t'+9; a1/a3 the same for row g+8); column n of
@@ -91,7 +98,9 @@ __device__ inline void ldmatrixX4(uint32_t (&r)[4], const void* smem)
 {
     const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr) : "memory");
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
 }
 
 // Transposes an 8x8 b16 matrix held in fragment layout (lane (g, t): row g, cols 2t, 2t+1):
@@ -108,7 +117,9 @@ __device__ inline void ldmatrixX4Trans(uint32_t (&r)[4], const void* smem)
 {
     const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr) : "memory");
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
 }
 
 // 16-byte global -> shared copy; zero-fills when !valid (src is then not read).
@@ -133,7 +144,8 @@ __device__ inline void copyCommit()
 }
 
 // Waits until at most N committed copy groups are still in flight (then __syncthreads to share).
-template <int N> __device__ inline void copyWait()
+template <int N>
+__device__ inline void copyWait()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
@@ -165,10 +177,10 @@ __device__ inline int64_t kvChunkOffset(const int32_t* __restrict__ blockTable, 
 // Position skipKey (if in range) is left untouched, for loadKvRow to fill once it is written.
 // Thread x copies chunk x % (HD / 8) of keys x / (HD / 8) + i * (kThreads * 8 / HD).
 template <typename T, int HD>
-__device__ inline void loadKvTile(T* tile, const T* __restrict__ cache, const int32_t* __restrict__ blockTable,
-                                  int kb, int keyEnd, int blockShift, int numKvHeads, int kvh, int skipKey = -1)
+__device__ inline void loadKvTile(T* tile, const T* __restrict__ cache, const int32_t* __restrict__ blockTable, int kb,
+                                  int keyEnd, int blockShift, int numKvHeads, int kvh, int skipKey = -1)
 {
-    constexpr int kChunks = HD / 8; // 16-byte chunks per key
+    constexpr int kChunks = HD / 8;  // 16-byte chunks per key
     constexpr int kKeysPerPass = kThreads / kChunks;
     constexpr int S = smemStride<HD>();
     static_assert(kThreads % kChunks == 0 && kTileKeys % kKeysPerPass == 0, "tile must split evenly over the CTA");
@@ -207,7 +219,7 @@ __device__ inline void loadQFragments(uint32_t (&qf)[HD / 16][4], const void* ro
     const uint32_t* r0 = static_cast<const uint32_t*>(row0);
     const uint32_t* r1 = static_cast<const uint32_t*>(row1);
 #pragma unroll
-    for (int kk = 0; kk < HD / 16; ++kk) { // 32-bit words: dims kk*16 + 2t -> word kk*8 + t
+    for (int kk = 0; kk < HD / 16; ++kk) {  // 32-bit words: dims kk*16 + 2t -> word kk*8 + t
         qf[kk][0] = r0 ? __ldg(r0 + kk * 8 + t) : 0u;
         qf[kk][1] = r1 ? __ldg(r1 + kk * 8 + t) : 0u;
         qf[kk][2] = r0 ? __ldg(r0 + kk * 8 + t + 4) : 0u;
@@ -217,7 +229,8 @@ __device__ inline void loadQFragments(uint32_t (&qf)[HD / 16][4], const void* ro
 
 // One warp's running softmax state for its 16 rows. m: running max of scaled scores (log2
 // domain, -inf until a key is seen); l: this lane's partial row sum (quad-reduce at the end).
-template <int HD> struct WarpState {
+template <int HD>
+struct WarpState {
     float o[HD / 8][4];
     float m[2];
     float l[2];
@@ -233,8 +246,8 @@ template <int HD> struct WarpState {
 // Scores of the warp's rows against 8 * NT keys of a K tile slice, then the online-softmax update:
 // masks keys > pos (per row), rescales o/l, leaves P = exp2(s - m) in s for accumulatePv.
 template <typename T, int HD, int NT>
-__device__ inline void scoreTile(WarpState<HD>& st, float (&s)[NT][4], const uint32_t (&qf)[HD / 16][4],
-                                 const T* ks, int keyBase, int pos0, int pos1, float scaleLog2)
+__device__ inline void scoreTile(WarpState<HD>& st, float (&s)[NT][4], const uint32_t (&qf)[HD / 16][4], const T* ks,
+                                 int keyBase, int pos0, int pos1, float scaleLog2)
 {
     constexpr int S = smemStride<HD>();
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -341,4 +354,4 @@ __host__ __device__ inline int decodePartitionSize(int contextLen, int splits, i
     return (perSplit + kTileKeys - 1) / kTileKeys * kTileKeys;
 }
 
-} // namespace brook::cuda::attn
+}  // namespace brook::cuda::attn

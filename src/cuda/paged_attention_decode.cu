@@ -56,7 +56,7 @@ using namespace attn;
 #define BROOK_DECODE_CTAS_PER_SM 5
 #endif
 
-constexpr int kHeadsPerCta = 8; // the MMA's N
+constexpr int kHeadsPerCta = 8;  // the MMA's N
 constexpr int kWarps = kThreads / 32;
 constexpr int kMaxCluster = 8;  // portable cluster size
 // A sequence whose context fits clusterSize partitions of at most this many keys merges inside
@@ -65,8 +65,8 @@ constexpr int kMaxCluster = 8;  // portable cluster size
 constexpr int kClusterMaxKeys = 256;
 
 struct DecodePartition {
-    int size; // keys per partition, a multiple of kTileKeys
-    int used; // partitions (CTAs) that hold keys
+    int size;  // keys per partition, a multiple of kTileKeys
+    int used;  // partitions (CTAs) that hold keys
 };
 
 // Short contexts (up to clusterSize partitions of kClusterMaxKeys) use the finest partition that
@@ -83,10 +83,11 @@ __device__ inline DecodePartition decodePartition(int ctx, int splits, int fill,
 }
 
 // One warp's running softmax state, transposed layout (see the top).
-template <int HD> struct DecodeWarpState {
-    float o[HD / 16][4]; // [mt]: (dim g, head 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1)
-    float m[2];          // running max of scaled scores (log2 domain), heads 2t, 2t+1; -inf until a key
-    float l[2];          // this lane's partial sums over its keys, heads 2t, 2t+1
+template <int HD>
+struct DecodeWarpState {
+    float o[HD / 16][4];  // [mt]: (dim g, head 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1)
+    float m[2];           // running max of scaled scores (log2 domain), heads 2t, 2t+1; -inf until a key
+    float l[2];           // this lane's partial sums over its keys, heads 2t, 2t+1
     __device__ void init()
     {
 #pragma unroll
@@ -99,8 +100,8 @@ template <int HD> struct DecodeWarpState {
 // S^T for 16 keys (rows of the K tile at `ks`), masked past keyEnd, then the online-softmax
 // update; leaves P^T = exp2(s - m) in s.
 template <typename T, int HD>
-__device__ inline void scoreKeys(DecodeWarpState<HD>& st, float (&s)[4], const uint32_t (&qb)[HD / 16][2],
-                                 const T* ks, int keyBase, int keyEnd, float scaleLog2)
+__device__ inline void scoreKeys(DecodeWarpState<HD>& st, float (&s)[4], const uint32_t (&qb)[HD / 16][2], const T* ks,
+                                 int keyBase, int keyEnd, float scaleLog2)
 {
     constexpr int S = smemStride<HD>();
     const int lane = threadIdx.x & 31, g = lane >> 2, mi = lane >> 3, r = lane & 7;
@@ -166,15 +167,15 @@ __device__ inline void accumulateKeys(DecodeWarpState<HD>& st, const float (&s)[
 
 template <typename T, int HD>
 __global__ void __launch_bounds__(kThreads, BROOK_DECODE_CTAS_PER_SM)
-paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, const T* __restrict__ kCache,
-                              const T* __restrict__ vCache, const int32_t* __restrict__ contextLens,
-                              const int32_t* __restrict__ blockTables, int maxBlocksPerSeq, int numHeads,
-                              int numKvHeads, int blockShift, int qTokenStride, float scaleLog2,
-                              float* __restrict__ partialO, float* __restrict__ partialLse,
-                              unsigned* __restrict__ countersEnd, int fillSplits, int clusterSize, int earlyWait)
+    paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, const T* __restrict__ kCache,
+                                  const T* __restrict__ vCache, const int32_t* __restrict__ contextLens,
+                                  const int32_t* __restrict__ blockTables, int maxBlocksPerSeq, int numHeads,
+                                  int numKvHeads, int blockShift, int qTokenStride, float scaleLog2,
+                                  float* __restrict__ partialO, float* __restrict__ partialLse,
+                                  unsigned* __restrict__ countersEnd, int fillSplits, int clusterSize, int earlyWait)
 {
     constexpr int S = smemStride<HD>();
-    constexpr int kMergeStride = HD + 4; // floats; the lanes' scalar stores hit 32 distinct banks
+    constexpr int kMergeStride = HD + 4;  // floats; the lanes' scalar stores hit 32 distinct banks
     constexpr int kMergeFloats = kWarps * kHeadsPerCta * kMergeStride;
     static_assert((kMergeFloats + kHeadsPerCta * HD) * sizeof(float) <= 2 * kTileKeys * S * sizeof(T),
                   "the merge buffers reuse the K/V tiles");
@@ -182,7 +183,7 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
     __shared__ float mergeM[kWarps][kHeadsPerCta];
     __shared__ float mergeL[kWarps][kHeadsPerCta];
     __shared__ float rowMax[kHeadsPerCta], rowSum[kHeadsPerCta];
-    __shared__ float ctaLse[kHeadsPerCta]; // cluster merge: this CTA's M + log2 L per head (-inf: no keys)
+    __shared__ float ctaLse[kHeadsPerCta];  // cluster merge: this CTA's M + log2 L per head (-inf: no keys)
     __shared__ int isLast;
     T* ks = reinterpret_cast<T*>(smem);
     T* vs = ks + kTileKeys * S;
@@ -201,9 +202,9 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
     const int ctx = contextLens[seq];
     T* outRows = out + (int64_t(seq) * numHeads + headBegin) * HD;
 
-    if (ctx <= 0) { // padded slot of a graph bucket: defined output, no cache reads
+    if (ctx <= 0) {  // padded slot of a graph bucket: defined output, no cache reads
         if (split == 0) {
-            pdlWaitForPrevious(); // the previous kernel may still read this step's out buffer
+            pdlWaitForPrevious();  // the previous kernel may still read this step's out buffer
             for (int i = threadIdx.x; i < nRows * HD; i += kThreads) outRows[i] = fromFloat<T>(0.0f);
         }
         return;
@@ -212,8 +213,8 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
     const int used = part.used;
     // Uniform over the sequence's CTAs, hence over each cluster (clusters run along the splits).
     const bool clusterMerge = used > 1 && used <= clusterSize;
-    if (split >= (clusterMerge ? clusterSize : used)) return; // no keys, no merge duty
-    float* ctaO = reinterpret_cast<float*>(smem) + kMergeFloats; // [head][HD], cluster merge only
+    if (split >= (clusterMerge ? clusterSize : used)) return;     // no keys, no merge duty
+    float* ctaO = reinterpret_cast<float*>(smem) + kMergeFloats;  // [head][HD], cluster merge only
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int newest = ctx - 1;
 
@@ -228,10 +229,10 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
         loadKvTile<T, HD>(vs, vCache, blockTable, k0, k1, blockShift, numKvHeads, kvh, newest);
         copyCommit();
     }
-    pdlWaitForPrevious(); // q and the new token's K/V come from the kernel before
+    pdlWaitForPrevious();  // q and the new token's K/V come from the kernel before
 
     if (split < used) {
-        if (newest < k0 + kTileKeys) { // the new token sits in the first tile: fetch it now
+        if (newest < k0 + kTileKeys) {  // the new token sits in the first tile: fetch it now
             loadKvRow<T, HD>(ks, kCache, blockTable, k0, newest, blockShift, numKvHeads, kvh);
             loadKvRow<T, HD>(vs, vCache, blockTable, k0, newest, blockShift, numKvHeads, kvh);
         }
@@ -240,9 +241,10 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
         // the group are zero.
         uint32_t qb[HD / 16][2];
         {
-            const uint32_t* qRow = g < nRows ? reinterpret_cast<const uint32_t*>(
-                                                   q + int64_t(seq) * qTokenStride + int64_t(headBegin + g) * HD)
-                                             : nullptr;
+            const uint32_t* qRow =
+                g < nRows
+                    ? reinterpret_cast<const uint32_t*>(q + int64_t(seq) * qTokenStride + int64_t(headBegin + g) * HD)
+                    : nullptr;
 #pragma unroll
             for (int kk = 0; kk < HD / 16; ++kk) {
                 qb[kk][0] = qRow ? __ldcg(qRow + kk * 8 + t) : 0u;
@@ -253,28 +255,28 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
         DecodeWarpState<HD> st;
         st.init();
         float s[4];
-        const int slice = warp * 16; // this warp's keys within each tile
+        const int slice = warp * 16;  // this warp's keys within each tile
         for (int i = 0; i < numTiles; ++i) {
             const int kb = k0 + i * kTileKeys;
             const bool active = kb + slice < k1;
-            if (i == 0)
-                copyWait<0>(); // the prefetched tiles and the new token's row
-            else
-                copyWait<1>();
+            if (i == 0) copyWait<0>();  // the prefetched tiles and the new token's row
+            else copyWait<1>();
             __syncthreads();
             if (active) scoreKeys<T, HD>(st, s, qb, ks + slice * S, kb + slice, k1, scaleLog2);
             __syncthreads();
-            if (i + 1 < numTiles) loadKvTile<T, HD>(ks, kCache, blockTable, kb + kTileKeys, k1, blockShift, numKvHeads, kvh);
+            if (i + 1 < numTiles)
+                loadKvTile<T, HD>(ks, kCache, blockTable, kb + kTileKeys, k1, blockShift, numKvHeads, kvh);
             copyCommit();
             copyWait<1>();
             __syncthreads();
             if (active) accumulateKeys<T, HD>(st, s, vs + slice * S);
             __syncthreads();
-            if (i + 1 < numTiles) loadKvTile<T, HD>(vs, vCache, blockTable, kb + kTileKeys, k1, blockShift, numKvHeads, kvh);
+            if (i + 1 < numTiles)
+                loadKvTile<T, HD>(vs, vCache, blockTable, kb + kTileKeys, k1, blockShift, numKvHeads, kvh);
             copyCommit();
         }
         copyWait<0>();
-        __syncthreads(); // the tiles' memory becomes the merge buffer
+        __syncthreads();  // the tiles' memory becomes the merge buffer
 
         float l0 = st.l[0], l1 = st.l[1];
 #pragma unroll
@@ -282,7 +284,7 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
             l0 += __shfl_xor_sync(0xffffffffu, l0, o);
             l1 += __shfl_xor_sync(0xffffffffu, l1, o);
         }
-        float* mergeO = reinterpret_cast<float*>(smem); // [warp][head][kMergeStride]
+        float* mergeO = reinterpret_cast<float*>(smem);  // [warp][head][kMergeStride]
         if (g == 0) {
             mergeM[warp][2 * t] = st.m[0];
             mergeM[warp][2 * t + 1] = st.m[1];
@@ -301,7 +303,7 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
         __syncthreads();
 
         // Warp 0 always saw key k0 <= pos, so M is finite; warps that saw nothing have m = -inf, weight 0.
-        const int64_t rowSlot = (int64_t(seq) * numHeads + headBegin) * splits; // + r * splits + split
+        const int64_t rowSlot = (int64_t(seq) * numHeads + headBegin) * splits;  // + r * splits + split
         for (int idx = threadIdx.x; idx < nRows * (HD / 2); idx += kThreads) {
             const int r = idx / (HD / 2), d = (idx % (HD / 2)) * 2;
             float M = -INFINITY;
@@ -330,14 +332,14 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
         }
         if (used == 1) return;
     } else if (threadIdx.x < kHeadsPerCta) {
-        ctaLse[threadIdx.x] = -INFINITY; // a cluster peer past the context: weight 0 in the merge
+        ctaLse[threadIdx.x] = -INFINITY;  // a cluster peer past the context: weight 0 in the merge
     }
 
     if (clusterMerge) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         namespace cg = cooperative_groups;
         cg::cluster_group cluster = cg::this_cluster();
-        cluster.sync(); // every peer's (O, lse) is in its shared memory
+        cluster.sync();  // every peer's (O, lse) is in its shared memory
         const int rank = int(cluster.block_rank());
         for (int idx = rank * kThreads + threadIdx.x; idx < nRows * (HD / 2); idx += clusterSize * kThreads) {
             const int r = idx / (HD / 2), d = (idx % (HD / 2)) * 2;
@@ -356,7 +358,7 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
             float L = 0.0f, o0 = 0.0f, o1 = 0.0f;
 #pragma unroll
             for (int j = 0; j < kMaxCluster; ++j) {
-                if (lse[j] == -INFINITY) continue; // a peer without keys: its ctaO was never written
+                if (lse[j] == -INFINITY) continue;  // a peer without keys: its ctaO was never written
                 const float w = exp2f(lse[j] - M);
                 L += w;
                 o0 += w * o[j].x;
@@ -365,7 +367,7 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
             const float inv = 1.0f / L;
             *reinterpret_cast<uint32_t*>(outRows + r * HD + d) = pack2<T>(o0 * inv, o1 * inv);
         }
-        cluster.sync(); // no CTA leaves while a peer may still read its shared memory
+        cluster.sync();  // no CTA leaves while a peer may still read its shared memory
 #endif
         return;
     }
@@ -402,7 +404,7 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
         const float m = rowMax[r];
         float o0 = 0.0f, o1 = 0.0f;
 #pragma unroll 8
-        for (int i = 0; i < used; ++i) { // unrolled: 8 partials' loads in flight at once
+        for (int i = 0; i < used; ++i) {  // unrolled: 8 partials' loads in flight at once
             const float w = exp2f(__ldcg(partialLse + first + i) - m);
             const float2 o = __ldcg(reinterpret_cast<const float2*>(partialO + (first + i) * HD + d));
             o0 += w * o.x;
@@ -411,7 +413,7 @@ paged_attention_decode_kernel(const T* __restrict__ q, T* __restrict__ out, cons
         const float inv = 1.0f / rowSum[r];
         *reinterpret_cast<uint32_t*>(outRows + r * HD + d) = pack2<T>(o0 * inv, o1 * inv);
     }
-    if (threadIdx.x == 0) *counter = 0u; // every CTA of the group has arrived: ready for the next launch
+    if (threadIdx.x == 0) *counter = 0u;  // every CTA of the group has arrived: ready for the next launch
 }
 
 int smCount()
@@ -448,7 +450,8 @@ int decodeSplits(int numSeqs, int numHeads, int numKvHeads, int maxContextLen, i
 {
     if (numSeqs <= 0 || maxContextLen <= 0) return 1;
     const int64_t fill = fillSplits(numSeqs, numHeads, numKvHeads, sms);
-    const int64_t longest = std::min<int64_t>(kMaxLongSplits, (int64_t(maxContextLen) + kMaxPartition - 1) / kMaxPartition);
+    const int64_t longest =
+        std::min<int64_t>(kMaxLongSplits, (int64_t(maxContextLen) + kMaxPartition - 1) / kMaxPartition);
     const int64_t useful = (int64_t(maxContextLen) + kTileKeys - 1) / kTileKeys;
     const int splits = int(std::max<int64_t>(1, std::min(std::max(fill, longest), useful)));
     const int cluster = clusterSizeFor(splits, int(fill));
@@ -491,14 +494,14 @@ void launchDecode(const void* q, void* out, const void* kCache, const void* vCac
     const int qStride = shape.qTokenStride > 0 ? shape.qTokenStride : shape.numHeads * HD;
     const float scaleLog2 = kLog2e / sqrtf(float(HD));
     const int cluster = clusterSizeFor(splits, fill);
-    launchDependentClustered(dim3(1, 1, unsigned(cluster)), paged_attention_decode_kernel<T, HD>, grid, dim3(kThreads), 0, stream,
-                             static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache),
+    launchDependentClustered(dim3(1, 1, unsigned(cluster)), paged_attention_decode_kernel<T, HD>, grid, dim3(kThreads),
+                             0, stream, static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache),
                              static_cast<const T*>(vCache), batch.contextLens, batch.blockTables, batch.maxBlocksPerSeq,
-                             shape.numHeads, shape.numKvHeads, blockShiftOf(shape.blockSize), qStride, scaleLog2, partialO,
-                             partialLse, countersEnd, fill, cluster, pdlEarlyWait() & 1);
+                             shape.numHeads, shape.numKvHeads, blockShiftOf(shape.blockSize), qStride, scaleLog2,
+                             partialO, partialLse, countersEnd, fill, cluster, pdlEarlyWait() & 1);
 }
 
-} // namespace
+}  // namespace
 
 int paged_attention_decode_splits(int numSeqs, int numHeads, int numKvHeads, int maxContextLen)
 {
@@ -506,8 +509,7 @@ int paged_attention_decode_splits(int numSeqs, int numHeads, int numKvHeads, int
     return decodeSplits(numSeqs, numHeads, numKvHeads, maxContextLen, smCount());
 }
 
-size_t paged_attention_decode_workspace_bytes(int maxSeqs, int numHeads, int numKvHeads, int headDim,
-                                              int maxContextLen)
+size_t paged_attention_decode_workspace_bytes(int maxSeqs, int numHeads, int numKvHeads, int headDim, int maxContextLen)
 {
     if (numHeads <= 0 || numKvHeads <= 0 || headDim <= 0 || maxSeqs <= 0) return 0;
     prepareDecodeKernels();
@@ -525,24 +527,25 @@ void launch_paged_attention_decode(ElementType type, const void* q, void* out, c
                                    const AttentionBatch& batch, int maxContextLen, const AttentionShape& shape,
                                    void* workspace, size_t workspaceBytes, cudaStream_t stream)
 {
-    if (shape.numHeads <= 0 || shape.numKvHeads <= 0 || shape.numHeads % shape.numKvHeads != 0 || blockShiftOf(shape.blockSize) < 0
-        || batch.numSeqs > 65535 || batch.maxBlocksPerSeq <= 0 || maxContextLen <= 0
-        || headGroups(shape.numHeads, shape.numKvHeads) > 65535
-        || (shape.qTokenStride != 0 && (shape.qTokenStride < shape.numHeads * shape.headDim || shape.qTokenStride % 8)))
-        throw CudaError("launch_paged_attention_decode: bad shape (NH " + std::to_string(shape.numHeads) + ", KVH "
-                        + std::to_string(shape.numKvHeads) + ", BS " + std::to_string(shape.blockSize) + ", seqs "
-                        + std::to_string(batch.numSeqs) + ", max context " + std::to_string(maxContextLen) + ")");
+    if (shape.numHeads <= 0 || shape.numKvHeads <= 0 || shape.numHeads % shape.numKvHeads != 0 ||
+        blockShiftOf(shape.blockSize) < 0 || batch.numSeqs > 65535 || batch.maxBlocksPerSeq <= 0 ||
+        maxContextLen <= 0 || headGroups(shape.numHeads, shape.numKvHeads) > 65535 ||
+        (shape.qTokenStride != 0 && (shape.qTokenStride < shape.numHeads * shape.headDim || shape.qTokenStride % 8)))
+        throw CudaError("launch_paged_attention_decode: bad shape (NH " + std::to_string(shape.numHeads) + ", KVH " +
+                        std::to_string(shape.numKvHeads) + ", BS " + std::to_string(shape.blockSize) + ", seqs " +
+                        std::to_string(batch.numSeqs) + ", max context " + std::to_string(maxContextLen) + ")");
     if (batch.numSeqs <= 0) return;
     prepareDecodeKernels();
     const int sms = smCount();
     const int splits = decodeSplits(batch.numSeqs, shape.numHeads, shape.numKvHeads, maxContextLen, sms);
     const int fill = fillSplits(batch.numSeqs, shape.numHeads, shape.numKvHeads, sms);
     const size_t counters = size_t(batch.numSeqs) * headGroups(shape.numHeads, shape.numKvHeads) * sizeof(unsigned);
-    const size_t needed = splits > 1 ? partialBytes(batch.numSeqs, splits, shape.numHeads, shape.headDim) + counters : 0;
+    const size_t needed =
+        splits > 1 ? partialBytes(batch.numSeqs, splits, shape.numHeads, shape.headDim) + counters : 0;
     if (workspaceBytes < needed || (needed > 0 && workspace == nullptr))
-        throw CudaError("launch_paged_attention_decode: workspace of " + std::to_string(workspaceBytes) + " bytes, "
-                        + std::to_string(needed) + " needed for " + std::to_string(batch.numSeqs) + " seqs x "
-                        + std::to_string(splits) + " splits (size it with paged_attention_decode_workspace_bytes)");
+        throw CudaError("launch_paged_attention_decode: workspace of " + std::to_string(workspaceBytes) + " bytes, " +
+                        std::to_string(needed) + " needed for " + std::to_string(batch.numSeqs) + " seqs x " +
+                        std::to_string(splits) + " splits (size it with paged_attention_decode_workspace_bytes)");
     float* partialO = static_cast<float*>(workspace);
     float* partialLse = nullptr;
     unsigned* countersEnd = nullptr;
@@ -552,14 +555,23 @@ void launch_paged_attention_decode(ElementType type, const void* q, void* out, c
     }
     BROOK_DISPATCH_ELEMENT_TYPE(type, T, {
         switch (shape.headDim) {
-        case 32: launchDecode<T, 32>(q, out, kCache, vCache, batch, splits, fill, shape, partialO, partialLse, countersEnd, stream); break;
-        case 64: launchDecode<T, 64>(q, out, kCache, vCache, batch, splits, fill, shape, partialO, partialLse, countersEnd, stream); break;
-        case 128: launchDecode<T, 128>(q, out, kCache, vCache, batch, splits, fill, shape, partialO, partialLse, countersEnd, stream); break;
+        case 32:
+            launchDecode<T, 32>(q, out, kCache, vCache, batch, splits, fill, shape, partialO, partialLse, countersEnd,
+                                stream);
+            break;
+        case 64:
+            launchDecode<T, 64>(q, out, kCache, vCache, batch, splits, fill, shape, partialO, partialLse, countersEnd,
+                                stream);
+            break;
+        case 128:
+            launchDecode<T, 128>(q, out, kCache, vCache, batch, splits, fill, shape, partialO, partialLse, countersEnd,
+                                 stream);
+            break;
         default:
-            throw CudaError("launch_paged_attention_decode: head dim " + std::to_string(shape.headDim)
-                            + " not built (32, 64, 128)");
+            throw CudaError("launch_paged_attention_decode: head dim " + std::to_string(shape.headDim) +
+                            " not built (32, 64, 128)");
         }
     });
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

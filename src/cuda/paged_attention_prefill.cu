@@ -27,11 +27,11 @@ constexpr int kRowsPerCta = 64;
 
 template <typename T, int HD>
 __global__ void __launch_bounds__(kThreads)
-paged_attention_prefill_kernel(const T* __restrict__ q, T* __restrict__ out, const T* __restrict__ kCache,
-                               const T* __restrict__ vCache, const int32_t* __restrict__ queryStart,
-                               const int32_t* __restrict__ contextLens, const int32_t* __restrict__ blockTables,
-                               int maxBlocksPerSeq, int numHeads, int numKvHeads, int blockShift, int qTokenStride,
-                               float scaleLog2)
+    paged_attention_prefill_kernel(const T* __restrict__ q, T* __restrict__ out, const T* __restrict__ kCache,
+                                   const T* __restrict__ vCache, const int32_t* __restrict__ queryStart,
+                                   const int32_t* __restrict__ contextLens, const int32_t* __restrict__ blockTables,
+                                   int maxBlocksPerSeq, int numHeads, int numKvHeads, int blockShift, int qTokenStride,
+                                   float scaleLog2)
 {
     constexpr int S = smemStride<HD>();
     __shared__ __align__(16) T ks[kTileKeys * S];
@@ -42,21 +42,22 @@ paged_attention_prefill_kernel(const T* __restrict__ q, T* __restrict__ out, con
     const int G = numHeads / numKvHeads;
     const int qBegin = queryStart[seq];
     const int n = queryStart[seq + 1] - qBegin;
-    const int start = contextLens[seq] - n; // position of the sequence's first new token
+    const int start = contextLens[seq] - n;  // position of the sequence's first new token
     const int rows = n * G;
     const int rowBegin = tile * kRowsPerCta;
     if (rowBegin >= rows) return;
-    if (start < 0) { // malformed or padded (context shorter than its queries): zeros, no cache reads
+    if (start < 0) {  // malformed or padded (context shorter than its queries): zeros, no cache reads
         for (int i = threadIdx.x; i < kRowsPerCta * HD; i += kThreads) {
             const int R = rowBegin + i / HD;
-            if (R < rows) out[((int64_t(qBegin) + R / G) * numHeads + kvh * G + R % G) * HD + i % HD] = fromFloat<T>(0.0f);
+            if (R < rows)
+                out[((int64_t(qBegin) + R / G) * numHeads + kvh * G + R % G) * HD + i % HD] = fromFloat<T>(0.0f);
         }
         return;
     }
 
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2;
     const int lastRow = min(rowBegin + kRowsPerCta, rows) - 1;
-    const int keyEnd = start + lastRow / G + 1; // keys the CTA's deepest row sees
+    const int keyEnd = start + lastRow / G + 1;  // keys the CTA's deepest row sees
     const int numTiles = (keyEnd + kTileKeys - 1) / kTileKeys;
     const int32_t* blockTable = blockTables + int64_t(seq) * maxBlocksPerSeq;
 
@@ -84,17 +85,19 @@ paged_attention_prefill_kernel(const T* __restrict__ q, T* __restrict__ out, con
     for (int i = 0; i < numTiles; ++i) {
         const int kb = i * kTileKeys;
         const bool active = warpHasRows && kb <= warpMaxPos;
-        copyWait<1>(); // K tile i landed (V tile i may still be in flight)
+        copyWait<1>();  // K tile i landed (V tile i may still be in flight)
         __syncthreads();
         if (active) scoreTile<T, HD, kTileKeys / 8>(st, s, qf, ks, kb, pos0, pos1, scaleLog2);
-        __syncthreads(); // every warp is done with K tile i
-        if (i + 1 < numTiles) loadKvTile<T, HD>(ks, kCache, blockTable, kb + kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
+        __syncthreads();  // every warp is done with K tile i
+        if (i + 1 < numTiles)
+            loadKvTile<T, HD>(ks, kCache, blockTable, kb + kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
         copyCommit();
-        copyWait<1>(); // V tile i landed
+        copyWait<1>();  // V tile i landed
         __syncthreads();
         if (active) accumulatePv<T, HD, kTileKeys / 8>(st, s, vs);
-        __syncthreads(); // every warp is done with V tile i
-        if (i + 1 < numTiles) loadKvTile<T, HD>(vs, vCache, blockTable, kb + kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
+        __syncthreads();  // every warp is done with V tile i
+        if (i + 1 < numTiles)
+            loadKvTile<T, HD>(vs, vCache, blockTable, kb + kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
         copyCommit();
     }
     copyWait<0>();
@@ -132,23 +135,24 @@ void launchPrefill(const void* q, void* out, const void* kCache, const void* vCa
     const float scaleLog2 = kLog2e / sqrtf(float(HD));
     paged_attention_prefill_kernel<T, HD><<<grid, kThreads, 0, stream>>>(
         static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache), static_cast<const T*>(vCache),
-        batch.queryStart, batch.contextLens, batch.blockTables, batch.maxBlocksPerSeq, shape.numHeads,
-        shape.numKvHeads, blockShiftOf(shape.blockSize), qStride, scaleLog2);
+        batch.queryStart, batch.contextLens, batch.blockTables, batch.maxBlocksPerSeq, shape.numHeads, shape.numKvHeads,
+        blockShiftOf(shape.blockSize), qStride, scaleLog2);
     BROOK_CUDA_CHECK_LAUNCH();
 }
 
-} // namespace
+}  // namespace
 
 void launch_paged_attention_prefill(ElementType type, const void* q, void* out, const void* kCache, const void* vCache,
                                     const AttentionBatch& batch, int maxQueryLen, const AttentionShape& shape,
                                     cudaStream_t stream)
 {
-    if (shape.numHeads <= 0 || shape.numKvHeads <= 0 || shape.numHeads % shape.numKvHeads != 0 || blockShiftOf(shape.blockSize) < 0
-        || shape.numKvHeads > 65535 || batch.numSeqs > 65535 || batch.maxBlocksPerSeq <= 0
-        || (shape.qTokenStride != 0 && (shape.qTokenStride < shape.numHeads * shape.headDim || shape.qTokenStride % 8)))
-        throw CudaError("launch_paged_attention_prefill: bad shape (NH " + std::to_string(shape.numHeads) + ", KVH "
-                        + std::to_string(shape.numKvHeads) + ", BS " + std::to_string(shape.blockSize) + ", seqs "
-                        + std::to_string(batch.numSeqs) + ", q stride " + std::to_string(shape.qTokenStride) + ")");
+    if (shape.numHeads <= 0 || shape.numKvHeads <= 0 || shape.numHeads % shape.numKvHeads != 0 ||
+        blockShiftOf(shape.blockSize) < 0 || shape.numKvHeads > 65535 || batch.numSeqs > 65535 ||
+        batch.maxBlocksPerSeq <= 0 ||
+        (shape.qTokenStride != 0 && (shape.qTokenStride < shape.numHeads * shape.headDim || shape.qTokenStride % 8)))
+        throw CudaError("launch_paged_attention_prefill: bad shape (NH " + std::to_string(shape.numHeads) + ", KVH " +
+                        std::to_string(shape.numKvHeads) + ", BS " + std::to_string(shape.blockSize) + ", seqs " +
+                        std::to_string(batch.numSeqs) + ", q stride " + std::to_string(shape.qTokenStride) + ")");
     if (batch.numSeqs <= 0 || maxQueryLen <= 0) return;
     BROOK_DISPATCH_ELEMENT_TYPE(type, T, {
         switch (shape.headDim) {
@@ -156,10 +160,10 @@ void launch_paged_attention_prefill(ElementType type, const void* q, void* out, 
         case 64: launchPrefill<T, 64>(q, out, kCache, vCache, batch, maxQueryLen, shape, stream); break;
         case 128: launchPrefill<T, 128>(q, out, kCache, vCache, batch, maxQueryLen, shape, stream); break;
         default:
-            throw CudaError("launch_paged_attention_prefill: head dim " + std::to_string(shape.headDim)
-                            + " not built (32, 64, 128)");
+            throw CudaError("launch_paged_attention_prefill: head dim " + std::to_string(shape.headDim) +
+                            " not built (32, 64, 128)");
         }
     });
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -42,8 +42,8 @@ __device__ __forceinline__ void pdlAllowNext()
 // attribute when supported, in thread-block clusters of `cluster` CTAs when that is more than one
 // (the caller checks threadBlockClustersSupported() and makes grid a multiple of cluster).
 template <typename... KernelArgs, typename... Args>
-void launchDependentClustered(dim3 cluster, void (*kernel)(KernelArgs...), dim3 grid, dim3 block,
-                              size_t sharedBytes, cudaStream_t stream, Args&&... args)
+void launchDependentClustered(dim3 cluster, void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t sharedBytes,
+                              cudaStream_t stream, Args&&... args)
 {
     cudaLaunchConfig_t config{};
     config.gridDim = grid;
@@ -76,4 +76,4 @@ void launchDependent(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_
     launchDependentClustered(dim3(1, 1, 1), kernel, grid, block, sharedBytes, stream, std::forward<Args>(args)...);
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -17,7 +17,7 @@ __global__ void quant_dequantize_kernel(const uint4* __restrict__ packed, const 
                                         const uint8_t* __restrict__ zeros, T* __restrict__ out, int vectors, int K,
                                         int groupSize, int64_t chunks)
 {
-    constexpr int kCodes = 128 / BITS;    // per 16-byte chunk
+    constexpr int kCodes = 128 / BITS;  // per 16-byte chunk
     constexpr int kPerWord = 32 / BITS;
     constexpr uint32_t kMask = (1u << BITS) - 1;
     const int64_t chunk = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -40,14 +40,14 @@ __global__ void quant_dequantize_kernel(const uint4* __restrict__ packed, const 
     for (int i = 0; i < kCodes / 8; ++i) dst[i] = reinterpret_cast<const uint4*>(values)[i];
 }
 
-} // namespace
+}  // namespace
 
 void launch_quant_dequantize(const QuantDeviceWeight& w, void* out, ElementType type, cudaStream_t stream)
 {
     if (!quant_matmul_supported(w))
-        throw CudaError("launch_quant_dequantize: unsupported shape (N " + std::to_string(w.rows) + ", K "
-                        + std::to_string(w.cols) + ", bits " + std::to_string(w.bits) + ", group "
-                        + std::to_string(w.groupSize) + ")");
+        throw CudaError("launch_quant_dequantize: unsupported shape (N " + std::to_string(w.rows) + ", K " +
+                        std::to_string(w.cols) + ", bits " + std::to_string(w.bits) + ", group " +
+                        std::to_string(w.groupSize) + ")");
     const int vectors = w.cols * w.bits / 128;
     const int64_t chunks = int64_t(w.rows) * vectors;
     const int threads = 256;
@@ -55,13 +55,13 @@ void launch_quant_dequantize(const QuantDeviceWeight& w, void* out, ElementType 
     const auto* packed = reinterpret_cast<const uint4*>(w.packed);
     BROOK_DISPATCH_ELEMENT_TYPE(type, E, {
         if (w.bits == 4)
-            quant_dequantize_kernel<E, 4><<<blocks, threads, 0, stream>>>(packed, w.scales, w.zeros, static_cast<E*>(out),
-                                                                          vectors, w.cols, w.groupSize, chunks);
+            quant_dequantize_kernel<E, 4><<<blocks, threads, 0, stream>>>(
+                packed, w.scales, w.zeros, static_cast<E*>(out), vectors, w.cols, w.groupSize, chunks);
         else
-            quant_dequantize_kernel<E, 8><<<blocks, threads, 0, stream>>>(packed, w.scales, w.zeros, static_cast<E*>(out),
-                                                                          vectors, w.cols, w.groupSize, chunks);
+            quant_dequantize_kernel<E, 8><<<blocks, threads, 0, stream>>>(
+                packed, w.scales, w.zeros, static_cast<E*>(out), vectors, w.cols, w.groupSize, chunks);
     });
     BROOK_CUDA_CHECK_LAUNCH();
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -33,9 +33,21 @@ constexpr int kThreads = 256;
 constexpr int kXStride = kBK + 8;  // elements per x tile row
 constexpr float kTwo23 = 8388608.0f;
 
-template <int BITS> constexpr int wStride() { return kBK * BITS / 8 + 16; }  // bytes per packed tile row
-template <typename T, int BITS> constexpr int xTileBytes() { return kBM * kXStride * int(sizeof(T)); }
-template <typename T, int BITS> constexpr int stageBytes() { return xTileBytes<T, BITS>() + kBN * wStride<BITS>(); }
+template <int BITS>
+constexpr int wStride()
+{
+    return kBK * BITS / 8 + 16;
+}  // bytes per packed tile row
+template <typename T, int BITS>
+constexpr int xTileBytes()
+{
+    return kBM * kXStride * int(sizeof(T));
+}
+template <typename T, int BITS>
+constexpr int stageBytes()
+{
+    return xTileBytes<T, BITS>() + kBN * wStride<BITS>();
+}
 
 struct GemmArgs {
     const uint8_t* packed;  // [N][rowBytes]
@@ -50,7 +62,9 @@ __device__ inline void ldmatrixX4(uint32_t (&r)[4], const void* smem)
 {
     const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr) : "memory");
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
 }
 
 // Starts the copies of K tile [k0, k0 + 64) of x rows m0.. and weight rows n0.. into a stage.
@@ -153,7 +167,8 @@ __device__ inline void computeTile(const unsigned char* stage, const TileScales&
             uint32_t af[4][4];
 #pragma unroll
             for (int i = 0; i < 4; ++i)
-                ldmatrixX4(af[i], xs + (warpM * 64 + i * 16 + (lane & 15)) * kXStride + h * 32 + kk * 16 + (lane >> 4) * 8);
+                ldmatrixX4(af[i],
+                           xs + (warpM * 64 + i * 16 + (lane & 15)) * kXStride + h * 32 + kk * 16 + (lane >> 4) * 8);
 #pragma unroll
             for (int i = 0; i < 4; ++i)
 #pragma unroll
@@ -164,7 +179,7 @@ __device__ inline void computeTile(const unsigned char* stage, const TileScales&
 
 template <typename T, typename Out, int BITS>
 __global__ void __launch_bounds__(kThreads)
-quant_gemm_kernel(const T* __restrict__ x, GemmArgs a, Out* __restrict__ out)
+    quant_gemm_kernel(const T* __restrict__ x, GemmArgs a, Out* __restrict__ out)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     constexpr int S = stageBytes<T, BITS>();
@@ -191,8 +206,8 @@ quant_gemm_kernel(const T* __restrict__ x, GemmArgs a, Out* __restrict__ out)
     for (int i = 0; i < numTiles; ++i) {
         TileScales next;
         loadScales(a, nFirst, (i + 1) * kBK, next);  // past K: zeros, nothing read
-        copyWait<kStages - 2>();                       // tile i landed
-        __syncthreads();                               // ... for everyone; stage (i - 1) % kStages is free
+        copyWait<kStages - 2>();                     // tile i landed
+        __syncthreads();                             // ... for everyone; stage (i - 1) % kStages is free
         const int ahead = i + kStages - 1;
         if (ahead < numTiles) loadTile<T, BITS>(x, a, m0, n0, ahead * kBK, smem + (ahead % kStages) * S);
         copyCommit();
@@ -234,15 +249,15 @@ void launchGemm(const void* x, const GemmArgs& a, void* out, cudaStream_t stream
     BROOK_CUDA_CHECK_LAUNCH();
 }
 
-} // namespace
+}  // namespace
 
 void launch_quant_gemm(const void* x, const QuantDeviceWeight& w, void* out, int M, ElementType type, bool outFloat,
                        bool accumulate, cudaStream_t stream)
 {
     if (!quant_matmul_supported(w) || M < 0 || int64_t(M) > int64_t(65535) * kBM)
-        throw CudaError("launch_quant_gemm: unsupported shape (M " + std::to_string(M) + ", N " + std::to_string(w.rows)
-                        + ", K " + std::to_string(w.cols) + ", bits " + std::to_string(w.bits) + ", group "
-                        + std::to_string(w.groupSize) + ")");
+        throw CudaError("launch_quant_gemm: unsupported shape (M " + std::to_string(M) + ", N " +
+                        std::to_string(w.rows) + ", K " + std::to_string(w.cols) + ", bits " + std::to_string(w.bits) +
+                        ", group " + std::to_string(w.groupSize) + ")");
     if (M == 0) return;
     GemmArgs a{};
     a.packed = w.packed;
@@ -266,4 +281,4 @@ void launch_quant_gemm(const void* x, const QuantDeviceWeight& w, void* out, int
     });
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -26,19 +26,19 @@ namespace brook::cuda {
 
 namespace {
 
-constexpr int kWarps = 4;        // per block
-constexpr int kMaxK = 4096;      // M * K fp32 rows of f(x) in shared memory (128 KiB at M = 8)
+constexpr int kWarps = 4;    // per block
+constexpr int kMaxK = 4096;  // M * K fp32 rows of f(x) in shared memory (128 KiB at M = 8)
 constexpr float kTwo23 = 8388608.0f;
 
 struct GemvArgs {
-    const uint8_t* packed;   // [N][vectors] 16-byte chunks
-    const __half* scales;    // [N][groupsPerRow]
-    const uint8_t* zeros;    // [N][groupsPerRow]
+    const uint8_t* packed;  // [N][vectors] 16-byte chunks
+    const __half* scales;   // [N][groupsPerRow]
+    const uint8_t* zeros;   // [N][groupsPerRow]
     int N, K;
     int groupsPerRow;
-    int vectors;             // 16-byte chunks per packed row
-    int chunksPerLane;       // ceil(vectors / 32)
-    uint32_t groupMagic;     // group of chunk v = __umulhi(v * codesPerChunk, groupMagic)
+    int vectors;          // 16-byte chunks per packed row
+    int chunksPerLane;    // ceil(vectors / 32)
+    uint32_t groupMagic;  // group of chunk v = __umulhi(v * codesPerChunk, groupMagic)
     int rowsPerWarp;
     bool accumulate;
     float eps;
@@ -65,8 +65,10 @@ __device__ void fillRows(const void* x, const T* normWeight, float eps, float* x
             for (int i = threadIdx.x; i < vectors; i += blockDim.x) {
                 const uint4 raw = __ldcg(src + i);
                 const T* e = reinterpret_cast<const T*>(&raw);
-                row[swizzledUnit<BITS>(2 * i)] = make_float4(toFloat(e[0]), toFloat(e[1]), toFloat(e[2]), toFloat(e[3]));
-                row[swizzledUnit<BITS>(2 * i + 1)] = make_float4(toFloat(e[4]), toFloat(e[5]), toFloat(e[6]), toFloat(e[7]));
+                row[swizzledUnit<BITS>(2 * i)] =
+                    make_float4(toFloat(e[0]), toFloat(e[1]), toFloat(e[2]), toFloat(e[3]));
+                row[swizzledUnit<BITS>(2 * i + 1)] =
+                    make_float4(toFloat(e[4]), toFloat(e[5]), toFloat(e[6]), toFloat(e[7]));
             }
         }
     } else if constexpr (P == SkinnyPrologue::SiluMul) {
@@ -119,9 +121,9 @@ __device__ void fillRows(const void* x, const T* normWeight, float eps, float* x
             const uint2 wraw = reinterpret_cast<const uint2*>(normWeight)[v];  // 4 weights
             const T* w4 = reinterpret_cast<const T*>(&wraw);
             const float sm = scale[m];
-            reinterpret_cast<float4*>(xs + m * K)[swizzledUnit<BITS>(v)] =
-                make_float4(toFloat(fromFloat<T>(a.x * sm * toFloat(w4[0]))), toFloat(fromFloat<T>(a.y * sm * toFloat(w4[1]))),
-                            toFloat(fromFloat<T>(a.z * sm * toFloat(w4[2]))), toFloat(fromFloat<T>(a.w * sm * toFloat(w4[3]))));
+            reinterpret_cast<float4*>(xs + m * K)[swizzledUnit<BITS>(v)] = make_float4(
+                toFloat(fromFloat<T>(a.x * sm * toFloat(w4[0]))), toFloat(fromFloat<T>(a.y * sm * toFloat(w4[1]))),
+                toFloat(fromFloat<T>(a.z * sm * toFloat(w4[2]))), toFloat(fromFloat<T>(a.w * sm * toFloat(w4[3]))));
         }
     }
 }
@@ -156,8 +158,8 @@ __device__ inline void loadBatch(const GemvArgs& a, Cursor& c, int rowEnd, int l
         if (c.row < rowEnd && v < a.vectors) {
             b.q[u] = __ldg(reinterpret_cast<const uint4*>(a.packed) + int64_t(c.row) * a.vectors + v);
             const int64_t g = int64_t(c.row) * a.groupsPerRow + __umulhi(uint32_t(v * kCodesPerChunk), a.groupMagic);
-            b.sz[u] = uint32_t(__ldg(reinterpret_cast<const unsigned short*>(a.scales) + g))
-                      | uint32_t(__ldg(a.zeros + g)) << 16;
+            b.sz[u] = uint32_t(__ldg(reinterpret_cast<const unsigned short*>(a.scales) + g)) |
+                      uint32_t(__ldg(a.zeros + g)) << 16;
         } else {
             b.q[u] = make_uint4(0, 0, 0, 0);
             b.sz[u] = 0;
@@ -170,9 +172,9 @@ __device__ inline void loadBatch(const GemvArgs& a, Cursor& c, int rowEnd, int l
 template <int M, int BITS>
 __device__ inline void accumulateChunk(const uint4& q, uint32_t sz, const float* xs, int K, int v, float (&acc)[M])
 {
-    constexpr int U = 32 / BITS;     // float4 units of x per chunk
-    constexpr int NP = 16 / BITS;    // code positions per 16-bit half word
-    constexpr int VPW = 32 / BITS;   // codes per 32-bit word
+    constexpr int U = 32 / BITS;    // float4 units of x per chunk
+    constexpr int NP = 16 / BITS;   // code positions per 16-bit half word
+    constexpr int VPW = 32 / BITS;  // codes per 32-bit word
     constexpr uint32_t kMask = (1u << BITS) - 1;
     const float scale = __half2float(__ushort_as_half(static_cast<unsigned short>(sz & 0xffffu)));
     const int zero = int(sz >> 16);
@@ -228,7 +230,7 @@ __device__ inline void finishRow(float (&acc)[M], Out* out, const GemvArgs& a, i
 
 template <typename T, int M, typename Out, SkinnyPrologue P, int BITS>
 __global__ void __launch_bounds__(kWarps * 32)
-quant_gemv_kernel(const void* __restrict__ x, GemvArgs a, Out* __restrict__ out, const T* __restrict__ normWeight)
+    quant_gemv_kernel(const void* __restrict__ x, GemvArgs a, Out* __restrict__ out, const T* __restrict__ normWeight)
 {
     // Chunk loads per lane per batch (twice that in flight). Small on purpose: the batch loop is
     // unrolled, and in a kernel this short the code size shows (W = 8 was 0.2-0.3 us slower per
@@ -324,17 +326,17 @@ void dispatchPrologue(int M, SkinnyPrologue prologue, const Launch& l)
     }
 }
 
-} // namespace
+}  // namespace
 
 void launch_quant_gemv(const void* x, const QuantDeviceWeight& w, void* out, int M, ElementType type, bool outFloat,
-                       bool accumulate, cudaStream_t stream, SkinnyPrologue prologue, const void* normWeight,
-                       float eps)
+                       bool accumulate, cudaStream_t stream, SkinnyPrologue prologue, const void* normWeight, float eps)
 {
     if (!quant_matmul_supported(w) || w.cols > kMaxK || M < 1 || M > kQuantGemvMaxRows)
-        throw CudaError("launch_quant_gemv: unsupported shape (M " + std::to_string(M) + ", N " + std::to_string(w.rows)
-                        + ", K " + std::to_string(w.cols) + ", bits " + std::to_string(w.bits) + ", group "
-                        + std::to_string(w.groupSize) + ")");
-    if (prologue == SkinnyPrologue::RmsNorm && !normWeight) throw CudaError("launch_quant_gemv: RmsNorm needs a weight");
+        throw CudaError("launch_quant_gemv: unsupported shape (M " + std::to_string(M) + ", N " +
+                        std::to_string(w.rows) + ", K " + std::to_string(w.cols) + ", bits " + std::to_string(w.bits) +
+                        ", group " + std::to_string(w.groupSize) + ")");
+    if (prologue == SkinnyPrologue::RmsNorm && !normWeight)
+        throw CudaError("launch_quant_gemv: RmsNorm needs a weight");
     Launch l{};
     GemvArgs& a = l.a;
     a.packed = w.packed;
@@ -372,4 +374,4 @@ void launch_quant_gemv(const void* x, const QuantDeviceWeight& w, void* out, int
     });
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

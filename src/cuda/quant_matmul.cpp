@@ -23,9 +23,9 @@ size_t alignUp(size_t bytes) { return (bytes + kPartAlignment - 1) / kPartAlignm
 void checkLayout(const QuantizedWeight& w)
 {
     auto fail = [&](const std::string& what) {
-        throw CudaError("upload_quantized_weight: " + what + " (rows " + std::to_string(w.rows) + ", cols "
-                        + std::to_string(w.cols) + ", bits " + std::to_string(w.bits) + ", group "
-                        + std::to_string(w.groupSize) + ")");
+        throw CudaError("upload_quantized_weight: " + what + " (rows " + std::to_string(w.rows) + ", cols " +
+                        std::to_string(w.cols) + ", bits " + std::to_string(w.bits) + ", group " +
+                        std::to_string(w.groupSize) + ")");
     };
     if ((w.bits != 4 && w.bits != 8) || w.groupSize <= 0 || w.rows <= 0 || w.cols <= 0 || w.cols % w.groupSize)
         fail("bad shape");
@@ -35,7 +35,7 @@ void checkLayout(const QuantizedWeight& w)
     if (w.zeros.size() != groups) fail("zeros has the wrong size");
 }
 
-} // namespace
+}  // namespace
 
 size_t quantized_weight_device_bytes(const QuantizedWeight& w)
 {
@@ -71,8 +71,8 @@ QuantDeviceWeight upload_quantized_weight(const QuantizedWeight& w, void* dst)
 
 bool quant_matmul_supported(const QuantDeviceWeight& w)
 {
-    return (w.bits == 4 || w.bits == 8) && w.groupSize > 0 && w.groupSize % 32 == 0 && w.rows > 0 && w.cols > 0
-           && w.cols % w.groupSize == 0 && w.cols <= kMaxGemvK && w.packed && w.scales && w.zeros;
+    return (w.bits == 4 || w.bits == 8) && w.groupSize > 0 && w.groupSize % 32 == 0 && w.rows > 0 && w.cols > 0 &&
+           w.cols % w.groupSize == 0 && w.cols <= kMaxGemvK && w.packed && w.scales && w.zeros;
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -64,4 +64,4 @@ void launch_quant_gemm(const void* x, const QuantDeviceWeight& w, void* out, int
 // copy plus a dense cuBLASLt GEMM can beat launch_quant_gemm (quant_matmul_bench compares).
 void launch_quant_dequantize(const QuantDeviceWeight& w, void* out, ElementType type, cudaStream_t stream);
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -54,7 +54,7 @@ __global__ void add_rmsnorm_kernel(float* __restrict__ residual, const T* __rest
         out[int64_t(r) * H + i] = fromFloat<T>(values[n] * scale * toFloat(weight[i]));
 }
 
-} // namespace
+}  // namespace
 
 void launch_add_rmsnorm(float* residual, const void* delta, const void* weight, void* out, const int32_t* rowIndex,
                         int rows, int H, float eps, ElementType type, cudaStream_t stream)
@@ -63,9 +63,9 @@ void launch_add_rmsnorm(float* residual, const void* delta, const void* weight, 
     if (H > kThreads * kMaxPerThread) throw CudaError("rmsnorm: hidden size " + std::to_string(H) + " too large");
     BROOK_DISPATCH_ELEMENT_TYPE(type, E, {
         launchDependent(add_rmsnorm_kernel<E>, dim3(rows), dim3(kThreads), 0, stream, residual,
-                        static_cast<const E*>(delta), static_cast<const E*>(weight), static_cast<E*>(out), rowIndex,
-                        H, eps);
+                        static_cast<const E*>(delta), static_cast<const E*>(weight), static_cast<E*>(out), rowIndex, H,
+                        eps);
     });
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

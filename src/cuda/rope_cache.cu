@@ -12,8 +12,8 @@ namespace {
 template <typename T>
 __global__ void rope_cache_kernel(const T* __restrict__ qkv, T* __restrict__ q, T* __restrict__ kCache,
                                   T* __restrict__ vCache, const int32_t* __restrict__ positions,
-                                  const int32_t* __restrict__ slotMapping, const float* __restrict__ invFreq,
-                                  int NH, int KVH, int HD)
+                                  const int32_t* __restrict__ slotMapping, const float* __restrict__ invFreq, int NH,
+                                  int KVH, int HD)
 {
     const int t = blockIdx.x;
     const int qDim = NH * HD, kvDim = KVH * HD;
@@ -41,10 +41,9 @@ __global__ void rope_cache_kernel(const T* __restrict__ qkv, T* __restrict__ q, 
         }
     }
     if (slot >= 0)
-        for (int i = threadIdx.x; i < kvDim; i += blockDim.x)
-            vCache[int64_t(slot) * kvDim + i] = row[qDim + kvDim + i];
+        for (int i = threadIdx.x; i < kvDim; i += blockDim.x) vCache[int64_t(slot) * kvDim + i] = row[qDim + kvDim + i];
 }
-} // namespace
+}  // namespace
 
 void launch_rope_cache_write(const void* qkv, void* q, void* kCache, void* vCache, const int32_t* positions,
                              const int32_t* slotMapping, const float* invFreq, int T, int NH, int KVH, int HD,
@@ -53,10 +52,10 @@ void launch_rope_cache_write(const void* qkv, void* q, void* kCache, void* vCach
     if (T == 0) return;
     BROOK_DISPATCH_ELEMENT_TYPE(type, E, {
         rope_cache_kernel<E><<<T, 256, 0, stream>>>(static_cast<const E*>(qkv), static_cast<E*>(q),
-                                                   static_cast<E*>(kCache), static_cast<E*>(vCache), positions,
-                                                   slotMapping, invFreq, NH, KVH, HD);
+                                                    static_cast<E*>(kCache), static_cast<E*>(vCache), positions,
+                                                    slotMapping, invFreq, NH, KVH, HD);
     });
     BROOK_CUDA_CHECK_LAUNCH();
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

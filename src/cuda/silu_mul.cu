@@ -16,7 +16,7 @@ __global__ void silu_mul_kernel(const T* __restrict__ gateUp, T* __restrict__ ou
         out[idx] = fromFloat<T>(g / (1.0f + __expf(-g)) * u);
     }
 }
-} // namespace
+}  // namespace
 
 void launch_silu_mul(const void* gateUp, void* out, int T, int I, ElementType type, cudaStream_t stream)
 {
@@ -29,4 +29,4 @@ void launch_silu_mul(const void* gateUp, void* out, int T, int I, ElementType ty
     BROOK_CUDA_CHECK_LAUNCH();
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -9,11 +9,11 @@ namespace brook::cuda {
 
 namespace {
 
-constexpr int kWarps = 8;            // per block
+constexpr int kWarps = 8;  // per block
 // Output columns (weight rows) per warp: 2 for wide outputs; 1 below kNarrowN, where 2 would
 // leave SMs idle (o_proj and down_proj have N = 1024: 64 blocks of 16 columns on 132 SMs).
 constexpr int kNarrowN = 4096;
-constexpr int kUnroll = 4;           // 16-byte weight loads per column in flight per lane
+constexpr int kUnroll = 4;  // 16-byte weight loads per column in flight per lane
 constexpr int kMaxK = 4096;
 
 template <typename T>
@@ -26,10 +26,12 @@ __device__ inline float element(const uint4& raw, int i)
 // before the PDL wait so the prologue's chain after it is the residual load and one barrier.
 constexpr int kNormPerThread = kMaxK / 4 / (kWarps * 32);  // float4s per thread and row
 
-template <typename T, SkinnyPrologue P> struct PrologueConstants {
+template <typename T, SkinnyPrologue P>
+struct PrologueConstants {
     __device__ void load(const T*, int) {}
 };
-template <typename T> struct PrologueConstants<T, SkinnyPrologue::RmsNorm> {
+template <typename T>
+struct PrologueConstants<T, SkinnyPrologue::RmsNorm> {
     uint2 weight[kNormPerThread];  // 4 norm weights per float4 of the row
     __device__ void load(const T* normWeight, int K)
     {
@@ -93,7 +95,8 @@ __device__ void fillRows(const void* x, const PrologueConstants<T, P>& constants
 #pragma unroll
             for (int j = 0; j < kPerThread; ++j) {
                 const int v = threadIdx.x + j * kWarps * 32;
-                values[m][j] = v < vectorsPerRow ? __ldcg(rows + int64_t(m) * vectorsPerRow + v) : make_float4(0, 0, 0, 0);
+                values[m][j] =
+                    v < vectorsPerRow ? __ldcg(rows + int64_t(m) * vectorsPerRow + v) : make_float4(0, 0, 0, 0);
             }
 #pragma unroll
         for (int m = 0; m < M; ++m) {
@@ -142,7 +145,7 @@ __device__ void fillRows(const void* x, const PrologueConstants<T, P>& constants
 // dependent round trip at the very end of the kernel).
 struct RopeRowInputs {
     int slot;
-    float angle; // position * inverse frequency of the pair
+    float angle;  // position * inverse frequency of the pair
 };
 
 __device__ inline RopeRowInputs ropeRowInputs(const SkinnyRope& r, int m, int column)
@@ -187,8 +190,8 @@ __device__ void ropeEpilogue(const SkinnyRope& r, const RopeRowInputs& in, int m
 // ERNIE's gate|up GEMV run in one wave, every block's weights loaded before the PDL wait.
 template <typename T, int M, typename Out, SkinnyPrologue P, int kColumnsPerWarp, bool kRope, bool kOneRound>
 __global__ void __launch_bounds__(kWarps * 32, (M == 1 && kOneRound) ? 3 : 1)
-skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __restrict__ out, int N, int K,
-                   bool accumulate, const T* __restrict__ normWeight, float eps, SkinnyRope rope, int earlyWait)
+    skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __restrict__ out, int N, int K,
+                       bool accumulate, const T* __restrict__ normWeight, float eps, SkinnyRope rope, int earlyWait)
 {
     static_assert(!kRope || kColumnsPerWarp == 2, "the RoPE epilogue needs both columns of a pair in one warp");
     extern __shared__ __align__(16) unsigned char shared[];
@@ -210,7 +213,8 @@ skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __r
     for (int u = 0; u < kUnroll; ++u) {
         const int v = u * 32 + lane;
 #pragma unroll
-        for (int c = 0; c < kColumnsPerWarp; ++c) current[u][c] = v < vectors ? __ldg(rows[c] + v) : make_uint4(0, 0, 0, 0);
+        for (int c = 0; c < kColumnsPerWarp; ++c)
+            current[u][c] = v < vectors ? __ldg(rows[c] + v) : make_uint4(0, 0, 0, 0);
     }
     PrologueConstants<T, P> constants;
     constants.load(normWeight, K);
@@ -281,8 +285,7 @@ skinny_gemm_kernel(const void* __restrict__ x, const T* __restrict__ w, Out* __r
 #pragma unroll
         for (int m = 0; m < M; ++m)
 #pragma unroll
-            for (int offset = 16; offset > 0; offset /= 2)
-                acc[c][m] += __shfl_xor_sync(0xffffffffu, acc[c][m], offset);
+            for (int offset = 16; offset > 0; offset /= 2) acc[c][m] += __shfl_xor_sync(0xffffffffu, acc[c][m], offset);
     if constexpr (kRope) {
         if (lane == 0 && column0 + 1 < N) {
 #pragma unroll
@@ -368,12 +371,9 @@ void dispatchPrologue(int M, SkinnyPrologue prologue, const Launch& l)
     }
 }
 
-} // namespace
+}  // namespace
 
-bool skinny_gemm_supported(int M, int K)
-{
-    return M >= 1 && M <= kSkinnyMaxRows && K % 8 == 0 && K <= kMaxK;
-}
+bool skinny_gemm_supported(int M, int K) { return M >= 1 && M <= kSkinnyMaxRows && K % 8 == 0 && K <= kMaxK; }
 
 bool skinny_gemm_preferred(int M, int K)
 {
@@ -381,9 +381,9 @@ bool skinny_gemm_preferred(int M, int K)
     return skinny_gemm_supported(M, K) && M <= (override ? override : kSkinnyPreferredMaxRows);
 }
 
-void launch_skinny_gemm(const void* x, const void* w, void* out, int M, int N, int K, ElementType type,
-                        bool outFloat, bool accumulate, cudaStream_t stream, SkinnyPrologue prologue,
-                        const void* normWeight, float eps, const SkinnyRope* rope)
+void launch_skinny_gemm(const void* x, const void* w, void* out, int M, int N, int K, ElementType type, bool outFloat,
+                        bool accumulate, cudaStream_t stream, SkinnyPrologue prologue, const void* normWeight,
+                        float eps, const SkinnyRope* rope)
 {
     if (!skinny_gemm_supported(M, K)) throw CudaError("skinny GEMM: unsupported shape");
     if (prologue == SkinnyPrologue::RmsNorm && !normWeight) throw CudaError("skinny GEMM: RmsNorm needs a weight");
@@ -398,4 +398,4 @@ void launch_skinny_gemm(const void* x, const void* w, void* out, int M, int N, i
     });
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -35,12 +35,12 @@ enum class SkinnyPrologue { None, RmsNorm, SiluMul };
 
 // Where the RoPE epilogue writes (see launch_rope_cache_write in layer_kernels.h for the layouts).
 struct SkinnyRope {
-    void* q = nullptr;                   // [M, NH*HD] rotated q
-    void* kCache = nullptr;              // [blocks, blockSize, KVH, HD]
+    void* q = nullptr;       // [M, NH*HD] rotated q
+    void* kCache = nullptr;  // [blocks, blockSize, KVH, HD]
     void* vCache = nullptr;
-    const int32_t* positions = nullptr;  // [M]
-    const int32_t* slotMapping = nullptr; // [M]; negative: padding row, no cache write
-    const float* invFreq = nullptr;      // [HD/2]
+    const int32_t* positions = nullptr;    // [M]
+    const int32_t* slotMapping = nullptr;  // [M]; negative: padding row, no cache write
+    const float* invFreq = nullptr;        // [HD/2]
     int numHeads = 0, numKvHeads = 0, headDim = 0;
 };
 
@@ -52,9 +52,8 @@ bool skinny_gemm_preferred(int M, int K);
 
 // outFloat: out is fp32 (else the element type); accumulate: out += result (else out = result).
 // normWeight and eps are used by the RmsNorm prologue only.
-void launch_skinny_gemm(const void* x, const void* w, void* out, int M, int N, int K, ElementType type,
-                        bool outFloat, bool accumulate, cudaStream_t stream,
-                        SkinnyPrologue prologue = SkinnyPrologue::None, const void* normWeight = nullptr,
-                        float eps = 0.0f, const SkinnyRope* rope = nullptr);
+void launch_skinny_gemm(const void* x, const void* w, void* out, int M, int N, int K, ElementType type, bool outFloat,
+                        bool accumulate, cudaStream_t stream, SkinnyPrologue prologue = SkinnyPrologue::None,
+                        const void* normWeight = nullptr, float eps = 0.0f, const SkinnyRope* rope = nullptr);
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -103,4 +103,4 @@ void StepInputs::upload(std::span<const BatchSequence> batch, int padToSeqs, cud
                                        size_t(seqs), cudaMemcpyHostToDevice, stream));
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

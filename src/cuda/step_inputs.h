@@ -44,10 +44,10 @@ public:
 private:
     int m_maxTokens, m_maxSeqs, m_maxBlocksPerSeq, m_blockSize;
     int m_numTokens = 0, m_numSeqs = 0, m_numSampled = 0, m_maxQueryLen = 0, m_maxContextLen = 0;
-    DeviceBuffer m_device;          // packed arrays, then the block table
-    int32_t* m_host = nullptr;      // pinned mirror
-    size_t m_packedInts = 0;        // ints before the block table
+    DeviceBuffer m_device;      // packed arrays, then the block table
+    int32_t* m_host = nullptr;  // pinned mirror
+    size_t m_packedInts = 0;    // ints before the block table
     int32_t *m_ids, *m_positions, *m_slots, *m_queryStart, *m_contextLens, *m_sampleRows, *m_blockTables;
 };
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -28,4 +28,4 @@ inline double microsecondsPerRun(cudaStream_t stream, int runs, const std::funct
     return 1e3 * double(ms) / std::max(runs, 1);
 }
 
-} // namespace brook::cuda
+}  // namespace brook::cuda

@@ -27,8 +27,8 @@ std::string dims(std::initializer_list<int64_t> shape) { return shapeToString(st
 
 Result<void> checkTensor(const TensorView& t, DType dtype, const std::vector<int64_t>& shape, const std::string& name)
 {
-    const std::string where = (t.file.empty() ? std::string() : t.file + ": ") + "tensor '" +
-                              (t.name.empty() ? name : t.name) + "'";
+    const std::string where =
+        (t.file.empty() ? std::string() : t.file + ": ") + "tensor '" + (t.name.empty() ? name : t.name) + "'";
     if (t.dtype != dtype)
         return makeError(where + " has dtype " + dtypeName(t.dtype) + ", expected " + dtypeName(dtype) +
                          " (AutoAWQ gemm layout)");
@@ -48,21 +48,20 @@ std::vector<T> readAll(const TensorView& t)
     return out;
 }
 
-} // namespace
+}  // namespace
 
 Result<QuantizedWeight> fromAwqGemm(const TensorView& qweight, const TensorView& qzeros, const TensorView& scales,
                                     int rows, int cols, int bits, int groupSize, const std::string& name)
 {
     const int N = rows, K = cols;
-    if (bits != 4 && bits != 8)
-        return makeError(name + ": AWQ bits must be 4 or 8, got " + std::to_string(bits));
+    if (bits != 4 && bits != 8) return makeError(name + ": AWQ bits must be 4 or 8, got " + std::to_string(bits));
     const int perWord = 32 / bits;
     if (N <= 0 || K <= 0 || N % perWord != 0 || K % 2 != 0)
         return makeError(name + ": weight " + dims({N, K}) + " cannot be AWQ-packed (N must be a multiple of " +
                          std::to_string(perWord) + ", K even)");
     if (groupSize <= 0 || K % groupSize != 0)
-        return makeError(name + ": AWQ group size " + std::to_string(groupSize) + " does not divide K = " +
-                         std::to_string(K));
+        return makeError(name + ": AWQ group size " + std::to_string(groupSize) +
+                         " does not divide K = " + std::to_string(K));
     const int words = N / perWord, groups = K / groupSize;
     if (auto ok = checkTensor(qweight, DType::I32, {K, words}, name + ".qweight"); !ok) return makeError(ok.error());
     if (auto ok = checkTensor(qzeros, DType::I32, {groups, words}, name + ".qzeros"); !ok) return makeError(ok.error());
@@ -87,8 +86,8 @@ Result<QuantizedWeight> fromAwqGemm(const TensorView& qweight, const TensorView&
             }
         }
     }
-    const std::vector<int32_t> qz = readAll<int32_t>(qzeros);      // [K / G, N / perWord]
-    const std::vector<uint16_t> sc = readAll<uint16_t>(scales);    // [K / G, N]
+    const std::vector<int32_t> qz = readAll<int32_t>(qzeros);    // [K / G, N / perWord]
+    const std::vector<uint16_t> sc = readAll<uint16_t>(scales);  // [K / G, N]
     for (int g = 0; g < groups; ++g) {
         for (int c = 0; c < words; ++c) {
             const uint32_t v = uint32_t(qz[size_t(g) * size_t(words) + size_t(c)]);
@@ -163,4 +162,4 @@ AwqTensors toAwqGemm(const QuantizedWeight& w)
     return t;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -18,11 +18,11 @@
 namespace brook {
 
 struct AwqTensors {
-    int rows = 0;  // N
-    int cols = 0;  // K
-    std::vector<int32_t> qweight;   // [K, N * bits / 32]
-    std::vector<int32_t> qzeros;    // [K / G, N * bits / 32]
-    std::vector<uint16_t> scales;   // [K / G, N], fp16 bits
+    int rows = 0;                  // N
+    int cols = 0;                  // K
+    std::vector<int32_t> qweight;  // [K, N * bits / 32]
+    std::vector<int32_t> qzeros;   // [K / G, N * bits / 32]
+    std::vector<uint16_t> scales;  // [K / G, N], fp16 bits
 };
 
 // `name` is the Linear's prefix (e.g. "model.layers.0.self_attn.q_proj"), for error messages;
@@ -37,4 +37,4 @@ Result<QuantizedWeight> fromAwqGemm(const AwqTensors& t, int bits, int groupSize
 // w.rows must be a multiple of 32 / w.bits (8 for 4 bits, 4 for 8 bits).
 AwqTensors toAwqGemm(const QuantizedWeight& w);
 
-} // namespace brook
+}  // namespace brook

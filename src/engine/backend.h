@@ -18,22 +18,22 @@ namespace brook {
 // One sequence's share of a step. Tokens [startPosition, startPosition + tokens.size()) are
 // computed; their K/V go into the cache at those positions through blockTable.
 struct BatchSequence {
-    std::span<const int32_t> tokens;        // [n] new tokens
-    int startPosition = 0;                  // tokens already cached for this sequence
-    std::span<const int32_t> blockTable;    // covers startPosition + n positions
-    bool sample = false;                    // produce the next token from the last position
-    SamplingContext sampling;               // valid when sample
+    std::span<const int32_t> tokens;      // [n] new tokens
+    int startPosition = 0;                // tokens already cached for this sequence
+    std::span<const int32_t> blockTable;  // covers startPosition + n positions
+    bool sample = false;                  // produce the next token from the last position
+    SamplingContext sampling;             // valid when sample
 };
 
 class Backend {
 public:
     virtual ~Backend() = default;
 
-    virtual std::string name() const = 0;          // "cpu", "cuda"; thread-safe
-    virtual const ModelConfig& config() const = 0; // thread-safe
-    virtual int numKvBlocks() const = 0;           // thread-safe
-    virtual int blockSize() const = 0;             // thread-safe
-    virtual BackendMemory memory() const = 0;      // thread-safe
+    virtual std::string name() const = 0;           // "cpu", "cuda"; thread-safe
+    virtual const ModelConfig& config() const = 0;  // thread-safe
+    virtual int numKvBlocks() const = 0;            // thread-safe
+    virtual int blockSize() const = 0;              // thread-safe
+    virtual BackendMemory memory() const = 0;       // thread-safe
     // The KV cache's element type as vLLM's cache_config_info names it ("auto": the model's dtype).
     virtual std::string kvCacheDtype() const = 0;  // thread-safe
 
@@ -45,4 +45,4 @@ public:
     virtual std::vector<float> logits(std::span<const BatchSequence> batch) = 0;
 };
 
-} // namespace brook
+}  // namespace brook

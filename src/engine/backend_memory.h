@@ -14,4 +14,4 @@ struct BackendMemory {
     int64_t deviceFreeBytes = 0;
 };
 
-} // namespace brook
+}  // namespace brook

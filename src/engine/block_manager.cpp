@@ -4,8 +4,7 @@
 
 namespace brook {
 
-BlockManager::BlockManager(int numBlocks, int blockSize)
-    : m_blockSize(blockSize), m_refCounts(numBlocks, 0)
+BlockManager::BlockManager(int numBlocks, int blockSize) : m_blockSize(blockSize), m_refCounts(numBlocks, 0)
 {
     assert(numBlocks >= 0 && blockSize > 0);
     for (int32_t b = 0; b < numBlocks; ++b) m_free.push_back(b);
@@ -64,4 +63,4 @@ double BlockManager::usage() const
     return 1.0 - double(numFreeBlocks()) / double(numTotalBlocks());
 }
 
-} // namespace brook
+}  // namespace brook

@@ -38,4 +38,4 @@ private:
     std::deque<int32_t> m_free;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -5,7 +5,8 @@
 
 namespace brook {
 
-int jsonNestingDepth(std::string_view text, int maxDepth) {
+int jsonNestingDepth(std::string_view text, int maxDepth)
+{
     int depth = 0, deepest = 0;
     bool inString = false;
     for (size_t i = 0; i < text.size(); ++i) {
@@ -27,7 +28,8 @@ int jsonNestingDepth(std::string_view text, int maxDepth) {
     return deepest;
 }
 
-Result<nlohmann::json> parseBoundedJson(std::string_view text, const std::string& source, int maxDepth) {
+Result<nlohmann::json> parseBoundedJson(std::string_view text, const std::string& source, int maxDepth)
+{
     if (jsonNestingDepth(text, maxDepth) > maxDepth)
         return makeError(source + ": JSON nested deeper than " + std::to_string(maxDepth) + " levels");
     nlohmann::json value = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
@@ -35,4 +37,4 @@ Result<nlohmann::json> parseBoundedJson(std::string_view text, const std::string
     return value;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -18,11 +18,10 @@ constexpr int kMaxJsonDepth = 64;
 
 // Errors: "<source>: not valid JSON" or "<source>: JSON nested deeper than 64 levels".
 // Never throws.
-Result<nlohmann::json> parseBoundedJson(std::string_view text, const std::string& source,
-                                        int maxDepth = kMaxJsonDepth);
+Result<nlohmann::json> parseBoundedJson(std::string_view text, const std::string& source, int maxDepth = kMaxJsonDepth);
 
 // The deepest nesting of arrays and objects in `text` (brackets inside strings do not count);
 // stops counting, and returns maxDepth + 1, as soon as the text goes deeper than maxDepth.
 int jsonNestingDepth(std::string_view text, int maxDepth);
 
-} // namespace brook
+}  // namespace brook

@@ -31,7 +31,7 @@ double utilizationFor(int64_t needed, int64_t total)
     return u <= 1.0 ? std::max(u, 0.01) : 0.0;
 }
 
-} // namespace
+}  // namespace
 
 int64_t CapacityPlanner::parameterCount(const ModelConfig& c)
 {
@@ -58,12 +58,12 @@ int64_t CapacityPlanner::activationBytes(const ModelConfig& c, int maxNumBatched
 {
     const int64_t T = std::max(maxNumBatchedTokens, maxNumSeqs), S = maxNumSeqs;
     const int64_t H = c.hiddenSize, I = c.intermediateSize, V = c.vocabSize;
-    const int64_t perToken = H * 4                                   // fp32 residual stream
-                             + H * e                                 // normed
+    const int64_t perToken = H * 4                                      // fp32 residual stream
+                             + H * e                                    // normed
                              + (int64_t(c.qDim()) + 2 * c.kvDim()) * e  // qkv
-                             + 2 * int64_t(c.qDim()) * e             // rotated q, attention output
-                             + 2 * I * e + I * e;                    // gate|up, SiLU(gate)*up
-    const int64_t perSampledRow = H * e + V * 4 + V * 4;             // final norm, fp32 logits, sampler scratch
+                             + 2 * int64_t(c.qDim()) * e                // rotated q, attention output
+                             + 2 * I * e + I * e;                       // gate|up, SiLU(gate)*up
+    const int64_t perSampledRow = H * e + V * 4 + V * 4;                // final norm, fp32 logits, sampler scratch
     return T * perToken + S * perSampledRow;
 }
 
@@ -76,7 +76,8 @@ int64_t CapacityPlanner::cpuKvCacheBytes(const ModelConfig& model, const Serving
 int64_t CapacityPlanner::cudaKvCacheBytes(int64_t deviceTotalBytes, double gpuMemoryUtilization, bool enforceEager,
                                           int64_t measuredUsedBytes)
 {
-    return int64_t(double(deviceTotalBytes) * gpuMemoryUtilization) - measuredUsedBytes - cudaGraphReserveBytes(enforceEager);
+    return int64_t(double(deviceTotalBytes) * gpuMemoryUtilization) - measuredUsedBytes -
+           cudaGraphReserveBytes(enforceEager);
 }
 
 CapacityPlan CapacityPlanner::plan(const CapacityInput& in)
@@ -139,4 +140,4 @@ CapacityPlan CapacityPlanner::plan(const CapacityInput& in)
     return p;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -21,7 +21,7 @@ namespace brook {
 // plus the model and, for CUDA, the GPU's memory.
 struct CapacityInput : ServingSettings {
     ModelConfig model;
-    int64_t deviceTotalBytes = 0;           // CUDA: the GPU's memory
+    int64_t deviceTotalBytes = 0;  // CUDA: the GPU's memory
 };
 
 // What limits how many full-length requests run at once.
@@ -30,25 +30,25 @@ enum class CapacityLimit { MaxNumSeqs, KvCache, MaxNumBatchedTokens };
 enum class CapacityProblem { None, ModelLenTooLong, NoDeviceMemory, WeightsDoNotFit, KvCacheTooSmall };
 
 struct CapacityPlan {
-    int maxModelLen = 0;               // resolved
-    int elementBytes = 2;              // activations and KV cache
+    int maxModelLen = 0;   // resolved
+    int elementBytes = 2;  // activations and KV cache
     int64_t parameters = 0;
     int64_t weightsBytes = 0;
-    int64_t activationBytes = 0;       // forward buffers + runtime allowance
-    int64_t graphBytes = 0;            // CUDA graph reserve
-    int64_t budgetBytes = 0;           // what the device may use (CUDA: total * utilization)
+    int64_t activationBytes = 0;  // forward buffers + runtime allowance
+    int64_t graphBytes = 0;       // CUDA graph reserve
+    int64_t budgetBytes = 0;      // what the device may use (CUDA: total * utilization)
     int64_t kvBytesPerToken = 0;
     int64_t kvBytesPerBlock = 0;
-    int64_t kvCacheBytes = 0;          // whole blocks only; <= 0 when nothing is left
+    int64_t kvCacheBytes = 0;  // whole blocks only; <= 0 when nothing is left
     int64_t kvBlocks = 0;
     int64_t kvTokens = 0;
-    int blocksPerSequence = 0;         // one request at max-model-len
-    double maxConcurrency = 0;         // kvTokens / maxModelLen (vLLM's "maximum concurrency")
-    int fullLengthSequences = 0;       // requests at max-model-len the cache holds at once
-    int concurrentSequences = 0;       // min of that, max-num-seqs and max-num-batched-tokens
+    int blocksPerSequence = 0;    // one request at max-model-len
+    double maxConcurrency = 0;    // kvTokens / maxModelLen (vLLM's "maximum concurrency")
+    int fullLengthSequences = 0;  // requests at max-model-len the cache holds at once
+    int concurrentSequences = 0;  // min of that, max-num-seqs and max-num-batched-tokens
     CapacityLimit binding = CapacityLimit::KvCache;
     CapacityProblem problem = CapacityProblem::None;
-    int suggestedMaxModelLen = 0;      // 0: none helps
+    int suggestedMaxModelLen = 0;              // 0: none helps
     double suggestedGpuMemoryUtilization = 0;  // 0: none helps (CUDA)
     int64_t suggestedCpuKvCacheBytes = 0;      // CPU
     bool fits() const { return problem == CapacityProblem::None; }
@@ -59,7 +59,7 @@ public:
     // Runtime allowance on top of the forward buffers: cuBLASLt workspace, handles, sampler
     // scratch and attention partials (what CudaBackend's profile sees beyond its own buffers).
     static constexpr int64_t kCudaRuntimeBytes = 256LL << 20;
-    static constexpr int64_t kCudaGraphBytes = 256LL << 20;   // CudaBackend's graph reserve
+    static constexpr int64_t kCudaGraphBytes = 256LL << 20;  // CudaBackend's graph reserve
 
     static CapacityPlan plan(const CapacityInput& input);
 
@@ -84,4 +84,4 @@ public:
     static int64_t activationBytes(const ModelConfig& model, int maxNumBatchedTokens, int maxNumSeqs, int elementBytes);
 };
 
-} // namespace brook
+}  // namespace brook

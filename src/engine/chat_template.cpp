@@ -8,10 +8,12 @@
 namespace brook {
 
 ChatTemplate::ChatTemplate(std::string clsToken, std::string sepToken)
-    : m_cls(std::move(clsToken)), m_sep(std::move(sepToken)) {}
+    : m_cls(std::move(clsToken)), m_sep(std::move(sepToken))
+{}
 
 std::string ChatTemplate::render(std::span<const ChatMessage> messages, bool addGenerationPrompt,
-                                 std::vector<TextSpan>* contentSpans) const {
+                                 std::vector<TextSpan>* contentSpans) const
+{
     std::string out = m_cls;
     auto appendContent = [&](const std::string& content) {
         if (contentSpans && !content.empty()) contentSpans->push_back({out.size(), out.size() + content.size()});
@@ -31,8 +33,7 @@ std::string ChatTemplate::render(std::span<const ChatMessage> messages, bool add
             out += '\n';
         }
     }
-    if (addGenerationPrompt)
-        out += "Assistant: ";
+    if (addGenerationPrompt) out += "Assistant: ";
     return out;
 }
 
@@ -47,4 +48,4 @@ std::vector<int32_t> encodeChat(const Tokenizer& tokenizer, std::span<const Chat
     return ids;
 }
 
-} // namespace brook
+}  // namespace brook

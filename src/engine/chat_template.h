@@ -15,8 +15,7 @@ namespace brook {
 
 class ChatTemplate {
 public:
-    ChatTemplate(std::string clsToken = "<|begin_of_sentence|>",
-                 std::string sepToken = "<|end_of_sentence|>");
+    ChatTemplate(std::string clsToken = "<|begin_of_sentence|>", std::string sepToken = "<|end_of_sentence|>");
     // contentSpans (optional): where each message's content landed in the result, in order.
     std::string render(std::span<const ChatMessage> messages, bool addGenerationPrompt = true,
                        std::vector<TextSpan>* contentSpans = nullptr) const;
@@ -32,4 +31,4 @@ private:
 std::vector<int32_t> encodeChat(const Tokenizer& tokenizer, std::span<const ChatMessage> messages,
                                 bool addGenerationPrompt = true, std::string* renderedText = nullptr);
 
-} // namespace brook
+}  // namespace brook

@@ -41,7 +41,8 @@ void addLinear(std::vector<ExpectedTensor>& layout, const std::string& prefix, i
     layout.push_back({prefix + ".scales", {groups, N}, DType::F16});
 }
 
-std::vector<ExpectedTensor> ernieLayout(const ModelConfig& c) {
+std::vector<ExpectedTensor> ernieLayout(const ModelConfig& c)
+{
     const int64_t V = c.vocabSize, H = c.hiddenSize, I = c.intermediateSize;
     const int64_t Q = c.qDim(), KV = c.kvDim();
     const auto& quant = c.quantization;
@@ -63,7 +64,8 @@ std::vector<ExpectedTensor> ernieLayout(const ModelConfig& c) {
     return layout;
 }
 
-Result<void> checkTensor(const TensorView& t, const std::vector<int64_t>& shape, DType dtype = DType::Unknown) {
+Result<void> checkTensor(const TensorView& t, const std::vector<int64_t>& shape, DType dtype = DType::Unknown)
+{
     if (dtype == DType::Unknown && !isFloatDType(t.dtype))
         return makeError(t.file + ": tensor '" + t.name + "' has dtype " + dtypeName(t.dtype) +
                          ", expected F32, F16 or BF16");
@@ -77,7 +79,8 @@ Result<void> checkTensor(const TensorView& t, const std::vector<int64_t>& shape,
 }
 
 // Reads model.safetensors.index.json's weight_map: tensor name -> shard file name.
-Result<std::map<std::string, std::string>> readWeightMap(const std::filesystem::path& indexPath) {
+Result<std::map<std::string, std::string>> readWeightMap(const std::filesystem::path& indexPath)
+{
     auto text = readRegularFile(indexPath);
     if (!text) return makeError(text.error());
     auto parsed = parseBoundedJson(*text, indexPath.string());
@@ -103,9 +106,10 @@ Result<std::map<std::string, std::string>> readWeightMap(const std::filesystem::
     return weightMap;
 }
 
-} // namespace
+}  // namespace
 
-Result<std::unique_ptr<Checkpoint>> Checkpoint::open(const std::filesystem::path& modelDir) {
+Result<std::unique_ptr<Checkpoint>> Checkpoint::open(const std::filesystem::path& modelDir)
+{
     std::error_code ec;
     if (!std::filesystem::is_directory(modelDir, ec))
         return makeError(modelDir.string() + ": model folder does not exist");
@@ -134,7 +138,8 @@ Result<std::unique_ptr<Checkpoint>> Checkpoint::open(const std::filesystem::path
             checkpoint->m_files.push_back(std::move(file.value()));
         }
     } else {
-        return makeError(modelDir.string() + ": no weights found (looked for " + kSingleFile + " and " + kIndexFile + ")");
+        return makeError(modelDir.string() + ": no weights found (looked for " + kSingleFile + " and " + kIndexFile +
+                         ")");
     }
 
     for (const auto& file : checkpoint->m_files) {
@@ -156,12 +161,14 @@ Result<std::unique_ptr<Checkpoint>> Checkpoint::open(const std::filesystem::path
     return checkpoint;
 }
 
-const TensorView* Checkpoint::find(const std::string& name) const {
+const TensorView* Checkpoint::find(const std::string& name) const
+{
     auto it = m_byName.find(name);
     return it == m_byName.end() ? nullptr : it->second;
 }
 
-Result<const TensorView*> Checkpoint::require(const std::string& name) const {
+Result<const TensorView*> Checkpoint::require(const std::string& name) const
+{
     if (const TensorView* view = find(name)) return view;
     std::string files;
     for (const auto& file : m_files) files += (files.empty() ? "" : ", ") + file->path().filename().string();
@@ -171,7 +178,8 @@ Result<const TensorView*> Checkpoint::require(const std::string& name) const {
 namespace {
 
 // One more than the highest N of the "model.layers.N." tensors (0 without any).
-int64_t layerCount(const std::map<std::string, const TensorView*>& tensors) {
+int64_t layerCount(const std::map<std::string, const TensorView*>& tensors)
+{
     constexpr std::string_view prefix = "model.layers.";
     int64_t count = 0;
     for (auto it = tensors.lower_bound(std::string(prefix)); it != tensors.end(); ++it) {
@@ -185,9 +193,10 @@ int64_t layerCount(const std::map<std::string, const TensorView*>& tensors) {
     return count;
 }
 
-} // namespace
+}  // namespace
 
-Result<void> Checkpoint::validateErnie(const ModelConfig& config) const {
+Result<void> Checkpoint::validateErnie(const ModelConfig& config) const
+{
     // Counted before the expected layout is built from config.json, so a config claiming more
     // layers than the weights hold is one error naming the field, not a tensor missing deep in.
     if (const int64_t layers = layerCount(m_byName); config.numLayers > layers)
@@ -200,8 +209,10 @@ Result<void> Checkpoint::validateErnie(const ModelConfig& config) const {
             if (config.quantization && !find(expected.name) && expected.dtype != DType::Unknown) {
                 const std::string dense = expected.name.substr(0, expected.name.rfind('.')) + ".weight";
                 if (find(dense))
-                    return makeError(view.error() + "; config.json's quantization_config says AWQ, but the "
-                                     "checkpoint holds the dense '" + dense + "'");
+                    return makeError(view.error() +
+                                     "; config.json's quantization_config says AWQ, but the "
+                                     "checkpoint holds the dense '" +
+                                     dense + "'");
             }
             return makeError(view.error());
         }
@@ -222,15 +233,17 @@ Result<void> Checkpoint::validateErnie(const ModelConfig& config) const {
     return {};
 }
 
-const TensorView* Checkpoint::lmHead() const {
+const TensorView* Checkpoint::lmHead() const
+{
     if (const TensorView* head = find("lm_head.weight")) return head;
     return find("model.embed_tokens.weight");
 }
 
-size_t Checkpoint::totalBytes() const {
+size_t Checkpoint::totalBytes() const
+{
     size_t total = 0;
     for (const auto& [name, view] : m_byName) total += view->numBytes;
     return total;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -41,4 +41,4 @@ private:
     std::map<std::string, const TensorView*> m_byName;  // into m_files' tensors
 };
 
-} // namespace brook
+}  // namespace brook

@@ -8,8 +8,7 @@ Engine::Engine(EngineConfig config, std::unique_ptr<Backend> backend, std::share
                std::vector<int32_t> eosTokenIds)
     : m_loop(std::make_unique<EngineLoop>(std::move(config), std::move(backend), std::move(tokenizer),
                                           std::move(eosTokenIds)))
-{
-}
+{}
 
 Engine::~Engine() = default;  // EngineLoop's destructor aborts and joins
 
@@ -20,7 +19,10 @@ Result<RequestId> Engine::submit(GenerationRequest request, OutputCallback callb
 
 void Engine::cancel(RequestId id) { m_loop->cancel(id); }
 void Engine::shutdown() { m_loop->shutdown(); }
-Result<std::vector<float>> Engine::promptLogits(std::vector<int32_t> tokens) { return m_loop->promptLogits(std::move(tokens)); }
+Result<std::vector<float>> Engine::promptLogits(std::vector<int32_t> tokens)
+{
+    return m_loop->promptLogits(std::move(tokens));
+}
 EngineStats Engine::stats() const { return m_loop->stats(); }
 std::vector<RequestSnapshot> Engine::requests() const { return m_loop->requests(); }
 const EngineConfig& Engine::config() const { return m_loop->config(); }
@@ -29,4 +31,4 @@ const Tokenizer& Engine::tokenizer() const { return m_loop->tokenizer(); }
 std::string Engine::backendName() const { return m_loop->backendName(); }
 EngineMetrics& Engine::metrics() { return m_loop->metrics(); }
 
-} // namespace brook
+}  // namespace brook

@@ -56,14 +56,14 @@ public:
     // Thread-safe. The live requests as the engine thread last published them (at most every
     // 100 ms while busy, and whenever it goes idle), for request inspectors.
     std::vector<RequestSnapshot> requests() const;
-    const EngineConfig& config() const;          // thread-safe
-    const ModelConfig& modelConfig() const;      // thread-safe
-    const Tokenizer& tokenizer() const;          // thread-safe
-    std::string backendName() const;             // thread-safe
-    EngineMetrics& metrics();                    // thread-safe
+    const EngineConfig& config() const;      // thread-safe
+    const ModelConfig& modelConfig() const;  // thread-safe
+    const Tokenizer& tokenizer() const;      // thread-safe
+    std::string backendName() const;         // thread-safe
+    EngineMetrics& metrics();                // thread-safe
 
 private:
     std::unique_ptr<EngineLoop> m_loop;
 };
 
-} // namespace brook
+}  // namespace brook

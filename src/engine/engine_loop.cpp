@@ -14,10 +14,7 @@ namespace brook {
 
 namespace {
 
-double secondsBetween(Clock::time_point a, Clock::time_point b)
-{
-    return std::chrono::duration<double>(b - a).count();
-}
+double secondsBetween(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
 uint64_t randomSeed()
 {
@@ -27,17 +24,16 @@ uint64_t randomSeed()
     return generator();
 }
 
-} // namespace
+}  // namespace
 
-EngineLoop::EngineLoop(EngineConfig config, std::unique_ptr<Backend> backend, std::shared_ptr<const Tokenizer> tokenizer,
-               std::vector<int32_t> eosTokenIds)
+EngineLoop::EngineLoop(EngineConfig config, std::unique_ptr<Backend> backend,
+                       std::shared_ptr<const Tokenizer> tokenizer, std::vector<int32_t> eosTokenIds)
     : m_config(std::move(config)), m_backend(std::move(backend)), m_tokenizer(std::move(tokenizer)),
       m_eosTokenIds(std::move(eosTokenIds)), m_metrics(m_config.modelName, m_config.maxModelLen),
       m_blocks(m_backend->numKvBlocks(), m_backend->blockSize()), m_scheduler(m_config.scheduler, m_blocks),
       m_lastStatsLog(Clock::now())
 {
-    m_metrics.setCacheConfig(m_backend->blockSize(), m_backend->numKvBlocks(), 0.0,
-                             m_backend->kvCacheDtype());
+    m_metrics.setCacheConfig(m_backend->blockSize(), m_backend->numKvBlocks(), 0.0, m_backend->kvCacheDtype());
     publishStats();
     m_thread = std::thread([this] { run(); });
 }
@@ -155,8 +151,7 @@ void EngineLoop::run()
             // With stats logging on, wake up now and then to log the idle line too.
             if (m_config.logStats)
                 m_wake.wait_for(lock, std::chrono::duration<double>(m_config.statsIntervalSeconds), ready);
-            else
-                m_wake.wait(lock, ready);
+            else m_wake.wait(lock, ready);
             arrived.swap(m_inbox);
             cancelled.swap(m_cancelled);
             logitsJobs.swap(m_logitsJobs);
@@ -210,8 +205,8 @@ void EngineLoop::step()
         if (s.sample) {
             b.sampling.params = &seq.params;
             b.sampling.promptTokens = std::span<const int32_t>(seq.tokens.data(), size_t(seq.numPromptTokens));
-            b.sampling.outputTokens = std::span<const int32_t>(seq.tokens.data() + seq.numPromptTokens,
-                                                               size_t(seq.numOutputTokens()));
+            b.sampling.outputTokens =
+                std::span<const int32_t>(seq.tokens.data() + seq.numPromptTokens, size_t(seq.numOutputTokens()));
             b.sampling.stopTokenIds = m_processors.at(seq.id)->stopTokenIds();
             b.sampling.seed = seq.seed;
             b.sampling.step = seq.numOutputTokens();
@@ -339,7 +334,8 @@ void EngineLoop::publishStats()
     // The inspector's table: phases are credited every step, the copy is made at most every
     // 100 ms (and when the engine goes idle, so an idle table is empty).
     m_tracker.update(m_scheduler, now);
-    const bool publishRequests = !m_scheduler.hasWork() || now - m_lastRequestsPublish >= std::chrono::milliseconds(100);
+    const bool publishRequests =
+        !m_scheduler.hasWork() || now - m_lastRequestsPublish >= std::chrono::milliseconds(100);
     std::vector<RequestSnapshot> requests;
     if (publishRequests) {
         requests = m_tracker.snapshot(now);
@@ -372,4 +368,4 @@ void EngineLoop::maybeLogStats()
     m_lastLoggedGeneration = m_generationTokensTotal;
 }
 
-} // namespace brook
+}  // namespace brook

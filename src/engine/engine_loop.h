@@ -33,7 +33,7 @@ public:
     // Starts the step loop. eosTokenIds: ids that end generation unless ignore_eos
     // (the tokenizer's stop tokens plus generation_config's eos).
     EngineLoop(EngineConfig config, std::unique_ptr<Backend> backend, std::shared_ptr<const Tokenizer> tokenizer,
-           std::vector<int32_t> eosTokenIds);
+               std::vector<int32_t> eosTokenIds);
     // Aborts whatever is still running (each gets a final "abort" output) and joins the loop.
     ~EngineLoop();
     EngineLoop(const EngineLoop&) = delete;
@@ -54,15 +54,15 @@ public:
     // thread between steps (prompt_logits.h). For quality checks (brook-bench quality), not serving.
     Result<std::vector<float>> promptLogits(std::vector<int32_t> tokens);
 
-    EngineStats stats() const;                      // thread-safe snapshot
+    EngineStats stats() const;  // thread-safe snapshot
     // Thread-safe. The live requests as the engine thread last published them (at most every
     // 100 ms while busy, and whenever it goes idle), for request inspectors.
     std::vector<RequestSnapshot> requests() const;
-    const EngineConfig& config() const { return m_config; }            // thread-safe
+    const EngineConfig& config() const { return m_config; }                 // thread-safe
     const ModelConfig& modelConfig() const { return m_backend->config(); }  // thread-safe
-    const Tokenizer& tokenizer() const { return *m_tokenizer; }       // thread-safe
-    std::string backendName() const { return m_backend->name(); }     // thread-safe
-    EngineMetrics& metrics() { return m_metrics; }                    // thread-safe
+    const Tokenizer& tokenizer() const { return *m_tokenizer; }             // thread-safe
+    std::string backendName() const { return m_backend->name(); }           // thread-safe
+    EngineMetrics& metrics() { return m_metrics; }                          // thread-safe
 
 private:
     struct LogitsJob;  // a promptLogits call waiting for the engine thread
@@ -94,12 +94,12 @@ private:
     long long m_requestsFinished = 0, m_requestsAborted = 0;
     EngineStepTimes m_stepTimes;
     Clock::time_point m_lastStatsLog;
-    Clock::time_point m_lastMemoryQuery;   // backend memory is queried at most every 250 ms
+    Clock::time_point m_lastMemoryQuery;  // backend memory is queried at most every 250 ms
     BackendMemory m_memory;
     long long m_lastLoggedPrompt = 0, m_lastLoggedGeneration = 0;
     RequestTracker m_tracker;
     Clock::time_point m_lastRequestsPublish;
-    LatencyWindow m_latency;               // thread-safe itself: recorded here, read by stats()
+    LatencyWindow m_latency;  // thread-safe itself: recorded here, read by stats()
 
     // Shared between callers and the engine thread.
     mutable std::mutex m_mutex;
@@ -115,4 +115,4 @@ private:
     std::thread m_thread;  // last: starts after everything above exists
 };
 
-} // namespace brook
+}  // namespace brook

@@ -28,21 +28,19 @@ std::vector<double> oneTwoFiveBuckets(int maxValue)
 
 const std::vector<double> kIterationTokenBuckets = {1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384};
 const std::vector<double> kNBuckets = {1, 2, 5, 10, 20};
-const std::vector<double> kTtftBuckets = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
+const std::vector<double> kTtftBuckets = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,  0.25,  0.5,   0.75,
                                           1.0,   2.5,   5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
-const std::vector<double> kTokenLatencyBuckets = {0.01, 0.025, 0.05, 0.075, 0.1,  0.15, 0.2,  0.3,  0.4, 0.5,
-                                                  0.75, 1.0,   2.5,  5.0,   7.5,  10.0, 20.0, 40.0, 80.0};
-const std::vector<double> kRequestLatencyBuckets = {0.3,  0.5,  0.8,  1.0,  1.5,   2.0,   2.5,   5.0,   10.0,  15.0,  20.0,
-                                                    30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+const std::vector<double> kTokenLatencyBuckets = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,  0.3,  0.4, 0.5,
+                                                  0.75, 1.0,   2.5,  5.0,   7.5, 10.0, 20.0, 40.0, 80.0};
+const std::vector<double> kRequestLatencyBuckets = {0.3,  0.5,   0.8,   1.0,   1.5,   2.0,    2.5,
+                                                    5.0,  10.0,  15.0,  20.0,  30.0,  40.0,   50.0,
+                                                    60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
 
-} // namespace
-
+}  // namespace
 
 EngineMetrics::EngineMetrics(std::string modelName, int maxModelLen, std::string engineId)
-    : m_labels{{"model_name", modelName}, {"engine", engineId}},
-      m_maxModelLen(maxModelLen),
-      m_modelName(std::move(modelName)),
-      m_engineId(std::move(engineId))
+    : m_labels{{"model_name", modelName}, {"engine", engineId}}, m_maxModelLen(maxModelLen),
+      m_modelName(std::move(modelName)), m_engineId(std::move(engineId))
 {
     MetricsRegistry& r = m_registry;
     const Labels& l = m_labels;
@@ -72,8 +70,8 @@ EngineMetrics::EngineMetrics(std::string modelName, int maxModelLen, std::string
         &r.histogram("vllm:request_prompt_tokens", "Number of prefill tokens processed.", l, lengthBuckets);
     m_requestGenerationTokens =
         &r.histogram("vllm:request_generation_tokens", "Number of generation tokens processed.", l, lengthBuckets);
-    m_iterationTokens = &r.histogram("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.",
-                                     l, kIterationTokenBuckets);
+    m_iterationTokens = &r.histogram("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", l,
+                                     kIterationTokenBuckets);
     m_requestMaxGenerationTokens =
         &r.histogram("vllm:request_max_num_generation_tokens",
                      "Histogram of maximum number of requested generation tokens.", l, lengthBuckets);
@@ -119,15 +117,9 @@ void EngineMetrics::onPreemption(int count)
     if (count > 0) m_preemptions->inc(count);
 }
 
-void EngineMetrics::onFirstToken(double ttftSeconds)
-{
-    m_ttft->observe(ttftSeconds);
-}
+void EngineMetrics::onFirstToken(double ttftSeconds) { m_ttft->observe(ttftSeconds); }
 
-void EngineMetrics::onInterTokenLatency(double seconds)
-{
-    m_itl->observe(seconds);
-}
+void EngineMetrics::onInterTokenLatency(double seconds) { m_itl->observe(seconds); }
 
 void EngineMetrics::onRequestFinished(FinishReason reason, const FinishedRequestTimings& timings)
 {
@@ -165,14 +157,12 @@ void EngineMetrics::setCacheConfig(int blockSize, int numBlocks, double gpuMemor
                      {"model_name", m_modelName},
                      {"engine", m_engineId}};
     std::lock_guard lock(m_cacheConfigMutex);
-    if (!m_cacheConfigLabels.empty() && m_cacheConfigLabels != labels) m_registry.removeSeries(kName, m_cacheConfigLabels);
+    if (!m_cacheConfigLabels.empty() && m_cacheConfigLabels != labels)
+        m_registry.removeSeries(kName, m_cacheConfigLabels);
     m_registry.gauge(kName, "Information of the LLMEngine CacheConfig", labels).set(1.0);
     m_cacheConfigLabels = std::move(labels);
 }
 
-std::string EngineMetrics::renderPrometheus() const
-{
-    return m_registry.render();
-}
+std::string EngineMetrics::renderPrometheus() const { return m_registry.render(); }
 
-} // namespace brook
+}  // namespace brook

@@ -11,13 +11,12 @@
 
 namespace brook {
 
-
 struct FinishedRequestTimings {
-    double e2eSeconds = 0;       // arrival -> finish
-    double queueSeconds = 0;     // arrival -> first scheduled
-    double prefillSeconds = 0;   // first scheduled -> first token
-    double decodeSeconds = 0;    // first token -> finish
-    double inferenceSeconds = 0; // first scheduled -> finish
+    double e2eSeconds = 0;        // arrival -> finish
+    double queueSeconds = 0;      // arrival -> first scheduled
+    double prefillSeconds = 0;    // first scheduled -> first token
+    double decodeSeconds = 0;     // first token -> finish
+    double inferenceSeconds = 0;  // first scheduled -> finish
     int promptTokens = 0;
     int generationTokens = 0;
     int maxTokensParam = 0;
@@ -29,7 +28,7 @@ public:
     EngineMetrics(std::string modelName, int maxModelLen, std::string engineId = "0");
 
     void setSchedulerState(int running, int waiting, double kvCacheUsage);  // kv usage 0..1
-    void onStep(int promptTokens, int generationTokens);  // tokens computed in one engine step
+    void onStep(int promptTokens, int generationTokens);                    // tokens computed in one engine step
     void onPreemption(int count = 1);
     void onFirstToken(double ttftSeconds);
     void onInterTokenLatency(double seconds);
@@ -74,4 +73,4 @@ private:
     Labels m_cacheConfigLabels;     // labels of the current vllm:cache_config_info series
 };
 
-} // namespace brook
+}  // namespace brook

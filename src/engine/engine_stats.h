@@ -16,7 +16,7 @@ struct EngineStepTimes {
     double bookkeepingSeconds = 0.0;  // arrivals, stats snapshots, request table
     long long decodeSteps = 0;        // steps with no prompt tokens
     double decodeBackendSeconds = 0.0;
-    long long decodeRows = 0;         // sequences summed over decode steps (mean batch = rows / steps)
+    long long decodeRows = 0;  // sequences summed over decode steps (mean batch = rows / steps)
 };
 
 // A consistent snapshot of the engine, cheap to take; dashboards poll it on a timer.
@@ -26,16 +26,16 @@ struct EngineStats {
     int numKvBlocksTotal = 0;
     int numKvBlocksFree = 0;
     int blockSize = 0;
-    double kvCacheUsage = 0.0;              // 0..1
-    long long numPreemptions = 0;           // total since start
-    long long promptTokensTotal = 0;        // computed prefill tokens since start
+    double kvCacheUsage = 0.0;        // 0..1
+    long long numPreemptions = 0;     // total since start
+    long long promptTokensTotal = 0;  // computed prefill tokens since start
     long long generationTokensTotal = 0;
     long long requestsFinished = 0;
     long long requestsAborted = 0;
     long long steps = 0;
     BackendMemory memory;
     EngineStepTimes stepTimes;
-    LatencySummary latency;                 // rolling TTFT / ITL / E2E p50 and p95 (LatencyWindow)
+    LatencySummary latency;  // rolling TTFT / ITL / E2E p50 and p95 (LatencyWindow)
 };
 
-} // namespace brook
+}  // namespace brook

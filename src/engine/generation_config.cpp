@@ -16,15 +16,18 @@ namespace {
 
 using nlohmann::json;
 
-Error wrongType(const std::string& source, const char* key, const char* expected) {
+Error wrongType(const std::string& source, const char* key, const char* expected)
+{
     return makeError(source + ": key '" + key + "' should be " + expected);
 }
 
-Error outOfRange(const std::string& source, const char* key, const json& value, const char* range) {
+Error outOfRange(const std::string& source, const char* key, const json& value, const char* range)
+{
     return makeError(source + ": key '" + key + "' " + value.dump() + " is out of range (" + range + ")");
 }
 
-Result<void> readFloat(const json& root, const std::string& source, const char* key, std::optional<float>& out) {
+Result<void> readFloat(const json& root, const std::string& source, const char* key, std::optional<float>& out)
+{
     auto it = root.find(key);
     if (it == root.end() || it->is_null()) return {};
     if (!it->is_number()) return wrongType(source, key, "a number");
@@ -37,7 +40,8 @@ Result<void> readFloat(const json& root, const std::string& source, const char* 
 }
 
 // An integer that fits int32_t: get<int64_t>() alone would wrap 2^40 to 0 on the way to int.
-std::optional<int32_t> toInt32(const json& value) {
+std::optional<int32_t> toInt32(const json& value)
+{
     if (value.is_number_unsigned())
         return value.get<uint64_t>() <= uint64_t(std::numeric_limits<int32_t>::max())
                    ? std::optional<int32_t>(int32_t(value.get<uint64_t>()))
@@ -47,7 +51,8 @@ std::optional<int32_t> toInt32(const json& value) {
     return int32_t(v);
 }
 
-Result<void> readInt(const json& root, const std::string& source, const char* key, std::optional<int>& out) {
+Result<void> readInt(const json& root, const std::string& source, const char* key, std::optional<int>& out)
+{
     auto it = root.find(key);
     if (it == root.end() || it->is_null()) return {};
     if (!it->is_number_integer()) return wrongType(source, key, "an integer");
@@ -57,9 +62,10 @@ Result<void> readInt(const json& root, const std::string& source, const char* ke
     return {};
 }
 
-} // namespace
+}  // namespace
 
-Result<GenerationDefaults> parseGenerationDefaults(std::string_view text, const std::string& source) {
+Result<GenerationDefaults> parseGenerationDefaults(std::string_view text, const std::string& source)
+{
     auto parsed = parseBoundedJson(text, source);
     if (!parsed) return makeError(parsed.error());
     const json& root = parsed.value();
@@ -70,14 +76,15 @@ Result<GenerationDefaults> parseGenerationDefaults(std::string_view text, const 
         if (!it->is_boolean()) return wrongType(source, "do_sample", "true or false");
         defaults.doSample = it->get<bool>();
     }
-    for (auto [key, target] : {std::pair{"temperature", &defaults.temperature}, std::pair{"top_p", &defaults.topP},
-                               std::pair{"min_p", &defaults.minP},
-                               std::pair{"repetition_penalty", &defaults.repetitionPenalty},
-                               std::pair{"presence_penalty", &defaults.presencePenalty},
-                               std::pair{"frequency_penalty", &defaults.frequencyPenalty}}) {
+    for (auto [key, target] :
+         {std::pair{"temperature", &defaults.temperature}, std::pair{"top_p", &defaults.topP},
+          std::pair{"min_p", &defaults.minP}, std::pair{"repetition_penalty", &defaults.repetitionPenalty},
+          std::pair{"presence_penalty", &defaults.presencePenalty},
+          std::pair{"frequency_penalty", &defaults.frequencyPenalty}}) {
         if (auto ok = readFloat(root, source, key, *target); !ok) return makeError(ok.error());
     }
-    for (auto [key, target] : {std::pair{"top_k", &defaults.topK}, std::pair{"max_new_tokens", &defaults.maxNewTokens}}) {
+    for (auto [key, target] :
+         {std::pair{"top_k", &defaults.topK}, std::pair{"max_new_tokens", &defaults.maxNewTokens}}) {
         if (auto ok = readInt(root, source, key, *target); !ok) return makeError(ok.error());
     }
     if (auto it = root.find("eos_token_id"); it != root.end() && !it->is_null()) {
@@ -99,7 +106,8 @@ Result<GenerationDefaults> parseGenerationDefaults(std::string_view text, const 
     return defaults;
 }
 
-Result<GenerationDefaults> loadGenerationDefaults(const std::filesystem::path& path) {
+Result<GenerationDefaults> loadGenerationDefaults(const std::filesystem::path& path)
+{
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) return GenerationDefaults{};
     auto text = readRegularFile(path);
@@ -107,4 +115,4 @@ Result<GenerationDefaults> loadGenerationDefaults(const std::filesystem::path& p
     return parseGenerationDefaults(*text, path.string());
 }
 
-} // namespace brook
+}  // namespace brook

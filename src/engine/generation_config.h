@@ -51,4 +51,4 @@ Result<GenerationDefaults> loadGenerationDefaults(const std::filesystem::path& g
 // range-checked into its field's type (an eos id of 2^40 is an error, not a wrapped 0).
 Result<GenerationDefaults> parseGenerationDefaults(std::string_view json, const std::string& sourceName);
 
-} // namespace brook
+}  // namespace brook

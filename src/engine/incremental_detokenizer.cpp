@@ -17,7 +17,8 @@ constexpr std::string_view kReplacementChar = "\xEF\xBF\xBD";  // U+FFFD
 
 // True when the text ends inside a character: sentencepiece turns the bytes of an unfinished
 // character into U+FFFD, and a raw truncated UTF-8 sequence is caught too.
-bool endsMidCharacter(std::string_view text) {
+bool endsMidCharacter(std::string_view text)
+{
     if (text.size() >= kReplacementChar.size() &&
         text.compare(text.size() - kReplacementChar.size(), kReplacementChar.size(), kReplacementChar) == 0)
         return true;
@@ -28,8 +29,7 @@ bool endsMidCharacter(std::string_view text) {
         --i;
         ++continuation;
     }
-    if (i == 0)
-        return continuation > 0;
+    if (i == 0) return continuation > 0;
     const auto lead = static_cast<unsigned char>(text[i - 1]);
     size_t expected = 0;
     if ((lead & 0x80) == 0) expected = 0;
@@ -40,14 +40,16 @@ bool endsMidCharacter(std::string_view text) {
     return continuation < expected;
 }
 
-} // namespace
+}  // namespace
 
 IncrementalDetokenizer::IncrementalDetokenizer(const Tokenizer& tokenizer, bool skipSpecial)
-    : m_tokenizer(tokenizer), m_skipSpecial(skipSpecial) {}
+    : m_tokenizer(tokenizer), m_skipSpecial(skipSpecial)
+{}
 
 // Tokenizer::decode skips these ids without ending a run of pieces: out of the vocabulary
 // (padding rows of the embedding), and special tokens when they are skipped.
-bool IncrementalDetokenizer::decodesToNothing(int32_t tokenId) const {
+bool IncrementalDetokenizer::decodesToNothing(int32_t tokenId) const
+{
     return tokenId < 0 || tokenId >= m_tokenizer.vocabSize() || (m_skipSpecial && m_tokenizer.isSpecial(tokenId));
 }
 
@@ -57,33 +59,29 @@ bool IncrementalDetokenizer::decodesToNothing(int32_t tokenId) const {
 // non-empty text (so sentencepiece strips no leading "▁" from what follows), and the new piece
 // is context free with whole, non-empty text. A window of one ordinary piece is the steady
 // state of plain text, so most pushes take this path.
-bool IncrementalDetokenizer::appendsDirectly(std::string_view& delta) const {
+bool IncrementalDetokenizer::appendsDirectly(std::string_view& delta) const
+{
     for (size_t i = m_readOffset; i + 1 < m_tokens.size(); ++i)
-        if (!decodesToNothing(m_tokens[i]))
-            return false;
+        if (!decodesToNothing(m_tokens[i])) return false;
     bool seenVisible = false;
     for (size_t i = m_prefixOffset; i < m_readOffset; ++i) {
         const int32_t id = m_tokens[i];
-        if (decodesToNothing(id))
-            continue;
-        if (seenVisible ? !m_tokenizer.appendedText(id) : !m_tokenizer.startsNonEmptyText(id))
-            return false;
+        if (decodesToNothing(id)) continue;
+        if (seenVisible ? !m_tokenizer.appendedText(id) : !m_tokenizer.startsNonEmptyText(id)) return false;
         seenVisible = true;
     }
-    if (!seenVisible)
-        return false;
+    if (!seenVisible) return false;
     const auto text = m_tokenizer.appendedText(m_tokens.back());
-    if (!text || text->empty() || endsMidCharacter(*text))
-        return false;
+    if (!text || text->empty() || endsMidCharacter(*text)) return false;
     delta = *text;
     return true;
 }
 
-std::string IncrementalDetokenizer::push(int32_t tokenId) {
+std::string IncrementalDetokenizer::push(int32_t tokenId)
+{
     m_tokens.push_back(tokenId);
     // Nothing new can be visible, so the two decodes would hold back with the offsets unchanged.
-    if (decodesToNothing(tokenId))
-        return {};
+    if (decodesToNothing(tokenId)) return {};
     if (std::string_view direct; appendsDirectly(direct)) {
         ++m_directAppends;
         return emit(std::string(direct));
@@ -93,20 +91,21 @@ std::string IncrementalDetokenizer::push(int32_t tokenId) {
         m_tokenizer.decode(all.subspan(m_prefixOffset, m_readOffset - m_prefixOffset), m_skipSpecial);
     const std::string newText = m_tokenizer.decode(all.subspan(m_prefixOffset), m_skipSpecial);
     // Hold back when nothing new is visible yet or the text stops inside a character.
-    if (newText.size() <= prefixText.size() || endsMidCharacter(newText))
-        return {};
+    if (newText.size() <= prefixText.size() || endsMidCharacter(newText)) return {};
     return emit(newText.substr(prefixText.size()));
 }
 
 // Text up to the end is out: the next window starts where this one was read.
-std::string IncrementalDetokenizer::emit(std::string delta) {
+std::string IncrementalDetokenizer::emit(std::string delta)
+{
     m_prefixOffset = m_readOffset;
     m_readOffset = m_tokens.size();
     m_text += delta;
     return delta;
 }
 
-std::string IncrementalDetokenizer::flush() {
+std::string IncrementalDetokenizer::flush()
+{
     const std::span<const int32_t> all(m_tokens);
     const std::string prefixText =
         m_tokenizer.decode(all.subspan(m_prefixOffset, m_readOffset - m_prefixOffset), m_skipSpecial);
@@ -118,4 +117,4 @@ std::string IncrementalDetokenizer::flush() {
     return delta;
 }
 
-} // namespace brook
+}  // namespace brook

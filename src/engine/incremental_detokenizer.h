@@ -39,4 +39,4 @@ private:
     size_t m_directAppends = 0;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -9,8 +9,7 @@ namespace brook {
 LatencyWindow::LatencyWindow(double windowSeconds, size_t maxSamples)
     : m_windowSeconds(windowSeconds > 0 ? windowSeconds : kDefaultWindowSeconds),
       m_maxSamples(maxSamples > 0 ? maxSamples : kDefaultMaxSamples)
-{
-}
+{}
 
 LatencyWindow::Samples& LatencyWindow::samplesOf(LatencyKind kind)
 {
@@ -24,7 +23,8 @@ LatencyWindow::Samples& LatencyWindow::samplesOf(LatencyKind kind)
 
 void LatencyWindow::record(LatencyKind kind, double seconds, Clock::time_point when)
 {
-    const auto cutoff = when - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(m_windowSeconds));
+    const auto cutoff =
+        when - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(m_windowSeconds));
     std::lock_guard lock(m_mutex);
     Samples& samples = samplesOf(kind);
     samples.emplace_back(when, seconds);
@@ -57,7 +57,8 @@ LatencyPercentiles LatencyWindow::summarize(const Samples& samples, Clock::time_
 
 LatencySummary LatencyWindow::summary(Clock::time_point now) const
 {
-    const auto cutoff = now - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(m_windowSeconds));
+    const auto cutoff =
+        now - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(m_windowSeconds));
     Samples ttft, itl, e2e;
     {
         // Copy under the lock, sort outside it: the engine thread only ever waits for a copy.
@@ -74,4 +75,4 @@ LatencySummary LatencyWindow::summary(Clock::time_point now) const
     return s;
 }
 
-} // namespace brook
+}  // namespace brook

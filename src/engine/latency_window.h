@@ -19,8 +19,8 @@ namespace brook {
 enum class LatencyKind { Ttft, Itl, E2e };
 
 struct LatencyPercentiles {
-    int count = 0;      // samples in the window; 0: p50 and p95 mean nothing
-    double p50 = 0;     // seconds
+    int count = 0;   // samples in the window; 0: p50 and p95 mean nothing
+    double p50 = 0;  // seconds
     double p95 = 0;
 };
 
@@ -56,4 +56,4 @@ private:
     Samples m_ttft, m_itl, m_e2e;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -72,7 +72,7 @@ std::string labelBlock(const Labels& labels, const std::string* le = nullptr)
     return out;
 }
 
-} // namespace
+}  // namespace
 
 struct MetricsRegistry::Impl {
     struct Series {
@@ -133,8 +133,7 @@ MetricsRegistry::Counter& MetricsRegistry::counter(const std::string& name, cons
     return *family->series.back()->counter;
 }
 
-MetricsRegistry::Gauge& MetricsRegistry::gauge(const std::string& name, const std::string& help,
-                                               const Labels& labels)
+MetricsRegistry::Gauge& MetricsRegistry::gauge(const std::string& name, const std::string& help, const Labels& labels)
 {
     std::lock_guard lock(m_impl->mutex);
     Impl::Family* family = m_impl->findFamily(name);
@@ -159,8 +158,7 @@ MetricsRegistry::Histogram& MetricsRegistry::histogram(const std::string& name, 
     // Upper bounds sorted and unique; +Inf is implicit (the overflow bucket), as in prometheus_client.
     std::sort(buckets.begin(), buckets.end());
     buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
-    while (!buckets.empty() && (std::isnan(buckets.back()) || std::isinf(buckets.back())))
-        buckets.pop_back();
+    while (!buckets.empty() && (std::isnan(buckets.back()) || std::isinf(buckets.back()))) buckets.pop_back();
 
     std::lock_guard lock(m_impl->mutex);
     Impl::Family* family = m_impl->findFamily(name);
@@ -231,8 +229,8 @@ std::string MetricsRegistry::render() const
                     sum = histogram.m_sum;
                 }
                 for (size_t i = 0; i < cumulative.size(); ++i) {
-                    const double bound = i < family->buckets.size() ? family->buckets[i]
-                                                                    : std::numeric_limits<double>::infinity();
+                    const double bound =
+                        i < family->buckets.size() ? family->buckets[i] : std::numeric_limits<double>::infinity();
                     const std::string le = formatNumber(bound);
                     out += family->name + "_bucket" + labelBlock(series->labels, &le) + ' ' +
                            formatNumber(static_cast<double>(cumulative[i])) + '\n';
@@ -270,7 +268,8 @@ std::string MetricsRegistry::pythonFloatRepr(double value)
         if (exponent >= 0) {
             std::string integerPart = digits.substr(0, std::min<size_t>(digits.size(), exponent + 1));
             integerPart.append(exponent + 1 - integerPart.size(), '0');
-            std::string fraction = digits.size() > static_cast<size_t>(exponent + 1) ? digits.substr(exponent + 1) : "0";
+            std::string fraction =
+                digits.size() > static_cast<size_t>(exponent + 1) ? digits.substr(exponent + 1) : "0";
             out += integerPart + '.' + fraction;
         } else {
             out += "0." + std::string(-exponent - 1, '0') + digits;
@@ -331,8 +330,7 @@ double MetricsRegistry::Gauge::value() const
 
 MetricsRegistry::Histogram::Histogram(std::vector<double> buckets)
     : m_buckets(std::move(buckets)), m_counts(m_buckets.size() + 1, 0)
-{
-}
+{}
 
 void MetricsRegistry::Histogram::observe(double value)
 {
@@ -368,4 +366,4 @@ std::vector<uint64_t> MetricsRegistry::Histogram::cumulativeCounts() const
     return cumulative;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -50,6 +50,7 @@ class MetricsRegistry::Counter {
 public:
     void inc(double amount = 1.0);
     double value() const;
+
 private:
     friend class MetricsRegistry;
     mutable std::mutex m_mutex;
@@ -60,6 +61,7 @@ class MetricsRegistry::Gauge {
 public:
     void set(double value);
     double value() const;
+
 private:
     friend class MetricsRegistry;
     mutable std::mutex m_mutex;
@@ -82,4 +84,4 @@ private:
     uint64_t m_count = 0;
 };
 
-} // namespace brook
+}  // namespace brook

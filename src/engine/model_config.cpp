@@ -19,7 +19,8 @@ using nlohmann::json;
 // q_proj's output width (heads x head_dim) stays within what int math elsewhere assumes.
 constexpr int64_t kMaxQDim = int64_t{1} << 20;
 
-const char* typeName(const json& value) {
+const char* typeName(const json& value)
+{
     if (value.is_number_integer()) return "an integer";
     if (value.is_number()) return "a number";
     return value.type_name();  // "string", "null", "array", ...
@@ -30,39 +31,46 @@ class ConfigReader {
 public:
     ConfigReader(const json& root, const std::string& source) : m_root(root), m_source(source) {}
 
-    const json* find(const char* key) const {
+    const json* find(const char* key) const
+    {
         auto it = m_root.find(key);
         return it == m_root.end() ? nullptr : &*it;
     }
     Error missing(const char* key) const { return makeError(m_source + ": missing key '" + key + "'"); }
-    Error wrongType(const char* key, const json& value, const char* expected) const {
+    Error wrongType(const char* key, const json& value, const char* expected) const
+    {
         return makeError(m_source + ": key '" + key + "' should be " + expected + ", got " + typeName(value));
     }
     Error invalid(const std::string& what) const { return makeError(m_source + ": " + what); }
 
-    Result<int> requireInt(const char* key) const {
+    Result<int> requireInt(const char* key) const
+    {
         const json* v = find(key);
         if (!v) return missing(key);
         return toInt(key, *v);
     }
-    Result<int> optionalInt(const char* key, int fallback) const {
+    Result<int> optionalInt(const char* key, int fallback) const
+    {
         const json* v = find(key);
         if (!v || v->is_null()) return fallback;
         return toInt(key, *v);
     }
-    Result<double> requireNumber(const char* key) const {
+    Result<double> requireNumber(const char* key) const
+    {
         const json* v = find(key);
         if (!v) return missing(key);
         if (!v->is_number()) return wrongType(key, *v, "a number");
         return v->get<double>();
     }
-    Result<bool> optionalBool(const char* key, bool fallback) const {
+    Result<bool> optionalBool(const char* key, bool fallback) const
+    {
         const json* v = find(key);
         if (!v || v->is_null()) return fallback;
         if (!v->is_boolean()) return wrongType(key, *v, "true or false");
         return v->get<bool>();
     }
-    Result<std::string> optionalString(const char* key) const {
+    Result<std::string> optionalString(const char* key) const
+    {
         const json* v = find(key);
         if (!v || v->is_null()) return std::string();
         if (!v->is_string()) return wrongType(key, *v, "a string");
@@ -70,7 +78,8 @@ public:
     }
     // A token id: an integer, null (none) or a list (its first entry, as some configs list eos ids).
     // -1 (an old convention for "none") reads as none; any other negative id is an error.
-    Result<int> optionalTokenId(const char* key) const {
+    Result<int> optionalTokenId(const char* key) const
+    {
         const json* v = find(key);
         if (!v || v->is_null()) return -1;
         if (v->is_array() && v->empty()) return -1;
@@ -80,7 +89,8 @@ public:
     }
 
 private:
-    Result<int> toInt(const char* key, const json& v) const {
+    Result<int> toInt(const char* key, const json& v) const
+    {
         if (!v.is_number_integer()) return wrongType(key, v, "an integer");
         // Unsigned values above INT64_MAX would wrap in get<int64_t>(); they are out of range too.
         if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT32_MAX))
@@ -96,7 +106,8 @@ private:
 };
 
 // rope_theta (transformers 4.x, Baidu) or rope_parameters.rope_theta (transformers 5.x).
-Result<double> readRopeTheta(const ConfigReader& reader) {
+Result<double> readRopeTheta(const ConfigReader& reader)
+{
     auto checkRopeType = [&](const json& params, const char* key) -> Result<void> {
         for (const char* typeKey : {"rope_type", "type"}) {
             auto it = params.find(typeKey);
@@ -125,9 +136,10 @@ Result<double> readRopeTheta(const ConfigReader& reader) {
     return reader.missing("rope_theta");
 }
 
-} // namespace
+}  // namespace
 
-Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& sourceName) {
+Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& sourceName)
+{
     auto parsed = parseBoundedJson(text, sourceName);
     if (!parsed) return makeError(parsed.error());
     const json root = std::move(parsed.value());
@@ -144,11 +156,11 @@ Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& s
         return reader.invalid("unsupported architecture '" + c.architecture +
                               "' (supported: Ernie4_5ForCausalLM, Ernie4_5_ForCausalLM)");
 
-#define BROOK_READ(target, expr)                          \
-    do {                                                  \
-        auto r_ = (expr);                                 \
-        if (!r_) return makeError(r_.error());            \
-        target = std::move(r_.value());                   \
+#define BROOK_READ(target, expr)                                                                                       \
+    do {                                                                                                               \
+        auto r_ = (expr);                                                                                              \
+        if (!r_) return makeError(r_.error());                                                                         \
+        target = std::move(r_.value());                                                                                \
     } while (0)
 
     BROOK_READ(c.modelType, reader.optionalString("model_type"));
@@ -175,13 +187,16 @@ Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& s
         BROOK_READ(c.quantization, parseQuantizationConfig(*quant, sourceName));
 
     // Positive dimensions first, so the divisions below are safe.
-    const std::pair<const char*, int> dims[] = {
-        {"vocab_size", c.vocabSize},           {"hidden_size", c.hiddenSize},
-        {"intermediate_size", c.intermediateSize}, {"num_hidden_layers", c.numLayers},
-        {"num_attention_heads", c.numHeads},   {"num_key_value_heads", c.numKvHeads},
-        {"max_position_embeddings", c.maxPositionEmbeddings}};
+    const std::pair<const char*, int> dims[] = {{"vocab_size", c.vocabSize},
+                                                {"hidden_size", c.hiddenSize},
+                                                {"intermediate_size", c.intermediateSize},
+                                                {"num_hidden_layers", c.numLayers},
+                                                {"num_attention_heads", c.numHeads},
+                                                {"num_key_value_heads", c.numKvHeads},
+                                                {"max_position_embeddings", c.maxPositionEmbeddings}};
     for (const auto& [key, value] : dims) {
-        if (value <= 0) return reader.invalid(std::string("key '") + key + "' must be positive, got " + std::to_string(value));
+        if (value <= 0)
+            return reader.invalid(std::string("key '") + key + "' must be positive, got " + std::to_string(value));
     }
     if (reader.find("head_dim") && !reader.find("head_dim")->is_null()) {
         BROOK_READ(c.headDim, reader.requireInt("head_dim"));
@@ -218,8 +233,8 @@ Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& s
         return reader.invalid("num_attention_heads " + std::to_string(c.numHeads) + " x head_dim " +
                               std::to_string(c.headDim) + " is larger than " + std::to_string(kMaxQDim));
     if (c.numKvHeads > c.numHeads)
-        return reader.invalid("num_key_value_heads " + std::to_string(c.numKvHeads) + " is more than num_attention_heads " +
-                              std::to_string(c.numHeads));
+        return reader.invalid("num_key_value_heads " + std::to_string(c.numKvHeads) +
+                              " is more than num_attention_heads " + std::to_string(c.numHeads));
     if (c.numHeads % c.numKvHeads != 0)
         return reader.invalid("num_attention_heads " + std::to_string(c.numHeads) +
                               " is not divisible by num_key_value_heads " + std::to_string(c.numKvHeads));
@@ -239,16 +254,18 @@ Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& s
     if (c.quantization) {
         // Every Linear's K must split into whole groups and its N into whole int32 words.
         const int perWord = 32 / c.quantization->bits;
-        for (auto [what, k] : {std::pair{"hidden_size", c.hiddenSize}, std::pair{"intermediate_size", c.intermediateSize},
-                               std::pair{"num_attention_heads * head_dim", c.qDim()}}) {
+        for (auto [what, k] :
+             {std::pair{"hidden_size", c.hiddenSize}, std::pair{"intermediate_size", c.intermediateSize},
+              std::pair{"num_attention_heads * head_dim", c.qDim()}}) {
             if (k % c.quantization->groupSize != 0)
                 return reader.invalid(std::string("quantization_config group_size ") +
                                       std::to_string(c.quantization->groupSize) + " does not divide " + what + " " +
                                       std::to_string(k));
         }
-        for (auto [what, n] : {std::pair{"hidden_size", c.hiddenSize}, std::pair{"intermediate_size", c.intermediateSize},
-                               std::pair{"num_attention_heads * head_dim", c.qDim()},
-                               std::pair{"num_key_value_heads * head_dim", c.kvDim()}}) {
+        for (auto [what, n] :
+             {std::pair{"hidden_size", c.hiddenSize}, std::pair{"intermediate_size", c.intermediateSize},
+              std::pair{"num_attention_heads * head_dim", c.qDim()},
+              std::pair{"num_key_value_heads * head_dim", c.kvDim()}}) {
             if (n % perWord != 0)
                 return reader.invalid(std::string("quantization_config: ") + what + " " + std::to_string(n) +
                                       " is not a multiple of " + std::to_string(perWord) + " (values per int32 at " +
@@ -260,10 +277,11 @@ Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& s
     return c;
 }
 
-Result<ModelConfig> loadModelConfig(const std::filesystem::path& configJson) {
+Result<ModelConfig> loadModelConfig(const std::filesystem::path& configJson)
+{
     auto text = readRegularFile(configJson);
     if (!text) return makeError(text.error());
     return parseModelConfig(*text, configJson.string());
 }
 
-} // namespace brook
+}  // namespace brook

@@ -6,7 +6,8 @@
 
 namespace brook {
 
-Result<ModelFolder> ModelFolder::load(const std::filesystem::path& dir) {
+Result<ModelFolder> ModelFolder::load(const std::filesystem::path& dir)
+{
     std::error_code ec;
     if (!std::filesystem::exists(dir, ec)) return makeError(dir.string() + ": model folder does not exist");
     if (!std::filesystem::is_directory(dir, ec)) return makeError(dir.string() + ": is not a folder");
@@ -44,10 +45,11 @@ Result<ModelFolder> ModelFolder::load(const std::filesystem::path& dir) {
     if (auto ok = folder.checkpoint->validateErnie(folder.config); !ok) return makeError(ok.error());
 
     const ModelConfig& c = folder.config;
-    spdlog::info("model {}: {} ({} layers, hidden {}, heads {}/{}, vocab {}), {:.1f} MiB of weights, tokenizer {} tokens",
-                 dir.string(), c.architecture, c.numLayers, c.hiddenSize, c.numHeads, c.numKvHeads, c.vocabSize,
-                 double(folder.checkpoint->totalBytes()) / (1024.0 * 1024.0), folder.tokenizer->vocabSize());
+    spdlog::info(
+        "model {}: {} ({} layers, hidden {}, heads {}/{}, vocab {}), {:.1f} MiB of weights, tokenizer {} tokens",
+        dir.string(), c.architecture, c.numLayers, c.hiddenSize, c.numHeads, c.numKvHeads, c.vocabSize,
+        double(folder.checkpoint->totalBytes()) / (1024.0 * 1024.0), folder.tokenizer->vocabSize());
     return folder;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -24,4 +24,4 @@ struct ModelFolder {
     static Result<ModelFolder> load(const std::filesystem::path& dir);
 };
 
-} // namespace brook
+}  // namespace brook

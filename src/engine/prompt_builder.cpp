@@ -11,8 +11,7 @@ namespace brook {
 
 PromptBuilder::PromptBuilder(const Tokenizer& tokenizer, int vocabSize, PromptLimits limits)
     : m_tokenizer(tokenizer), m_vocabSize(vocabSize), m_limits(limits)
-{
-}
+{}
 
 Result<std::vector<int32_t>> PromptBuilder::tokens(const decltype(GenerationRequest::prompt)& prompt) const
 {
@@ -43,14 +42,14 @@ Result<void> PromptBuilder::checkContext(int64_t promptTokens, std::optional<int
                              " input tokens. Please reduce the length of the input messages.");
     // Compared without adding: max_tokens may be anything up to INT64_MAX (found by fuzz_openai_request).
     if (maxTokens && *maxTokens > maxModelLen - promptTokens)
-        return makeError(ErrorCode::ContextTooLong, "max_tokens",
-                         "This model's maximum context length is " + std::to_string(maxModelLen) +
-                             " tokens. However, you requested " +
-                             (*maxTokens > INT64_MAX - promptTokens ? std::string("more than ") + std::to_string(INT64_MAX)
-                                                                    : std::to_string(promptTokens + *maxTokens)) +
-                             " tokens (" + std::to_string(promptTokens) + " in the messages, " +
-                             std::to_string(*maxTokens) +
-                             " in the completion). Please reduce the length of the messages or completion.");
+        return makeError(
+            ErrorCode::ContextTooLong, "max_tokens",
+            "This model's maximum context length is " + std::to_string(maxModelLen) +
+                " tokens. However, you requested " +
+                (*maxTokens > INT64_MAX - promptTokens ? std::string("more than ") + std::to_string(INT64_MAX)
+                                                       : std::to_string(promptTokens + *maxTokens)) +
+                " tokens (" + std::to_string(promptTokens) + " in the messages, " + std::to_string(*maxTokens) +
+                " in the completion). Please reduce the length of the messages or completion.");
     const int64_t cacheTokens = m_limits.kvCacheTokens;
     const int64_t requested = promptTokens + (maxTokens ? *maxTokens : 1);
     if (cacheTokens > 0 && requested > cacheTokens)
@@ -75,4 +74,4 @@ int PromptBuilder::defaultMaxTokens(int64_t promptTokens) const
     return int(std::clamp<int64_t>(tokens, 1, INT_MAX));
 }
 
-} // namespace brook
+}  // namespace brook

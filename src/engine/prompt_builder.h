@@ -24,8 +24,8 @@ class Tokenizer;
 
 struct PromptLimits {
     int maxModelLen = 0;
-    int64_t kvCacheTokens = 0;             // tokens the whole KV cache holds; 0: not limiting
-    std::optional<int> maxNewTokens;       // generation_config's default cap, when it has one
+    int64_t kvCacheTokens = 0;        // tokens the whole KV cache holds; 0: not limiting
+    std::optional<int> maxNewTokens;  // generation_config's default cap, when it has one
 };
 
 class PromptBuilder {
@@ -48,4 +48,4 @@ private:
     PromptLimits m_limits;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -15,9 +15,9 @@ Result<std::vector<float>> computePromptLogits(Backend& backend, BlockManager& b
     const size_t V = size_t(backend.config().vocabSize);
     Sequence seq;  // only its block table is used
     if (!blocks.allocate(seq, int(tokens.size())))
-        return makeError("prompt logits: " + std::to_string(tokens.size()) + " tokens need more KV cache than is free (" +
-                         std::to_string(blocks.numFreeBlocks()) + " blocks of " + std::to_string(blocks.blockSize()) +
-                         " tokens)");
+        return makeError("prompt logits: " + std::to_string(tokens.size()) +
+                         " tokens need more KV cache than is free (" + std::to_string(blocks.numFreeBlocks()) +
+                         " blocks of " + std::to_string(blocks.blockSize()) + " tokens)");
     std::vector<float> out;
     out.reserve(tokens.size() * V);
     try {
@@ -43,4 +43,4 @@ Result<std::vector<float>> computePromptLogits(Backend& backend, BlockManager& b
     return out;
 }
 
-} // namespace brook
+}  // namespace brook

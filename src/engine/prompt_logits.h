@@ -20,4 +20,4 @@ namespace brook {
 // Errors: empty input, or not enough free KV blocks for n tokens.
 Result<std::vector<float>> computePromptLogits(Backend& backend, BlockManager& blocks, std::span<const int32_t> tokens);
 
-} // namespace brook
+}  // namespace brook

@@ -38,7 +38,7 @@ double klFromLogProbs(const std::vector<double>& logP, const std::vector<double>
     return std::max(kl, 0.0);  // rounding can leave -1e-17 for identical rows
 }
 
-} // namespace
+}  // namespace
 
 double klDivergence(std::span<const float> reference, std::span<const float> candidate)
 {
@@ -84,4 +84,4 @@ QualitySummary QualityMetrics::summary() const
     return s;
 }
 
-} // namespace brook
+}  // namespace brook

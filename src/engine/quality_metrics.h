@@ -24,9 +24,9 @@ int32_t argmaxIndex(std::span<const float> logits);
 double klDivergence(std::span<const float> reference, std::span<const float> candidate);
 
 struct QualitySummary {
-    int64_t positions = 0;           // rows compared
-    double top1Agreement = 0.0;      // fraction of positions whose argmax agree, 0..1
-    double meanKl = 0.0;             // mean KL(P_ref || P_q), nats
+    int64_t positions = 0;       // rows compared
+    double top1Agreement = 0.0;  // fraction of positions whose argmax agree, 0..1
+    double meanKl = 0.0;         // mean KL(P_ref || P_q), nats
     double maxKl = 0.0;
     double referencePerplexity = 0.0;  // exp(-mean log P_ref(next token))
     double candidatePerplexity = 0.0;  // exp(-mean log P_q(next token))
@@ -53,4 +53,4 @@ private:
     double m_candidateLogLikelihood = 0.0;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -25,7 +25,7 @@ const json* findAny(const json& object, std::initializer_list<const char*> keys,
     return nullptr;
 }
 
-} // namespace
+}  // namespace
 
 Result<QuantizationConfig> parseQuantizationConfig(const json& value, const std::string& sourceName)
 {
@@ -76,4 +76,4 @@ Result<QuantizationConfig> parseQuantizationConfig(const json& value, const std:
     return q;
 }
 
-} // namespace brook
+}  // namespace brook

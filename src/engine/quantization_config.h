@@ -12,14 +12,14 @@
 namespace brook {
 
 struct QuantizationConfig {
-    std::string method;        // "awq"
-    int bits = 4;              // 4 (AutoAWQ) or 8 (Brook's extension, brook-quantize)
-    int groupSize = 128;       // along K
-    bool zeroPoint = true;     // asymmetric groups; Brook supports only these
-    std::string version;       // "gemm" (missing reads as "gemm")
+    std::string method;     // "awq"
+    int bits = 4;           // 4 (AutoAWQ) or 8 (Brook's extension, brook-quantize)
+    int groupSize = 128;    // along K
+    bool zeroPoint = true;  // asymmetric groups; Brook supports only these
+    std::string version;    // "gemm" (missing reads as "gemm")
 };
 
 // `value` is the quantization_config object; errors name `sourceName` (config.json) and the key.
 Result<QuantizationConfig> parseQuantizationConfig(const nlohmann::json& value, const std::string& sourceName);
 
-} // namespace brook
+}  // namespace brook

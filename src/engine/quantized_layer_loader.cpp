@@ -38,7 +38,8 @@ Result<QuantizedWeight> loadLinear(const Checkpoint& checkpoint, const LinearSpe
     const TensorView& t = **dense;
     if (!isFloatDType(t.dtype) || t.shape != std::vector<int64_t>{linear.rows, linear.cols})
         return makeError(t.file + ": tensor '" + t.name + "' is " + dtypeName(t.dtype) + " " + shapeToString(t.shape) +
-                         ", expected a float [" + std::to_string(linear.rows) + ", " + std::to_string(linear.cols) + "]");
+                         ", expected a float [" + std::to_string(linear.rows) + ", " + std::to_string(linear.cols) +
+                         "]");
     std::vector<float> w(size_t(t.numElements()));
     convertToFloat32(t, w.data());
     auto q = quantizeRtn(w, linear.rows, linear.cols, spec.bits, spec.groupSize);
@@ -46,7 +47,7 @@ Result<QuantizedWeight> loadLinear(const Checkpoint& checkpoint, const LinearSpe
     return q;
 }
 
-} // namespace
+}  // namespace
 
 std::string QuantizationSpec::describe() const
 {
@@ -64,9 +65,11 @@ Result<QuantizationSpec> resolveQuantization(const ModelConfig& config, const st
     if (config.quantization) {
         const QuantizationConfig& q = *config.quantization;
         if (flag == "int4" || flag == "int8")
-            return makeError("--quantization " + flag + " cannot re-quantize an AWQ checkpoint (config.json "
-                             "quantization_config: " + q.method + " " + std::to_string(q.bits) + "-bit, group " +
-                             std::to_string(q.groupSize) + "); leave --quantization out or pass awq");
+            return makeError("--quantization " + flag +
+                             " cannot re-quantize an AWQ checkpoint (config.json "
+                             "quantization_config: " +
+                             q.method + " " + std::to_string(q.bits) + "-bit, group " + std::to_string(q.groupSize) +
+                             "); leave --quantization out or pass awq");
         spec.bits = q.bits;
         spec.groupSize = q.groupSize;
         spec.fromCheckpoint = true;
@@ -78,9 +81,9 @@ Result<QuantizationSpec> resolveQuantization(const ModelConfig& config, const st
                          "use int4 or int8 to quantize this model at load, or convert it with brook-quantize");
     spec.bits = flag == "int4" ? 4 : 8;
     spec.groupSize = kRtnGroupSize;
-    for (auto [what, k] : {std::pair{"hidden_size", config.hiddenSize},
-                           std::pair{"intermediate_size", config.intermediateSize},
-                           std::pair{"num_attention_heads * head_dim", config.qDim()}}) {
+    for (auto [what, k] :
+         {std::pair{"hidden_size", config.hiddenSize}, std::pair{"intermediate_size", config.intermediateSize},
+          std::pair{"num_attention_heads * head_dim", config.qDim()}}) {
         if (k % spec.groupSize != 0)
             return makeError("--quantization " + flag + ": the group size " + std::to_string(spec.groupSize) +
                              " does not divide the model's " + what + " " + std::to_string(k));
@@ -96,12 +99,12 @@ Result<QuantizedLayer> loadQuantizedLayer(const Checkpoint& checkpoint, const Mo
     const std::string p = "model.layers." + std::to_string(layer) + ".";
     // q, k, v, o, gate, up, down as [N out, K in].
     const std::array<LinearSpec, 7> linears = {{{p + "self_attn.q_proj", Q, H},
-                                                 {p + "self_attn.k_proj", KV, H},
-                                                 {p + "self_attn.v_proj", KV, H},
-                                                 {p + "self_attn.o_proj", H, Q},
-                                                 {p + "mlp.gate_proj", I, H},
-                                                 {p + "mlp.up_proj", I, H},
-                                                 {p + "mlp.down_proj", H, I}}};
+                                                {p + "self_attn.k_proj", KV, H},
+                                                {p + "self_attn.v_proj", KV, H},
+                                                {p + "self_attn.o_proj", H, Q},
+                                                {p + "mlp.gate_proj", I, H},
+                                                {p + "mlp.up_proj", I, H},
+                                                {p + "mlp.down_proj", H, I}}};
     std::array<QuantizedWeight, 7> w;
     for (size_t i = 0; i < linears.size(); ++i) {
         auto q = loadLinear(checkpoint, linears[i], spec);
@@ -120,4 +123,4 @@ Result<QuantizedLayer> loadQuantizedLayer(const Checkpoint& checkpoint, const Mo
     return out;
 }
 
-} // namespace brook
+}  // namespace brook

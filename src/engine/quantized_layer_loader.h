@@ -15,7 +15,7 @@
 namespace brook {
 
 struct QuantizationSpec {
-    int bits = 0;           // 0: dense (no quantization); else 4 or 8
+    int bits = 0;  // 0: dense (no quantization); else 4 or 8
     int groupSize = 128;
     bool fromCheckpoint = false;  // true: the checkpoint holds AWQ tensors; false: RTN at load
     bool enabled() const { return bits != 0; }
@@ -39,4 +39,4 @@ struct QuantizedLayer {
 Result<QuantizedLayer> loadQuantizedLayer(const Checkpoint& checkpoint, const ModelConfig& config, int layer,
                                           const QuantizationSpec& spec);
 
-} // namespace brook
+}  // namespace brook

@@ -25,7 +25,7 @@ float roundScaleToFp16(float scale)
     if (!(scale > 0.0f)) return kMinScale;  // a constant group: any positive scale is exact
     uint16_t h = floatToFp16(scale);
     if (fp16ToFloat(h) < scale && h < 0x7bffu) ++h;  // next fp16 up (positive: the next bit pattern)
-    return std::min(fp16ToFloat(h), 65504.0f);      // largest finite fp16
+    return std::min(fp16ToFloat(h), 65504.0f);       // largest finite fp16
 }
 
 void setCode(QuantizedWeight& w, int n, int k, uint8_t q)
@@ -40,7 +40,7 @@ void setCode(QuantizedWeight& w, int n, int k, uint8_t q)
     else byte = uint8_t((byte & 0x0Fu) | uint8_t(q << 4));
 }
 
-} // namespace
+}  // namespace
 
 uint8_t QuantizedWeight::code(int n, int k) const
 {
@@ -83,11 +83,11 @@ Result<QuantizedWeight> quantizeRtn(std::span<const float> w, int rows, int cols
                          "] must be positive");
     if (cols % 2 != 0) return makeError("quantization: K = " + std::to_string(cols) + " must be even");
     if (groupSize <= 0 || cols % groupSize != 0)
-        return makeError("quantization: group size " + std::to_string(groupSize) + " does not divide K = " +
-                         std::to_string(cols));
+        return makeError("quantization: group size " + std::to_string(groupSize) +
+                         " does not divide K = " + std::to_string(cols));
     if (w.size() != size_t(rows) * size_t(cols))
-        return makeError("quantization: " + std::to_string(w.size()) + " values for a [" + std::to_string(rows) +
-                         ", " + std::to_string(cols) + "] weight");
+        return makeError("quantization: " + std::to_string(w.size()) + " values for a [" + std::to_string(rows) + ", " +
+                         std::to_string(cols) + "] weight");
 
     QuantizedWeight q = QuantizedWeight::zeroed(bits, groupSize, rows, cols);
     const int maxCode = (1 << bits) - 1;
@@ -158,4 +158,4 @@ Result<QuantizedWeight> concatRows(std::span<const QuantizedWeight> parts)
     return out;
 }
 
-} // namespace brook
+}  // namespace brook

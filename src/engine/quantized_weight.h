@@ -21,13 +21,13 @@
 namespace brook {
 
 struct QuantizedWeight {
-    int bits = 4;          // 4 or 8
-    int groupSize = 128;   // along K; divides K
-    int rows = 0;          // N: output features
-    int cols = 0;          // K: input features
-    std::vector<uint8_t> packed;   // [N][K * bits / 8]
-    std::vector<float> scales;     // [N][K / groupSize], fp16-exact
-    std::vector<uint8_t> zeros;    // [N][K / groupSize], 0 .. 2^bits - 1
+    int bits = 4;                 // 4 or 8
+    int groupSize = 128;          // along K; divides K
+    int rows = 0;                 // N: output features
+    int cols = 0;                 // K: input features
+    std::vector<uint8_t> packed;  // [N][K * bits / 8]
+    std::vector<float> scales;    // [N][K / groupSize], fp16-exact
+    std::vector<uint8_t> zeros;   // [N][K / groupSize], 0 .. 2^bits - 1
 
     int groupsPerRow() const { return cols / groupSize; }
     int64_t packedRowBytes() const { return int64_t(cols) * bits / 8; }
@@ -50,4 +50,4 @@ void dequantize(const QuantizedWeight& w, std::span<float> out);
 // Row-wise concatenation (the fused q|k|v and gate|up); all parts share bits, groupSize, cols.
 Result<QuantizedWeight> concatRows(std::span<const QuantizedWeight> parts);
 
-} // namespace brook
+}  // namespace brook

@@ -19,15 +19,17 @@ namespace brook {
 
 namespace {
 
-Error tooLarge(const std::filesystem::path& path, uint64_t size, uint64_t maxBytes) {
+Error tooLarge(const std::filesystem::path& path, uint64_t size, uint64_t maxBytes)
+{
     return makeError(path.string() + ": file is " + std::to_string(size) + " bytes, more than the " +
                      std::to_string(maxBytes) + " a file of this kind may have");
 }
 
-} // namespace
+}  // namespace
 
 #ifdef _WIN32
-Result<std::string> readRegularFile(const std::filesystem::path& path, uint64_t maxBytes) {
+Result<std::string> readRegularFile(const std::filesystem::path& path, uint64_t maxBytes)
+{
     std::error_code ec;
     const auto status = std::filesystem::status(path, ec);
     if (ec || !std::filesystem::exists(status)) return makeError(path.string() + ": cannot read file (missing?)");
@@ -42,14 +44,15 @@ Result<std::string> readRegularFile(const std::filesystem::path& path, uint64_t 
     return text.str();
 }
 #else
-Result<std::string> readRegularFile(const std::filesystem::path& path, uint64_t maxBytes) {
+Result<std::string> readRegularFile(const std::filesystem::path& path, uint64_t maxBytes)
+{
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         const int err = errno;
         return makeError(path.string() + ": cannot read file" + (err == ENOENT ? " (missing?)" : "") + ": " +
                          std::strerror(err));
     }
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         ::close(fd);
         return makeError(path.string() + ": not a regular file");
@@ -78,4 +81,4 @@ Result<std::string> readRegularFile(const std::filesystem::path& path, uint64_t 
 }
 #endif
 
-} // namespace brook
+}  // namespace brook

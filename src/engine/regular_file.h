@@ -18,4 +18,4 @@ constexpr uint64_t kMaxJsonFileBytes = 64ull << 20;
 // Errors name the path: missing, not a regular file, larger than maxBytes, unreadable.
 Result<std::string> readRegularFile(const std::filesystem::path& path, uint64_t maxBytes = kMaxJsonFileBytes);
 
-} // namespace brook
+}  // namespace brook

@@ -23,4 +23,4 @@ const char* requestPhaseName(RequestPhase phase)
     return "queued";
 }
 
-} // namespace brook
+}  // namespace brook

@@ -30,8 +30,8 @@ struct GenerationRequest {
     // model's chat template, generation prompt added) or token ids.
     std::variant<std::string, std::vector<ChatMessage>, std::vector<int32_t>> prompt;
     SamplingParams params;
-    int priority = 0;          // lower runs first under the priority policy
-    std::string source;        // who asked ("chat", "api", "bench"): shown by inspectors
+    int priority = 0;    // lower runs first under the priority policy
+    std::string source;  // who asked ("chat", "api", "bench"): shown by inspectors
 };
 
 struct TokenLogprobs {
@@ -44,14 +44,14 @@ struct TokenLogprobs {
 // has finishReason set.
 struct RequestOutput {
     RequestId id = 0;
-    std::vector<int32_t> newTokenIds;        // generated this step (usually one)
-    std::string textDelta;                   // new text, never half a UTF-8 character
-    std::vector<TokenLogprobs> logprobs;     // per new token, when params.logprobs >= 0
+    std::vector<int32_t> newTokenIds;     // generated this step (usually one)
+    std::string textDelta;                // new text, never half a UTF-8 character
+    std::vector<TokenLogprobs> logprobs;  // per new token, when params.logprobs >= 0
     std::optional<FinishReason> finishReason;
-    std::string stopReason;                  // the stop string or stop token id that matched
+    std::string stopReason;  // the stop string or stop token id that matched
     int numPromptTokens = 0;
-    int numOutputTokens = 0;                 // total so far
-    double timeToFirstTokenSeconds = 0;      // set once the first token exists
+    int numOutputTokens = 0;             // total so far
+    double timeToFirstTokenSeconds = 0;  // set once the first token exists
     bool finished() const { return finishReason.has_value(); }
 };
 
@@ -65,14 +65,14 @@ const char* requestPhaseName(RequestPhase phase);  // "queued", "prefill", "deco
 
 struct RequestSnapshot {
     RequestId id = 0;
-    std::string source;                 // GenerationRequest::source ("chat", "api", ...)
+    std::string source;  // GenerationRequest::source ("chat", "api", ...)
     RequestPhase phase = RequestPhase::Queued;
     int promptTokens = 0;
     int generatedTokens = 0;
     int preemptions = 0;
-    double ageSeconds = 0;              // since arrival
+    double ageSeconds = 0;                                 // since arrival
     std::array<double, kNumRequestPhases> phaseSeconds{};  // indexed by RequestPhase
     double secondsIn(RequestPhase p) const { return phaseSeconds[size_t(p)]; }
 };
 
-} // namespace brook
+}  // namespace brook

@@ -11,7 +11,7 @@ bool contains(const std::vector<int32_t>& ids, int32_t id)
 {
     return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
-} // namespace
+}  // namespace
 
 RequestOutputProcessor::RequestOutputProcessor(RequestId id, const Tokenizer& tokenizer, const SamplingParams& params,
                                                std::vector<int32_t> eosTokenIds, int numPromptTokens, int maxModelLen,
@@ -77,4 +77,4 @@ void RequestOutputProcessor::abort(int numOutputTokens)
     m_callback(out);
 }
 
-} // namespace brook
+}  // namespace brook

@@ -43,4 +43,4 @@ private:
     double m_ttftSeconds = 0;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -35,4 +35,4 @@ std::optional<RequestOutput> RequestStream::next()
 
 void RequestStream::cancel() { m_engine.cancel(m_id); }
 
-} // namespace brook
+}  // namespace brook

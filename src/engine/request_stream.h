@@ -31,8 +31,8 @@ private:
     std::mutex m_mutex;
     std::condition_variable m_ready;
     std::deque<RequestOutput> m_queue;
-    bool m_done = false;      // the final output was pushed
-    bool m_drained = false;   // ... and returned
+    bool m_done = false;     // the final output was pushed
+    bool m_drained = false;  // ... and returned
 };
 
-} // namespace brook
+}  // namespace brook

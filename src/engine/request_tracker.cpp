@@ -8,15 +8,13 @@
 namespace brook {
 
 namespace {
-double secondsBetween(Clock::time_point a, Clock::time_point b)
-{
-    return std::chrono::duration<double>(b - a).count();
-}
-} // namespace
+double secondsBetween(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+}  // namespace
 
 RequestPhase RequestTracker::phaseOf(const Sequence& seq)
 {
-    if (seq.state != SequenceState::Running) return seq.numPreemptions > 0 ? RequestPhase::Preempted : RequestPhase::Queued;
+    if (seq.state != SequenceState::Running)
+        return seq.numPreemptions > 0 ? RequestPhase::Preempted : RequestPhase::Queued;
     // A decode has everything but the token sampled last step in the cache; anything further
     // behind is a prompt chunk or the recompute after a preemption.
     if (seq.numOutputTokens() > 0 && seq.numComputedTokens >= seq.numTokens() - 1) return RequestPhase::Decode;
@@ -94,4 +92,4 @@ std::vector<RequestSnapshot> RequestTracker::snapshot(Clock::time_point now) con
     return out;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -43,4 +43,4 @@ private:
     std::unordered_map<RequestId, Entry> m_entries;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -36,16 +36,36 @@ public:
     bool ok() const { return std::holds_alternative<T>(m_data); }
     explicit operator bool() const { return ok(); }
 
-    T& value() & { assert(ok()); return std::get<T>(m_data); }
-    const T& value() const& { assert(ok()); return std::get<T>(m_data); }
-    T&& value() && { assert(ok()); return std::get<T>(std::move(m_data)); }
+    T& value() &
+    {
+        assert(ok());
+        return std::get<T>(m_data);
+    }
+    const T& value() const&
+    {
+        assert(ok());
+        return std::get<T>(m_data);
+    }
+    T&& value() &&
+    {
+        assert(ok());
+        return std::get<T>(std::move(m_data));
+    }
     T* operator->() { return &value(); }
     const T* operator->() const { return &value(); }
     T& operator*() & { return value(); }
     const T& operator*() const& { return value(); }
 
-    const std::string& error() const { assert(!ok()); return std::get<Error>(m_data).message; }
-    const Error& failure() const { assert(!ok()); return std::get<Error>(m_data); }
+    const std::string& error() const
+    {
+        assert(!ok());
+        return std::get<Error>(m_data).message;
+    }
+    const Error& failure() const
+    {
+        assert(!ok());
+        return std::get<Error>(m_data);
+    }
 
 private:
     std::variant<T, Error> m_data;
@@ -60,8 +80,16 @@ public:
 
     bool ok() const { return !m_error.has_value(); }
     explicit operator bool() const { return ok(); }
-    const std::string& error() const { assert(!ok()); return m_error->message; }
-    const Error& failure() const { assert(!ok()); return *m_error; }
+    const std::string& error() const
+    {
+        assert(!ok());
+        return m_error->message;
+    }
+    const Error& failure() const
+    {
+        assert(!ok());
+        return *m_error;
+    }
 
 private:
     std::optional<Error> m_error;
@@ -74,4 +102,4 @@ inline Error makeError(ErrorCode code, std::string field, std::string message)
     return Error{std::move(message), code, std::move(field)};
 }
 
-} // namespace brook
+}  // namespace brook

@@ -42,7 +42,8 @@ struct Mapping {
 };
 
 #ifdef _WIN32
-Result<Mapping> mapReadOnly(const std::filesystem::path& path) {
+Result<Mapping> mapReadOnly(const std::filesystem::path& path)
+{
     HANDLE file = CreateFileW(path.c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr, OPEN_EXISTING,
                               FILE_ATTRIBUTE_NORMAL, nullptr);
     if (file == INVALID_HANDLE_VALUE) return makeError(path.string() + ": cannot open file");
@@ -70,15 +71,17 @@ Result<Mapping> mapReadOnly(const std::filesystem::path& path) {
     return mapping;
 }
 
-void unmap(void* address, size_t) {
+void unmap(void* address, size_t)
+{
     if (address) UnmapViewOfFile(address);
 }
 #else
-Result<Mapping> mapReadOnly(const std::filesystem::path& path) {
+Result<Mapping> mapReadOnly(const std::filesystem::path& path)
+{
     // O_NONBLOCK: open() of a FIFO would otherwise wait for a writer forever; fstat then refuses it.
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return makeError(path.string() + ": cannot open file: " + std::strerror(errno));
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd, &st) != 0) {
         const int err = errno;
         ::close(fd);
@@ -103,14 +106,16 @@ Result<Mapping> mapReadOnly(const std::filesystem::path& path) {
     return mapping;
 }
 
-void unmap(void* address, size_t size) {
+void unmap(void* address, size_t size)
+{
     if (address) ::munmap(address, size);
 }
 #endif
 
 // Parses one header entry into `view` (without the data pointer). Returns an error text or "".
 std::string parseEntry(const std::string& name, const nlohmann::json& entry, uint64_t& begin, uint64_t& end,
-                       TensorView& view) {
+                       TensorView& view)
+{
     const std::string where = "tensor '" + name + "'";
     if (!entry.is_object()) return where + ": header entry is not an object";
     auto dtypeIt = entry.find("dtype");
@@ -152,7 +157,8 @@ std::string parseEntry(const std::string& name, const nlohmann::json& entry, uin
     begin = (*offsetsIt)[0].get<uint64_t>();
     end = (*offsetsIt)[1].get<uint64_t>();
     if (end < begin)
-        return where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] end before they begin";
+        return where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+               "] end before they begin";
     if (end - begin != expected)
         return where + ": data_offsets span " + std::to_string(end - begin) + " bytes, but " + dtypeText + " " +
                shapeToString(view.shape) + " needs " + std::to_string(expected);
@@ -165,14 +171,16 @@ struct Span {
     std::string name;
 };
 
-std::string spanText(const Span& span) {
+std::string spanText(const Span& span)
+{
     return "tensor '" + span.name + "' (bytes " + std::to_string(span.begin) + ".." + std::to_string(span.end) +
            " of the data section)";
 }
 
 // The format requires the tensors to tile the data section: sorted by offset, each begins
 // where the previous ends, the first at 0 and the last at the end. Returns an error text or "".
-std::string checkCoverage(std::vector<Span>& spans, uint64_t dataSize) {
+std::string checkCoverage(std::vector<Span>& spans, uint64_t dataSize)
+{
     // Zero-byte tensors may share an offset; sorting by end too puts them before a tensor there.
     std::sort(spans.begin(), spans.end(),
               [](const Span& a, const Span& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
@@ -199,16 +207,18 @@ std::string checkCoverage(std::vector<Span>& spans, uint64_t dataSize) {
     return {};
 }
 
-} // namespace
+}  // namespace
 
-Result<SafetensorsContents> parseSafetensors(std::span<const std::byte> bytes, const std::filesystem::path& path) {
+Result<SafetensorsContents> parseSafetensors(std::span<const std::byte> bytes, const std::filesystem::path& path)
+{
     const std::string name = path.string();
     const uint64_t fileSize = bytes.size();
     if (fileSize < 8)
         return makeError(name + ": not a safetensors file (" + std::to_string(fileSize) +
                          " bytes, too short for the 8-byte header length)");
     uint64_t headerLength = 0;
-    for (int i = 7; i >= 0; --i) headerLength = (headerLength << 8) | uint64_t(std::to_integer<uint8_t>(bytes[size_t(i)]));
+    for (int i = 7; i >= 0; --i)
+        headerLength = (headerLength << 8) | uint64_t(std::to_integer<uint8_t>(bytes[size_t(i)]));
     if (headerLength > fileSize - 8)
         return makeError(name + ": header length " + std::to_string(headerLength) + " runs past the end of the file (" +
                          std::to_string(fileSize) + " bytes); the file is truncated or not a safetensors file");
@@ -257,7 +267,8 @@ Result<SafetensorsContents> parseSafetensors(std::span<const std::byte> bytes, c
     return contents;
 }
 
-Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::open(const std::filesystem::path& path) {
+Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::open(const std::filesystem::path& path)
+{
     auto mapped = mapReadOnly(path);
     if (!mapped) return makeError(mapped.error());
     std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());
@@ -272,13 +283,12 @@ Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::open(const std::filesy
     return file;
 }
 
-SafetensorsFile::~SafetensorsFile() {
-    unmap(m_mapping, m_mappingSize);
-}
+SafetensorsFile::~SafetensorsFile() { unmap(m_mapping, m_mappingSize); }
 
-const TensorView* SafetensorsFile::find(const std::string& name) const {
+const TensorView* SafetensorsFile::find(const std::string& name) const
+{
     auto it = m_contents.tensors.find(name);
     return it == m_contents.tensors.end() ? nullptr : &it->second;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -46,4 +46,4 @@ private:
     SafetensorsContents m_contents;
 };
 
-} // namespace brook
+}  // namespace brook

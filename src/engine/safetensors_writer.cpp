@@ -13,7 +13,8 @@
 namespace brook {
 
 void SafetensorsWriter::add(const std::string& name, DType dtype, std::vector<int64_t> shape,
-                            std::vector<std::byte> bytes) {
+                            std::vector<std::byte> bytes)
+{
     int64_t elements = 1;
     bool badShape = false;
     for (int64_t d : shape) {
@@ -22,14 +23,15 @@ void SafetensorsWriter::add(const std::string& name, DType dtype, std::vector<in
     }
     const size_t expected = badShape ? 0 : size_t(elements) * dtypeSize(dtype);
     if (m_error.empty() && (dtype == DType::Unknown || badShape || bytes.size() != expected)) {
-        m_error = "tensor '" + name + "': " + std::to_string(bytes.size()) + " bytes given, but " +
-                  dtypeName(dtype) + " of its shape needs " + std::to_string(expected);
+        m_error = "tensor '" + name + "': " + std::to_string(bytes.size()) + " bytes given, but " + dtypeName(dtype) +
+                  " of its shape needs " + std::to_string(expected);
     }
     m_entries[name] = Entry{dtype, std::move(shape), std::move(bytes)};
 }
 
 void SafetensorsWriter::addFloat(const std::string& name, DType dtype, std::vector<int64_t> shape,
-                                 const std::vector<float>& values) {
+                                 const std::vector<float>& values)
+{
     if (!isFloatDType(dtype)) {
         if (m_error.empty()) m_error = std::string("tensor '") + name + "': addFloat cannot write " + dtypeName(dtype);
         return;
@@ -39,17 +41,17 @@ void SafetensorsWriter::addFloat(const std::string& name, DType dtype, std::vect
     add(name, dtype, std::move(shape), std::move(bytes));
 }
 
-void SafetensorsWriter::setMetadata(const std::string& key, const std::string& value) {
-    m_metadata[key] = value;
-}
+void SafetensorsWriter::setMetadata(const std::string& key, const std::string& value) { m_metadata[key] = value; }
 
-size_t SafetensorsWriter::totalBytes() const {
+size_t SafetensorsWriter::totalBytes() const
+{
     size_t total = 0;
     for (const auto& [name, entry] : m_entries) total += entry.bytes.size();
     return total;
 }
 
-Result<void> SafetensorsWriter::write(const std::filesystem::path& path) const {
+Result<void> SafetensorsWriter::write(const std::filesystem::path& path) const
+{
     if (!m_error.empty()) return makeError(path.string() + ": " + m_error);
 
     nlohmann::json header = nlohmann::json::object();
@@ -79,4 +81,4 @@ Result<void> SafetensorsWriter::write(const std::filesystem::path& path) const {
     return {};
 }
 
-} // namespace brook
+}  // namespace brook

@@ -35,4 +35,4 @@ private:
     std::string m_error;  // the first bad add(), reported by write()
 };
 
-} // namespace brook
+}  // namespace brook

@@ -42,13 +42,13 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // Per-thread scratch, so sampling a token allocates nothing after the first call on a thread.
 struct Scratch {
-    std::vector<float> raw;        // [V] raw logits, kept for logprobs
-    std::vector<uint32_t> probs;   // [V] bits of the unnormalised probabilities of the draw
-    std::vector<uint64_t> keys;    // candidate keys (see makeKey)
-    std::vector<uint64_t> subsetA; // radix-selection working sets
+    std::vector<float> raw;         // [V] raw logits, kept for logprobs
+    std::vector<uint32_t> probs;    // [V] bits of the unnormalised probabilities of the draw
+    std::vector<uint64_t> keys;     // candidate keys (see makeKey)
+    std::vector<uint64_t> subsetA;  // radix-selection working sets
     std::vector<uint64_t> subsetB;
-    std::vector<int32_t> counts;   // [V] occurrences in the output (all zero between calls)
-    std::vector<uint8_t> seen;     // [V] repetition-penalty marks (all zero between calls)
+    std::vector<int32_t> counts;  // [V] occurrences in the output (all zero between calls)
+    std::vector<uint8_t> seen;    // [V] repetition-penalty marks (all zero between calls)
 };
 
 Scratch& scratch()
@@ -297,7 +297,7 @@ void fillLogprobs(SampleResult& result, std::span<const float> raw, int topN)
     for (size_t i = 0; i < n; ++i) result.topLogprobs.push_back({keyToken(keys[i]), logprobOf(keyToken(keys[i]))});
 }
 
-} // namespace
+}  // namespace
 
 SampleResult Sampler::sample(std::span<float> logits, const SamplingContext& context)
 {
@@ -341,4 +341,4 @@ double Sampler::uniform(uint64_t seed, int step)
     return static_cast<double>(z >> 11) * 0x1.0p-53;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -21,8 +21,8 @@ struct TokenLogprob {
 
 struct SampleResult {
     int32_t token = 0;
-    float logprob = 0.0f;                 // of the chosen token, raw logits (when asked)
-    std::vector<TokenLogprob> topLogprobs; // top-N by raw logit, descending (when asked)
+    float logprob = 0.0f;                   // of the chosen token, raw logits (when asked)
+    std::vector<TokenLogprob> topLogprobs;  // top-N by raw logit, descending (when asked)
 };
 
 struct SamplingContext {
@@ -31,7 +31,7 @@ struct SamplingContext {
     std::span<const int32_t> outputTokens;  // generated so far
     std::span<const int32_t> stopTokenIds;  // eos + the request's stop_token_ids (masked under min_tokens)
     uint64_t seed = 0;
-    int step = 0;                            // index of the token being sampled (== outputTokens.size())
+    int step = 0;  // index of the token being sampled (== outputTokens.size())
 };
 
 class Sampler {
@@ -43,4 +43,4 @@ public:
     static double uniform(uint64_t seed, int step);
 };
 
-} // namespace brook
+}  // namespace brook

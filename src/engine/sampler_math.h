@@ -61,14 +61,14 @@ BROOK_HOST_DEVICE inline uint32_t orderedFloatBits(float value)
 // conversion and an exponent shift. Monotone; |error| <= 1 ulp (98% correctly rounded).
 BROOK_HOST_DEVICE inline uint32_t samplerProbBits(float x)
 {
-    if (!(x > -87.0f)) return 0;                 // also -inf and NaN
-    if (!(x < 0.0f)) return 0x3F800000u;         // e^0 = 1
+    if (!(x > -87.0f)) return 0;          // also -inf and NaN
+    if (!(x < 0.0f)) return 0x3F800000u;  // e^0 = 1
     // -x * 2^32 is exact in float; the conversion truncates (|x| < 2^-32 counts as 0).
     const auto fixedX = static_cast<uint64_t>(-x * 4294967296.0f);  // |x| in 32.32
     constexpr uint32_t kLog2eQ31 = 3098164009u;                     // round(log2(e) * 2^31)
     const uint64_t y = (fixedX >> 32) * kLog2eQ31 + mulHi32(static_cast<uint32_t>(fixedX), kLog2eQ31);
-    const auto whole = static_cast<uint32_t>(y >> 31);               // <= 125
-    const auto frac = static_cast<uint32_t>(y << 1);                 // 0.32
+    const auto whole = static_cast<uint32_t>(y >> 31);  // <= 125
+    const auto frac = static_cast<uint32_t>(y << 1);    // 0.32
     // 2^-f = 1 - f (c1 - f (c2 - f (c3 - ...))), c_k = ln(2)^k / k! in 0.32; every partial
     // value stays positive because c_{k+1} < c_k.
     uint32_t q = 2u;  // c11
@@ -81,10 +81,10 @@ BROOK_HOST_DEVICE inline uint32_t samplerProbBits(float x)
     q = 41309550u - mulHi32(frac, q);
     q = 238388332u - mulHi32(frac, q);
     q = 1031764991u - mulHi32(frac, q);
-    q = 2977044472u - mulHi32(frac, q);  // c1
-    const uint64_t mantissa = (uint64_t{1} << 32) - mulHi32(frac, q);  // 2^-f in 0.32, in [2^31, 2^32]
+    q = 2977044472u - mulHi32(frac, q);                                       // c1
+    const uint64_t mantissa = (uint64_t{1} << 32) - mulHi32(frac, q);         // 2^-f in 0.32, in [2^31, 2^32]
     const auto rounded = static_cast<float>(static_cast<int64_t>(mantissa));  // correctly rounded
-    return floatBits(rounded) - ((32u + whole) << 23);  // * 2^-(32 + whole): stays a normal float
+    return floatBits(rounded) - ((32u + whole) << 23);                        // * 2^-(32 + whole): stays a normal float
 }
 
 // The shift that keeps V weights (each <= 2^shift) below 2^63: 63 - bit_width(V).
@@ -106,4 +106,4 @@ BROOK_HOST_DEVICE inline uint64_t samplerWeight(uint32_t probBits, int shift)
     return scale > -64 ? mantissa >> -scale : 0;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -13,11 +13,12 @@ Error fieldError(const char* field, const char* rule, T value)
     s << field << " must be " << rule << ", got " << value;
     return makeError(ErrorCode::InvalidArgument, field, s.str());
 }
-} // namespace
+}  // namespace
 
 Result<void> validateSamplingParams(const SamplingParams& p, int vocabSize)
 {
-    if (!std::isfinite(p.temperature) || p.temperature < 0.0f) return fieldError("temperature", "non-negative", p.temperature);
+    if (!std::isfinite(p.temperature) || p.temperature < 0.0f)
+        return fieldError("temperature", "non-negative", p.temperature);
     if (!(p.topP > 0.0f && p.topP <= 1.0f)) return fieldError("top_p", "in (0, 1]", p.topP);
     if (p.topK < -1) return fieldError("top_k", "-1 (off), 0 (off) or positive", p.topK);
     if (!(p.minP >= 0.0f && p.minP <= 1.0f)) return fieldError("min_p", "in [0, 1]", p.minP);
@@ -31,10 +32,11 @@ Result<void> validateSamplingParams(const SamplingParams& p, int vocabSize)
     if (p.minTokens < 0 || p.minTokens > p.maxTokens)
         return fieldError("min_tokens", "between 0 and max_tokens", p.minTokens);
     if (p.logprobs > kMaxLogprobs) return fieldError("logprobs", "at most 20", p.logprobs);
-    if (p.stop.size() > kMaxStopStrings) return fieldError("stop", "a list of at most 64 strings; its length", p.stop.size());
+    if (p.stop.size() > kMaxStopStrings)
+        return fieldError("stop", "a list of at most 64 strings; its length", p.stop.size());
     for (int32_t id : p.stopTokenIds)
         if (id < 0 || id >= vocabSize) return fieldError("stop_token_ids", "inside the vocabulary", id);
     return {};
 }
 
-} // namespace brook
+}  // namespace brook

@@ -21,12 +21,12 @@ struct SamplingParams {
     float frequencyPenalty = 0.0f;   // OpenAI rule, output tokens only
     std::optional<uint64_t> seed;    // unset: the engine picks one at submit
     int maxTokens = 16;
-    int minTokens = 0;               // stop tokens are masked until this many are generated
+    int minTokens = 0;  // stop tokens are masked until this many are generated
     bool ignoreEos = false;
-    std::vector<std::string> stop;   // stop strings; matched across token boundaries
+    std::vector<std::string> stop;  // stop strings; matched across token boundaries
     std::vector<int32_t> stopTokenIds;
     bool includeStopStrInOutput = false;
-    int logprobs = -1;               // -1: none; N >= 0: chosen token's logprob + top-N
+    int logprobs = -1;  // -1: none; N >= 0: chosen token's logprob + top-N
     bool skipSpecialTokens = true;
 
     bool greedy() const { return temperature <= 0.0f; }
@@ -43,4 +43,4 @@ inline constexpr size_t kMaxStopStrings = 64;
 // (0, 1], got 1.5").
 Result<void> validateSamplingParams(const SamplingParams& params, int vocabSize);
 
-} // namespace brook
+}  // namespace brook

@@ -12,18 +12,16 @@ bool isDecode(const Sequence& seq, int numNew)
 {
     return numNew == 1 && seq.numOutputTokens() > 0 && seq.numComputedTokens == seq.numTokens() - 1;
 }
-} // namespace
+}  // namespace
 
-Scheduler::Scheduler(SchedulerConfig config, BlockManager& blocks)
-    : m_config(config), m_blocks(blocks)
+Scheduler::Scheduler(SchedulerConfig config, BlockManager& blocks) : m_config(config), m_blocks(blocks)
 {
     assert(m_config.maxNumSeqs > 0 && m_config.maxNumBatchedTokens > 0);
 }
 
 bool Scheduler::runsBefore(const Sequence& a, const Sequence& b) const
 {
-    if (m_config.policy == SchedulingPolicy::Priority && a.priority != b.priority)
-        return a.priority < b.priority;
+    if (m_config.policy == SchedulingPolicy::Priority && a.priority != b.priority) return a.priority < b.priority;
     if (a.arrivalTime != b.arrivalTime) return a.arrivalTime < b.arrivalTime;
     return a.id < b.id;
 }
@@ -42,15 +40,14 @@ void Scheduler::insertWaiting(std::unique_ptr<Sequence> seq, bool atFront)
         else m_waiting.push_back(std::move(seq));
         return;
     }
-    auto pos = std::find_if(m_waiting.begin(), m_waiting.end(),
-                            [&](const auto& other) { return runsBefore(*seq, *other); });
+    auto pos =
+        std::find_if(m_waiting.begin(), m_waiting.end(), [&](const auto& other) { return runsBefore(*seq, *other); });
     m_waiting.insert(pos, std::move(seq));
 }
 
 void Scheduler::preempt(Sequence* seq)
 {
-    auto it = std::find_if(m_running.begin(), m_running.end(),
-                           [&](const auto& s) { return s.get() == seq; });
+    auto it = std::find_if(m_running.begin(), m_running.end(), [&](const auto& s) { return s.get() == seq; });
     assert(it != m_running.end());
     std::unique_ptr<Sequence> owned = std::move(*it);
     m_running.erase(it);
@@ -79,7 +76,10 @@ SchedulerOutput Scheduler::schedule()
             Sequence* victim = m_running.back().get();
             preempt(victim);
             out.preempted.push_back(victim);
-            if (victim == seq) { selfPreempted = true; break; }
+            if (victim == seq) {
+                selfPreempted = true;
+                break;
+            }
         }
         if (selfPreempted) break;
         m_blocks.allocate(*seq, numNew);
@@ -94,8 +94,7 @@ SchedulerOutput Scheduler::schedule()
     // 2. Waiting sequences, in order, while budget, seats and blocks last. Nothing new is
     //    admitted in a step that had to preempt: memory is already short.
     if (out.preempted.empty()) {
-        while (!m_waiting.empty() && budget > 0 &&
-               static_cast<int>(m_running.size()) < m_config.maxNumSeqs) {
+        while (!m_waiting.empty() && budget > 0 && static_cast<int>(m_running.size()) < m_config.maxNumSeqs) {
             Sequence* seq = m_waiting.front().get();
             const int numNew = std::min(seq->numUncomputedTokens(), budget);
             if (!m_blocks.allocate(*seq, numNew)) break;  // FCFS: nobody jumps the queue
@@ -124,15 +123,13 @@ void Scheduler::postStep(const SchedulerOutput& output)
 
 std::unique_ptr<Sequence> Scheduler::finish(RequestId id)
 {
-    auto running = std::find_if(m_running.begin(), m_running.end(),
-                                [&](const auto& s) { return s->id == id; });
+    auto running = std::find_if(m_running.begin(), m_running.end(), [&](const auto& s) { return s->id == id; });
     std::unique_ptr<Sequence> owned;
     if (running != m_running.end()) {
         owned = std::move(*running);
         m_running.erase(running);
     } else {
-        auto waiting = std::find_if(m_waiting.begin(), m_waiting.end(),
-                                    [&](const auto& s) { return s->id == id; });
+        auto waiting = std::find_if(m_waiting.begin(), m_waiting.end(), [&](const auto& s) { return s->id == id; });
         if (waiting == m_waiting.end()) return nullptr;
         owned = std::move(*waiting);
         m_waiting.erase(waiting);
@@ -151,4 +148,4 @@ Sequence* Scheduler::find(RequestId id)
     return nullptr;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -17,7 +17,6 @@
 
 namespace brook {
 
-
 struct SchedulerConfig {
     int maxNumSeqs = 256;
     int maxNumBatchedTokens = 8192;
@@ -26,15 +25,15 @@ struct SchedulerConfig {
 
 struct ScheduledSequence {
     Sequence* seq = nullptr;
-    int numNewTokens = 0;   // tokens [numComputedTokens, numComputedTokens + numNewTokens)
-    bool sample = false;    // this chunk reaches the end of the sequence: sample the next token
+    int numNewTokens = 0;  // tokens [numComputedTokens, numComputedTokens + numNewTokens)
+    bool sample = false;   // this chunk reaches the end of the sequence: sample the next token
 };
 
 struct SchedulerOutput {
     std::vector<ScheduledSequence> scheduled;
     std::vector<Sequence*> preempted;  // preempted during this schedule() call
     int numScheduledTokens = 0;
-    int numPrefillTokens = 0;          // of which prompt (or recompute) tokens
+    int numPrefillTokens = 0;  // of which prompt (or recompute) tokens
     bool empty() const { return scheduled.empty(); }
 };
 
@@ -72,4 +71,4 @@ private:
     long long m_numPreemptions = 0;
 };
 
-} // namespace brook
+}  // namespace brook

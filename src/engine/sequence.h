@@ -17,15 +17,15 @@ enum class SequenceState { Waiting, Running, Finished };
 
 struct Sequence {
     RequestId id = 0;
-    std::vector<int32_t> tokens;       // prompt + output
+    std::vector<int32_t> tokens;  // prompt + output
     int numPromptTokens = 0;
-    int numComputedTokens = 0;         // tokens whose K/V are in the cache
-    std::vector<int32_t> blockTable;   // KV block ids, in position order
+    int numComputedTokens = 0;        // tokens whose K/V are in the cache
+    std::vector<int32_t> blockTable;  // KV block ids, in position order
     SamplingParams params;
     uint64_t seed = 0;
     SequenceState state = SequenceState::Waiting;
     int numPreemptions = 0;
-    int priority = 0;                  // lower runs first under the priority policy (FCFS ties)
+    int priority = 0;  // lower runs first under the priority policy (FCFS ties)
 
     Clock::time_point arrivalTime;
     Clock::time_point firstScheduledTime;  // unset until scheduled once
@@ -38,4 +38,4 @@ struct Sequence {
     bool wasScheduled() const { return firstScheduledTime != Clock::time_point{}; }
 };
 
-} // namespace brook
+}  // namespace brook

@@ -39,4 +39,4 @@ Result<SchedulingPolicy> parseSchedulingPolicy(const std::string& policy)
                      "unknown scheduling policy '" + policy + "' (use fcfs or priority)");
 }
 
-} // namespace brook
+}  // namespace brook

@@ -27,17 +27,17 @@ enum class SchedulingPolicy { Fcfs, Priority };
 Result<SchedulingPolicy> parseSchedulingPolicy(const std::string& policy);
 
 struct ServingSettings {
-    std::string device = "auto";          // auto | cpu | cuda
-    std::string dtype = "auto";           // auto | bfloat16 | float16 | float32
-    std::string quantization;             // empty | int8 | int4 | awq
-    int maxModelLen = 0;                  // 0: the model's max_position_embeddings
+    std::string device = "auto";  // auto | cpu | cuda
+    std::string dtype = "auto";   // auto | bfloat16 | float16 | float32
+    std::string quantization;     // empty | int8 | int4 | awq
+    int maxModelLen = 0;          // 0: the model's max_position_embeddings
     int maxNumSeqs = 256;
     int maxNumBatchedTokens = 8192;
     double gpuMemoryUtilization = 0.9;
     int64_t cpuKvCacheBytes = 2LL << 30;  // CPU backend: host memory for the KV cache
     int blockSize = 16;
-    bool enforceEager = false;            // CUDA: no graphs
-    std::string schedulingPolicy = "fcfs"; // fcfs | priority
+    bool enforceEager = false;              // CUDA: no graphs
+    std::string schedulingPolicy = "fcfs";  // fcfs | priority
 };
 
-} // namespace brook
+}  // namespace brook

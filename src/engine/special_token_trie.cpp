@@ -4,17 +4,17 @@
 
 namespace brook {
 
-std::optional<uint32_t> SpecialTokenTrie::child(uint32_t node, unsigned char byte) const {
+std::optional<uint32_t> SpecialTokenTrie::child(uint32_t node, unsigned char byte) const
+{
     for (const auto& [key, index] : m_nodes[node].children) {
-        if (key == byte)
-            return index;
+        if (key == byte) return index;
     }
     return std::nullopt;
 }
 
-void SpecialTokenTrie::insert(std::string_view token, int32_t id) {
-    if (token.empty())
-        return;
+void SpecialTokenTrie::insert(std::string_view token, int32_t id)
+{
+    if (token.empty()) return;
     uint32_t node = 0;
     for (const char c : token) {
         const auto byte = static_cast<unsigned char>(c);
@@ -30,19 +30,17 @@ void SpecialTokenTrie::insert(std::string_view token, int32_t id) {
     m_nodes[node].id = id;
 }
 
-std::optional<SpecialTokenTrie::Match> SpecialTokenTrie::longestMatch(std::string_view text,
-                                                                      size_t pos) const {
+std::optional<SpecialTokenTrie::Match> SpecialTokenTrie::longestMatch(std::string_view text, size_t pos) const
+{
     std::optional<Match> best;
     uint32_t node = 0;
     for (size_t i = pos; i < text.size(); ++i) {
         const auto next = child(node, static_cast<unsigned char>(text[i]));
-        if (!next)
-            break;
+        if (!next) break;
         node = *next;
-        if (m_nodes[node].id >= 0)
-            best = Match{i + 1 - pos, m_nodes[node].id};
+        if (m_nodes[node].id >= 0) best = Match{i + 1 - pos, m_nodes[node].id};
     }
     return best;
 }
 
-} // namespace brook
+}  // namespace brook

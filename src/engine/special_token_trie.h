@@ -25,7 +25,7 @@ public:
 private:
     struct Node {
         std::vector<std::pair<unsigned char, uint32_t>> children;  // byte -> node index
-        int32_t id = -1;                                            // >= 0: a token ends here
+        int32_t id = -1;                                           // >= 0: a token ends here
     };
 
     std::optional<uint32_t> child(uint32_t node, unsigned char byte) const;
@@ -33,4 +33,4 @@ private:
     std::vector<Node> m_nodes{Node{}};  // node 0 is the root
 };
 
-} // namespace brook
+}  // namespace brook

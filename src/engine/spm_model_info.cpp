@@ -19,38 +19,38 @@ public:
 
     bool atEnd() const { return m_pos >= m_data.size(); }
 
-    bool readVarint(uint64_t& value) {
+    bool readVarint(uint64_t& value)
+    {
         value = 0;
         for (int shift = 0; shift < 64; shift += 7) {
-            if (m_pos >= m_data.size())
-                return false;
+            if (m_pos >= m_data.size()) return false;
             const auto byte = static_cast<uint8_t>(m_data[m_pos++]);
             value |= static_cast<uint64_t>(byte & 0x7F) << shift;
-            if ((byte & 0x80) == 0)
-                return true;
+            if ((byte & 0x80) == 0) return true;
         }
         return false;
     }
 
-    bool readTag(uint32_t& field, uint32_t& wireType) {
+    bool readTag(uint32_t& field, uint32_t& wireType)
+    {
         uint64_t tag = 0;
-        if (!readVarint(tag))
-            return false;
+        if (!readVarint(tag)) return false;
         field = static_cast<uint32_t>(tag >> 3);
         wireType = static_cast<uint32_t>(tag & 7);
         return field != 0;
     }
 
-    bool readBytes(std::string_view& out) {
+    bool readBytes(std::string_view& out)
+    {
         uint64_t length = 0;
-        if (!readVarint(length) || length > m_data.size() - m_pos)
-            return false;
+        if (!readVarint(length) || length > m_data.size() - m_pos) return false;
         out = m_data.substr(m_pos, static_cast<size_t>(length));
         m_pos += static_cast<size_t>(length);
         return true;
     }
 
-    bool skip(uint32_t wireType) {
+    bool skip(uint32_t wireType)
+    {
         uint64_t ignored = 0;
         std::string_view bytes;
         switch (wireType) {
@@ -63,9 +63,9 @@ public:
     }
 
 private:
-    bool advance(size_t n) {
-        if (n > m_data.size() - m_pos)
-            return false;
+    bool advance(size_t n)
+    {
+        if (n > m_data.size() - m_pos) return false;
         m_pos += n;
         return true;
     }
@@ -74,17 +74,16 @@ private:
     size_t m_pos = 0;
 };
 
-std::optional<SpmPieceType> parsePieceType(std::string_view message) {
+std::optional<SpmPieceType> parsePieceType(std::string_view message)
+{
     WireReader reader(message);
     SpmPieceType type = SpmPieceType::Normal;  // proto default
     while (!reader.atEnd()) {
         uint32_t field = 0, wireType = 0;
-        if (!reader.readTag(field, wireType))
-            return std::nullopt;
+        if (!reader.readTag(field, wireType)) return std::nullopt;
         if (field == 3 && wireType == Varint) {
             uint64_t value = 0;
-            if (!reader.readVarint(value) || value < 1 || value > 6)
-                return std::nullopt;
+            if (!reader.readVarint(value) || value < 1 || value > 6) return std::nullopt;
             type = static_cast<SpmPieceType>(value);
         } else if (!reader.skip(wireType)) {
             return std::nullopt;
@@ -93,17 +92,16 @@ std::optional<SpmPieceType> parsePieceType(std::string_view message) {
     return type;
 }
 
-std::optional<bool> parseAddDummyPrefix(std::string_view message) {
+std::optional<bool> parseAddDummyPrefix(std::string_view message)
+{
     WireReader reader(message);
     bool addDummyPrefix = true;  // proto default
     while (!reader.atEnd()) {
         uint32_t field = 0, wireType = 0;
-        if (!reader.readTag(field, wireType))
-            return std::nullopt;
+        if (!reader.readTag(field, wireType)) return std::nullopt;
         if (field == 3 && wireType == Varint) {
             uint64_t value = 0;
-            if (!reader.readVarint(value))
-                return std::nullopt;
+            if (!reader.readVarint(value)) return std::nullopt;
             addDummyPrefix = value != 0;
         } else if (!reader.skip(wireType)) {
             return std::nullopt;
@@ -113,17 +111,16 @@ std::optional<bool> parseAddDummyPrefix(std::string_view message) {
 }
 
 // True when a NormalizerSpec message carries a non-empty precompiled_charsmap.
-std::optional<bool> parseHasCharsmap(std::string_view message) {
+std::optional<bool> parseHasCharsmap(std::string_view message)
+{
     WireReader reader(message);
     bool hasCharsmap = false;
     while (!reader.atEnd()) {
         uint32_t field = 0, wireType = 0;
-        if (!reader.readTag(field, wireType))
-            return std::nullopt;
+        if (!reader.readTag(field, wireType)) return std::nullopt;
         if (field == 2 && wireType == LengthDelimited) {
             std::string_view charsmap;
-            if (!reader.readBytes(charsmap))
-                return std::nullopt;
+            if (!reader.readBytes(charsmap)) return std::nullopt;
             hasCharsmap = !charsmap.empty();
         } else if (!reader.skip(wireType)) {
             return std::nullopt;
@@ -132,28 +129,26 @@ std::optional<bool> parseHasCharsmap(std::string_view message) {
     return hasCharsmap;
 }
 
-} // namespace
+}  // namespace
 
-Result<SpmModelInfo> SpmModelInfo::parse(std::string_view serialized) {
+Result<SpmModelInfo> SpmModelInfo::parse(std::string_view serialized)
+{
     SpmModelInfo info;
     WireReader reader(serialized);
     while (!reader.atEnd()) {
         uint32_t field = 0, wireType = 0;
-        if (!reader.readTag(field, wireType))
-            return makeError("malformed protobuf tag at top level");
+        if (!reader.readTag(field, wireType)) return makeError("malformed protobuf tag at top level");
         if ((field == 1 || field == 3) && wireType == LengthDelimited) {
             std::string_view message;
             if (!reader.readBytes(message))
                 return makeError("truncated " + std::string(field == 1 ? "piece" : "normalizer_spec"));
             if (field == 1) {
                 const auto type = parsePieceType(message);
-                if (!type)
-                    return makeError("malformed piece #" + std::to_string(info.pieceTypes.size()));
+                if (!type) return makeError("malformed piece #" + std::to_string(info.pieceTypes.size()));
                 info.pieceTypes.push_back(*type);
             } else {
                 const auto flag = parseAddDummyPrefix(message);
-                if (!flag)
-                    return makeError("malformed normalizer_spec");
+                if (!flag) return makeError("malformed normalizer_spec");
                 info.addDummyPrefix = *flag;
             }
         } else if (field == 5 && wireType == LengthDelimited) {
@@ -166,9 +161,8 @@ Result<SpmModelInfo> SpmModelInfo::parse(std::string_view serialized) {
             return makeError("malformed protobuf field " + std::to_string(field));
         }
     }
-    if (info.pieceTypes.empty())
-        return makeError("no pieces");
+    if (info.pieceTypes.empty()) return makeError("no pieces");
     return info;
 }
 
-} // namespace brook
+}  // namespace brook

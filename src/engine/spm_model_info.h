@@ -31,4 +31,4 @@ struct SpmModelInfo {
     static Result<SpmModelInfo> parse(std::string_view serialized);
 };
 
-} // namespace brook
+}  // namespace brook

@@ -11,8 +11,7 @@
 
 namespace brook {
 
-StopChecker::StopChecker(std::vector<std::string> stopStrings, bool includeStopStr)
-    : m_includeStopStr(includeStopStr)
+StopChecker::StopChecker(std::vector<std::string> stopStrings, bool includeStopStr) : m_includeStopStr(includeStopStr)
 {
     std::unordered_set<std::string> seen;  // linear duplicate removal, whatever the list's length
     for (auto& stop : stopStrings) {
@@ -92,4 +91,4 @@ std::string StopChecker::flush()
     return released;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -15,9 +15,9 @@ public:
     StopChecker(std::vector<std::string> stopStrings, bool includeStopStr);
 
     struct Update {
-        std::string text;        // text safe to stream now
-        bool stopped = false;    // a stop string matched; generation ends
-        std::string matched;     // which one
+        std::string text;      // text safe to stream now
+        bool stopped = false;  // a stop string matched; generation ends
+        std::string matched;   // which one
     };
     // Feeds the next decoded text delta. After a stop, returns stopped = true and emits nothing.
     Update push(const std::string& delta);
@@ -35,8 +35,8 @@ private:
 
     std::vector<Pattern> m_stops;
     bool m_includeStopStr;
-    std::string m_pending;  // text not yet emitted (may be a stop string's prefix)
-    bool m_stopped = false; // after a match, further deltas are dropped
+    std::string m_pending;   // text not yet emitted (may be a stop string's prefix)
+    bool m_stopped = false;  // after a match, further deltas are dropped
 };
 
-} // namespace brook
+}  // namespace brook

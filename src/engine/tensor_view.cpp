@@ -9,7 +9,8 @@
 
 namespace brook {
 
-size_t dtypeSize(DType dtype) {
+size_t dtypeSize(DType dtype)
+{
     switch (dtype) {
     case DType::F32: return 4;
     case DType::F16: return 2;
@@ -24,7 +25,8 @@ size_t dtypeSize(DType dtype) {
     return 0;
 }
 
-const char* dtypeName(DType dtype) {
+const char* dtypeName(DType dtype)
+{
     switch (dtype) {
     case DType::F32: return "F32";
     case DType::F16: return "F16";
@@ -39,15 +41,16 @@ const char* dtypeName(DType dtype) {
     return "unknown";
 }
 
-DType dtypeFromName(const std::string& name) {
-    for (DType d : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I8, DType::U8, DType::I64,
-                    DType::F64}) {
+DType dtypeFromName(const std::string& name)
+{
+    for (DType d : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I8, DType::U8, DType::I64, DType::F64}) {
         if (name == dtypeName(d)) return d;
     }
     return DType::Unknown;
 }
 
-std::string shapeToString(const std::vector<int64_t>& shape) {
+std::string shapeToString(const std::vector<int64_t>& shape)
+{
     std::string s = "[";
     for (size_t i = 0; i < shape.size(); ++i) {
         if (i) s += ", ";
@@ -56,15 +59,12 @@ std::string shapeToString(const std::vector<int64_t>& shape) {
     return s + "]";
 }
 
-bool isFloatDType(DType dtype) {
-    return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16;
-}
+bool isFloatDType(DType dtype) { return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16; }
 
-float bf16ToFloat(uint16_t bits) {
-    return std::bit_cast<float>(uint32_t(bits) << 16);
-}
+float bf16ToFloat(uint16_t bits) { return std::bit_cast<float>(uint32_t(bits) << 16); }
 
-float fp16ToFloat(uint16_t bits) {
+float fp16ToFloat(uint16_t bits)
+{
     // Shifting exponent and mantissa into fp32 position and multiplying by 2^112 rebiases the
     // exponent (15 -> 127); for subnormal halves the product is exact as well, because the
     // shifted bits form an fp32 subnormal of the same significand. Inf and nan (exponent 31)
@@ -79,7 +79,8 @@ float fp16ToFloat(uint16_t bits) {
     return std::bit_cast<float>(sign | (specialBits & special) | (finiteBits & ~special));
 }
 
-uint16_t floatToBf16(float value) {
+uint16_t floatToBf16(float value)
+{
     const uint32_t u = std::bit_cast<uint32_t>(value);
     if ((u & 0x7fffffffu) > 0x7f800000u) {
         return uint16_t((u >> 16) | 0x0040u);  // nan stays nan (quiet), whatever its payload
@@ -88,7 +89,8 @@ uint16_t floatToBf16(float value) {
     return uint16_t((u + roundingBias) >> 16);
 }
 
-uint16_t floatToFp16(float value) {
+uint16_t floatToFp16(float value)
+{
     // After F. Giesen's float_to_half_fast3_rtne (public domain).
     uint32_t u = std::bit_cast<uint32_t>(value);
     const uint32_t sign = (u >> 16) & 0x8000u;
@@ -103,7 +105,7 @@ uint16_t floatToFp16(float value) {
     } else {
         const uint32_t mantissaOdd = (u >> 13) & 1u;
         u += (uint32_t(15 - 127) << 23) + 0xfffu + mantissaOdd;  // rebias, round to even
-        out = uint16_t(u >> 13);  // a carry out of 65504 lands on inf, as it should
+        out = uint16_t(u >> 13);                                 // a carry out of 65504 lands on inf, as it should
     }
     return uint16_t(out | sign);
 }
@@ -111,28 +113,29 @@ uint16_t floatToFp16(float value) {
 namespace {
 
 template <typename T>
-inline T loadUnaligned(const std::byte* p) {
+inline T loadUnaligned(const std::byte* p)
+{
     T value;
     std::memcpy(&value, p, sizeof(T));
     return value;
 }
 
 template <typename T>
-void castToFloat(const std::byte* in, size_t n, float* out) {
+void castToFloat(const std::byte* in, size_t n, float* out)
+{
     for (size_t i = 0; i < n; ++i) out[i] = float(loadUnaligned<T>(in + i * sizeof(T)));
 }
 
-} // namespace
+}  // namespace
 
-void convertToFloat32(const TensorView& tensor, float* out) {
+void convertToFloat32(const TensorView& tensor, float* out)
+{
     const size_t n = size_t(tensor.numElements());
     // An empty tensor's buffer may be null (an empty std::vector's data()); memcpy on null is UB.
     if (n == 0) return;
     const std::byte* in = tensor.data;
     switch (tensor.dtype) {
-    case DType::F32:
-        std::memcpy(out, in, n * sizeof(float));
-        return;
+    case DType::F32: std::memcpy(out, in, n * sizeof(float)); return;
     case DType::BF16:
         for (size_t i = 0; i < n; ++i) out[i] = bf16ToFloat(loadUnaligned<uint16_t>(in + 2 * i));
         return;
@@ -149,11 +152,10 @@ void convertToFloat32(const TensorView& tensor, float* out) {
     std::memset(out, 0, n * sizeof(float));  // callers validate dtypes; never read garbage
 }
 
-void convertFromFloat32(const float* in, size_t count, DType dtype, std::byte* out) {
+void convertFromFloat32(const float* in, size_t count, DType dtype, std::byte* out)
+{
     switch (dtype) {
-    case DType::F32:
-        std::memcpy(out, in, count * sizeof(float));
-        return;
+    case DType::F32: std::memcpy(out, in, count * sizeof(float)); return;
     case DType::BF16:
         for (size_t i = 0; i < count; ++i) {
             const uint16_t h = floatToBf16(in[i]);
@@ -166,10 +168,8 @@ void convertFromFloat32(const float* in, size_t count, DType dtype, std::byte* o
             std::memcpy(out + 2 * i, &h, 2);
         }
         return;
-    default:
-        std::memset(out, 0, count * dtypeSize(dtype));
-        return;
+    default: std::memset(out, 0, count * dtypeSize(dtype)); return;
     }
 }
 
-} // namespace brook
+}  // namespace brook

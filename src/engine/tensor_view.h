@@ -15,13 +15,14 @@ const char* dtypeName(DType dtype);  // safetensors spelling: "F32", "BF16", ...
 
 struct TensorView {
     std::string name;
-    std::string file;              // the file it lives in, for error messages
+    std::string file;  // the file it lives in, for error messages
     DType dtype = DType::Unknown;
     std::vector<int64_t> shape;
     const std::byte* data = nullptr;
     size_t numBytes = 0;
 
-    int64_t numElements() const {
+    int64_t numElements() const
+    {
         int64_t n = 1;
         for (int64_t d : shape) n *= d;
         return n;
@@ -48,4 +49,4 @@ uint16_t floatToFp16(float value);
 // Converts `count` fp32 values to `dtype` (F32, F16 or BF16) at `out` (count x dtypeSize bytes).
 void convertFromFloat32(const float* in, size_t count, DType dtype, std::byte* out);
 
-} // namespace brook
+}  // namespace brook

@@ -51,13 +51,13 @@ public:
 
     std::string idToPiece(int32_t id) const;  // raw piece text ("▁the"), special tokens verbatim
     std::optional<int32_t> pieceToId(std::string_view piece) const;
-    bool isSpecial(int32_t id) const;         // control/special or added token
-    int vocabSize() const;                    // sentencepiece pieces + added tokens
+    bool isSpecial(int32_t id) const;  // control/special or added token
+    int vocabSize() const;             // sentencepiece pieces + added tokens
 
     // Ids that end generation: eos (</s>) and the sep token (<|end_of_sentence|>), when present.
     const std::vector<int32_t>& stopTokenIds() const;
-    const std::string& clsToken() const;      // "<|begin_of_sentence|>"
-    const std::string& sepToken() const;      // "<|end_of_sentence|>"
+    const std::string& clsToken() const;  // "<|begin_of_sentence|>"
+    const std::string& sepToken() const;  // "<|end_of_sentence|>"
     std::optional<int32_t> eosTokenId() const;
 
 private:
@@ -66,4 +66,4 @@ private:
     std::unique_ptr<Impl> m_impl;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -36,4 +36,4 @@ struct TokenizerFiles {
     static Result<TokenizerFiles> parse(const Texts& texts, const std::filesystem::path& modelDir);
 };
 
-} // namespace brook
+}  // namespace brook

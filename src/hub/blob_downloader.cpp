@@ -32,9 +32,9 @@ struct Attempt {
 
 // The state one file's download carries across attempts.
 struct Partial {
-    int64_t have = 0;   // bytes in the partial file, all hashed into sha
+    int64_t have = 0;  // bytes in the partial file, all hashed into sha
     Sha256 sha;
-    int64_t total = -1; // for progress
+    int64_t total = -1;  // for progress
     void reset()
     {
         have = 0;
@@ -122,7 +122,8 @@ Attempt fetchOnce(const BlobRequest& request, Partial& partial, const BlobProgre
             },
             [&](const char* data, size_t length) {
                 if (request.expectedSize >= 0 && int64_t(length) > request.expectedSize - partial.have)
-                    return fail("the server sent more than the file's " + std::to_string(request.expectedSize) + " bytes");
+                    return fail("the server sent more than the file's " + std::to_string(request.expectedSize) +
+                                " bytes");
                 out.write(data, std::streamsize(length));
                 if (!out) {
                     writeFailed = true;
@@ -166,7 +167,8 @@ Attempt fetchOnce(const BlobRequest& request, Partial& partial, const BlobProgre
         if (!result && (status == 200 || status == 206)) {
             // The body stopped half-way (connection dropped): retry from where it stopped.
             attempt.transportError = true;
-            attempt.message = httplib::to_string(result.error()) + " after " + std::to_string(partial.have) + " bytes of " + url;
+            attempt.message =
+                httplib::to_string(result.error()) + " after " + std::to_string(partial.have) + " bytes of " + url;
         }
         return attempt;
     }
@@ -228,14 +230,16 @@ Outcome fetchAndCheck(const BlobRequest& request, const BlobProgress& progress, 
             return {makeError(a.message)};
         }
         if (a.restart) {
-            spdlog::warn("cannot continue {} ({}); starting it over", request.destination.filename().string(), a.message);
+            spdlog::warn("cannot continue {} ({}); starting it over", request.destination.filename().string(),
+                         a.message);
             dropPartial();
             lastError = a.message;
             continue;
         }
         if (a.transportError) {
             lastError = a.message;
-            spdlog::warn("download of {} interrupted ({}); retrying from byte {}", request.url, a.message, partial.have);
+            spdlog::warn("download of {} interrupted ({}); retrying from byte {}", request.url, a.message,
+                         partial.have);
             continue;
         }
         if (a.status == 416 && request.expectedSize >= 0 && partial.have == request.expectedSize) break;
@@ -249,7 +253,8 @@ Outcome fetchAndCheck(const BlobRequest& request, const BlobProgress& progress, 
                               ": access denied (gated or private repository? set HF_TOKEN)")};
         if (a.status == 404) return {makeError("HTTP 404: " + request.url + " not found")};
         if (a.status != 200 && a.status != 206)
-            return {makeError(a.message.empty() ? "HTTP " + std::to_string(a.status) + " for " + request.url : a.message)};
+            return {
+                makeError(a.message.empty() ? "HTTP " + std::to_string(a.status) + " for " + request.url : a.message)};
         lastError.clear();
         break;
     }
@@ -286,7 +291,7 @@ Outcome fetchAndCheck(const BlobRequest& request, const BlobProgress& progress, 
     return {Result<void>()};
 }
 
-} // namespace
+}  // namespace
 
 Result<BlobDownloader::UrlParts> BlobDownloader::splitUrl(const std::string& url)
 {
@@ -298,7 +303,8 @@ Result<BlobDownloader::UrlParts> BlobDownloader::splitUrl(const std::string& url
         return makeError("'" + url + "': unsupported scheme " + parts.scheme);
     const size_t hostStart = schemeEnd + 3;
     const size_t pathStart = url.find_first_of("/?#", hostStart);
-    const std::string hostPort = url.substr(hostStart, pathStart == std::string::npos ? std::string::npos : pathStart - hostStart);
+    const std::string hostPort =
+        url.substr(hostStart, pathStart == std::string::npos ? std::string::npos : pathStart - hostStart);
     if (hostPort.empty()) return makeError("'" + url + "' has no host");
     if (hostPort.find('@') != std::string::npos) return makeError("'" + url + "' carries a user name");
     // "host", "host:port", "[v6]" or "[v6]:port".
@@ -311,8 +317,8 @@ Result<BlobDownloader::UrlParts> BlobDownloader::splitUrl(const std::string& url
     parts.port = parts.scheme == "https" ? 443 : 80;
     if (colon != std::string::npos) {
         const std::string port = hostPort.substr(colon + 1);
-        if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) < 1 ||
-            std::stoi(port) > 65535)
+        if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+            std::stoi(port) < 1 || std::stoi(port) > 65535)
             return makeError("'" + url + "' has a malformed port");
         parts.port = std::stoi(port);
     }
@@ -344,4 +350,4 @@ Result<void> BlobDownloader::download(const BlobRequest& request, const BlobProg
     return std::move(outcome.result);
 }
 
-} // namespace brook
+}  // namespace brook

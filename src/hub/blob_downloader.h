@@ -18,12 +18,12 @@
 namespace brook {
 
 struct BlobRequest {
-    std::string url;                     // absolute http(s) URL
-    std::string token;                   // bearer token for the first host only; empty: none
-    std::filesystem::path destination;   // written as destination + ".incomplete", then renamed
-    int64_t expectedSize = -1;           // -1: unknown
-    std::string expectedSha256;          // empty: not checked
-    std::string expectedGitBlobId;       // git's id of the content (non-LFS hub files); empty: not checked
+    std::string url;                    // absolute http(s) URL
+    std::string token;                  // bearer token for the first host only; empty: none
+    std::filesystem::path destination;  // written as destination + ".incomplete", then renamed
+    int64_t expectedSize = -1;          // -1: unknown
+    std::string expectedSha256;         // empty: not checked
+    std::string expectedGitBlobId;      // git's id of the content (non-LFS hub files); empty: not checked
     int connectTimeoutSeconds = 10;
     int readTimeoutSeconds = 60;
     int maxRetries = 3;
@@ -47,4 +47,4 @@ public:
     static Result<UrlParts> splitUrl(const std::string& url);
 };
 
-} // namespace brook
+}  // namespace brook

@@ -19,7 +19,7 @@ bool isWindowsDeviceName(std::string_view part)
            base[3] <= '9';
 }
 
-} // namespace
+}  // namespace
 
 std::string unsafePathReason(std::string_view path)
 {
@@ -30,12 +30,14 @@ std::string unsafePathReason(std::string_view path)
         if (c < 0x20 || c == 0x7f) return "it has a control character";
         if (c == '\\') return "it has a backslash";
         if (c == ':') return "it has a ':' (a drive letter or stream on Windows)";
-        if (c == '<' || c == '>' || c == '"' || c == '|' || c == '?' || c == '*') return "it has a character Windows forbids";
+        if (c == '<' || c == '>' || c == '"' || c == '|' || c == '?' || c == '*')
+            return "it has a character Windows forbids";
     }
     size_t start = 0;
     while (true) {
         const size_t slash = path.find('/', start);
-        const std::string_view part = path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+        const std::string_view part =
+            path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
         if (part.empty()) return "it has an empty part";
         if (part == "." || part == "..") return "it has a '" + std::string(part) + "' part";
         if (part.back() == '.' || part.back() == ' ') return "a part ends in '.' or ' '";
@@ -54,4 +56,4 @@ Result<std::filesystem::path> pathInside(const std::filesystem::path& root, std:
     return root / std::filesystem::path(std::u8string(relative.begin(), relative.end()));
 }
 
-} // namespace brook
+}  // namespace brook

@@ -21,4 +21,4 @@ inline bool isSafeRelativePath(std::string_view path) { return unsafePathReason(
 // root / relative, when relative passes the checks above (and so stays inside root).
 Result<std::filesystem::path> pathInside(const std::filesystem::path& root, std::string_view relative);
 
-} // namespace brook
+}  // namespace brook

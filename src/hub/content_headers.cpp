@@ -27,7 +27,7 @@ std::optional<int64_t> parseDigits(std::string_view s)
     return value;
 }
 
-} // namespace
+}  // namespace
 
 std::optional<int64_t> parseContentLength(std::string_view text) { return parseDigits(trimBlanks(text)); }
 
@@ -53,4 +53,4 @@ std::optional<ContentRange> parseContentRange(std::string_view text)
     return range;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -21,4 +21,4 @@ struct ContentRange {
 // "bytes 100-199/1000" or "bytes 100-199/*". Unsatisfied ranges ("bytes */1000") are nullopt.
 std::optional<ContentRange> parseContentRange(std::string_view text);
 
-} // namespace brook
+}  // namespace brook

@@ -68,4 +68,4 @@ private:
     uint64_t m_totalBytes = 0;
 };
 
-} // namespace brook
+}  // namespace brook

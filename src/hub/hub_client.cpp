@@ -22,7 +22,6 @@ namespace {
 
 bool isCommitHash(const std::string& revision) { return isLowerHex(revision, 40); }
 
-
 // Encodes each segment of a repository path but keeps its slashes.
 std::string encodePath(const std::string& path)
 {
@@ -53,13 +52,17 @@ bool holdsFile(const fs::path& path, const HubFile& file)
     if (file.isLfs()) return true;
     const auto id = Sha1::gitBlobIdOfFile(path);
     if (!id || *id != file.blobId) {
-        spdlog::warn("{} in the cache does not match the hub's blob id {}; fetching it again", path.string(), file.blobId);
+        spdlog::warn("{} in the cache does not match the hub's blob id {}; fetching it again", path.string(),
+                     file.blobId);
         return false;
     }
     return true;
 }
 
-int64_t saturatingAdd(int64_t a, int64_t b) { return b > std::numeric_limits<int64_t>::max() - a ? std::numeric_limits<int64_t>::max() : a + b; }
+int64_t saturatingAdd(int64_t a, int64_t b)
+{
+    return b > std::numeric_limits<int64_t>::max() - a ? std::numeric_limits<int64_t>::max() : a + b;
+}
 
 // Places snapshots/<commit>/<path> as a relative symlink to the blob (a copy where the file
 // system has no symlinks), as huggingface_hub does.
@@ -79,11 +82,11 @@ Result<void> linkIntoSnapshot(const fs::path& blob, const fs::path& target, cons
     return {};
 }
 
-} // namespace
+}  // namespace
 
 std::function<bool(int64_t, int64_t)> fileProgressReporter(const DownloadProgressCallback& progress,
-                                                          const std::string& file, int fileIndex, int fileCount,
-                                                          int64_t bytesBefore, int64_t bytesTotal)
+                                                           const std::string& file, int fileIndex, int fileCount,
+                                                           int64_t bytesBefore, int64_t bytesTotal)
 {
     return [=](int64_t done, int64_t total) {
         if (!progress) return true;
@@ -148,8 +151,8 @@ std::optional<fs::path> HubClient::cachedSnapshot(const std::string& repoId) con
 
 std::string HubClient::notReachableMessage(const std::string& repoId, const std::string& why) const
 {
-    return "cannot download " + repoId + " from " + m_options.endpoint + " (" + why + ") and it is not in the Hugging Face cache at " +
-           m_options.cacheDir.string() +
+    return "cannot download " + repoId + " from " + m_options.endpoint + " (" + why +
+           ") and it is not in the Hugging Face cache at " + m_options.cacheDir.string() +
            ". Check the network, set HF_ENDPOINT to a mirror, or pass a local model folder instead.";
 }
 
@@ -173,7 +176,8 @@ Result<HubRepoInfo> HubClient::repoInfo(const std::string& repoId) const
     if (response->status == 404)
         return makeError("HTTP 404: no repository " + repoId + " with revision '" + m_options.revision + "' at " +
                          m_options.endpoint);
-    if (response->status != 200) return makeError("HTTP " + std::to_string(response->status) + " from " + response->url);
+    if (response->status != 200)
+        return makeError("HTTP " + std::to_string(response->status) + " from " + response->url);
     return parseHubListing(response->body, repoId);
 }
 
@@ -241,12 +245,13 @@ Result<fs::path> HubClient::download(const std::string& repoId, const DownloadPr
         const HubFile& file = *missing[i];
         spdlog::info("downloading {}/{} ({} of {}, {:.1f} MiB)", repoId, file.path, i + 1, missing.size(),
                      double(std::max<int64_t>(file.size, 0)) / (1 << 20));
-        auto fetched = fetchFile(repoId, info->commit, file,
-                                 fileProgressReporter(progress, file.path, int(i), int(missing.size()), bytesBefore,
-                                                      bytesTotal));
+        auto fetched =
+            fetchFile(repoId, info->commit, file,
+                      fileProgressReporter(progress, file.path, int(i), int(missing.size()), bytesBefore, bytesTotal));
         if (!fetched) return makeError(repoId + "/" + file.path + ": " + fetched.error());
         // Both paths were checked by the loop above.
-        if (auto linked = linkIntoSnapshot(*pathInside(repo / "blobs", file.blobName()), *pathInside(snapshot, file.path), file.path);
+        if (auto linked = linkIntoSnapshot(*pathInside(repo / "blobs", file.blobName()),
+                                           *pathInside(snapshot, file.path), file.path);
             !linked)
             return makeError(linked.error());
         bytesBefore = saturatingAdd(bytesBefore, std::max<int64_t>(file.size, 0));
@@ -264,4 +269,4 @@ Result<fs::path> HubClient::download(const std::string& repoId, const DownloadPr
     return snapshot;
 }
 
-} // namespace brook
+}  // namespace brook

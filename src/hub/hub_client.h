@@ -25,12 +25,12 @@
 namespace brook {
 
 struct DownloadProgress {
-    std::string file;            // repository path of the file being fetched
-    int fileIndex = 0;           // 0-based, among fileCount files still to fetch
+    std::string file;   // repository path of the file being fetched
+    int fileIndex = 0;  // 0-based, among fileCount files still to fetch
     int fileCount = 0;
     int64_t fileBytesDone = 0;
-    int64_t fileBytesTotal = -1; // -1: unknown
-    int64_t bytesDone = 0;       // over all files to fetch
+    int64_t fileBytesTotal = -1;  // -1: unknown
+    int64_t bytesDone = 0;        // over all files to fetch
     int64_t bytesTotal = -1;
 };
 // Return false to cancel the download.
@@ -40,8 +40,8 @@ using DownloadProgressCallback = std::function<bool(const DownloadProgress&)>;
 // (which may be empty) with `bytesBefore` bytes of earlier files done out of `bytesTotal`.
 // Shared by the Hugging Face and ModelScope clients.
 std::function<bool(int64_t, int64_t)> fileProgressReporter(const DownloadProgressCallback& progress,
-                                                          const std::string& file, int fileIndex, int fileCount,
-                                                          int64_t bytesBefore, int64_t bytesTotal);
+                                                           const std::string& file, int fileIndex, int fileCount,
+                                                           int64_t bytesBefore, int64_t bytesTotal);
 
 class HubClient {
 public:
@@ -60,7 +60,8 @@ public:
     Result<HubRepoInfo> repoInfo(const std::string& repoId) const;
     // Fetches whatever of the snapshot is missing and returns its folder. Offline (or when the
     // hub cannot be reached) a complete cached snapshot is used instead.
-    Result<std::filesystem::path> download(const std::string& repoId, const DownloadProgressCallback& progress = {}) const;
+    Result<std::filesystem::path> download(const std::string& repoId,
+                                           const DownloadProgressCallback& progress = {}) const;
     // The cached snapshot for the options' revision, when one with a config.json exists.
     std::optional<std::filesystem::path> cachedSnapshot(const std::string& repoId) const;
     // <cache>/models--org--name
@@ -76,4 +77,4 @@ private:
     HubOptions m_options;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -15,7 +15,7 @@ std::string lower(std::string s)
     return s;
 }
 
-} // namespace
+}  // namespace
 
 bool HubHttp::sameOrigin(const BlobDownloader::UrlParts& a, const BlobDownloader::UrlParts& b)
 {
@@ -83,8 +83,9 @@ Result<HttpTextReply> HubHttp::getText(const std::string& url, const HttpGetOpti
                 body.append(data, length);
                 return true;
             });
-        if (tooLarge) return makeError("too large: the answer from " + reply.url + " is over " +
-                                       std::to_string(kMaxListingBytes >> 20) + " MiB");
+        if (tooLarge)
+            return makeError("too large: the answer from " + reply.url + " is over " +
+                             std::to_string(kMaxListingBytes >> 20) + " MiB");
         if (!location.empty()) {
             auto next = resolveLocation(reply.url, location);
             if (!next) return makeError("unreachable: " + next.error() + " (from " + reply.url + ")");
@@ -99,4 +100,4 @@ Result<HttpTextReply> HubHttp::getText(const std::string& url, const HttpGetOpti
     return makeError("unreachable: more than " + std::to_string(kMaxRedirects) + " redirects from " + url);
 }
 
-} // namespace brook
+}  // namespace brook

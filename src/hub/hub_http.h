@@ -41,4 +41,4 @@ public:
     static Result<HttpTextReply> getText(const std::string& url, const HttpGetOptions& options);
 };
 
-} // namespace brook
+}  // namespace brook

@@ -65,7 +65,7 @@ std::string describe(const json& value)
     return std::string("a ") + value.type_name();
 }
 
-} // namespace
+}  // namespace
 
 bool isModelFilePath(const std::string& path)
 {
@@ -75,8 +75,9 @@ bool isModelFilePath(const std::string& path)
 
 bool isLowerHex(std::string_view text, size_t digits)
 {
-    return text.size() == digits &&
-           std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+    return text.size() == digits && std::all_of(text.begin(), text.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+           });
 }
 
 Result<HubRepoInfo> parseHubListing(std::string_view body, const std::string& repoId)
@@ -123,7 +124,8 @@ Result<HubRepoInfo> parseHubListing(std::string_view body, const std::string& re
         if (file.blobName().empty()) return makeError(what + ": no blob id");
         info.files.push_back(std::move(file));
     }
-    const bool hasConfig = std::any_of(info.files.begin(), info.files.end(), [](const HubFile& f) { return f.path == "config.json"; });
+    const bool hasConfig =
+        std::any_of(info.files.begin(), info.files.end(), [](const HubFile& f) { return f.path == "config.json"; });
     if (!hasConfig) return makeError(repoId + " has no config.json: it is not a transformers model repository");
     return info;
 }
@@ -146,7 +148,8 @@ Result<std::vector<ModelScopeFile>> parseModelScopeListing(std::string_view body
                          (message.empty() ? "" : " (ModelScope says: " + message + ")"));
     }
     const auto data = answer.find("Data");
-    const json* files = data != answer.end() && data->is_object() && data->contains("Files") ? &(*data)["Files"] : nullptr;
+    const json* files =
+        data != answer.end() && data->is_object() && data->contains("Files") ? &(*data)["Files"] : nullptr;
     if (!files || !files->is_array()) return makeError(where + " has no Data.Files");
 
     std::vector<ModelScopeFile> out;
@@ -174,9 +177,11 @@ Result<std::vector<ModelScopeFile>> parseModelScopeListing(std::string_view body
             return makeError(what + ": malformed Sha256 (not 64 hex digits)");
         out.push_back(std::move(file));
     }
-    const bool hasConfig = std::any_of(out.begin(), out.end(), [](const ModelScopeFile& f) { return f.path == "config.json"; });
-    if (!hasConfig) return makeError(modelId + " on ModelScope has no config.json: it is not a transformers model repository");
+    const bool hasConfig =
+        std::any_of(out.begin(), out.end(), [](const ModelScopeFile& f) { return f.path == "config.json"; });
+    if (!hasConfig)
+        return makeError(modelId + " on ModelScope has no config.json: it is not a transformers model repository");
     return out;
 }
 
-} // namespace brook
+}  // namespace brook

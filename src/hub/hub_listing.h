@@ -16,10 +16,10 @@
 namespace brook {
 
 struct HubFile {
-    std::string path;       // inside the repository ("model.safetensors")
-    int64_t size = -1;      // -1: unknown
-    std::string blobId;     // git object id: 40 hex digits (for non-LFS files, the content's check)
-    std::string sha256;     // LFS files: the content's sha256, 64 hex digits (also their blob name)
+    std::string path;    // inside the repository ("model.safetensors")
+    int64_t size = -1;   // -1: unknown
+    std::string blobId;  // git object id: 40 hex digits (for non-LFS files, the content's check)
+    std::string sha256;  // LFS files: the content's sha256, 64 hex digits (also their blob name)
     bool isLfs() const { return !sha256.empty(); }
     std::string blobName() const { return isLfs() ? sha256 : blobId; }
 };
@@ -49,4 +49,4 @@ Result<std::vector<ModelScopeFile>> parseModelScopeListing(std::string_view body
 // ModelScope's "Message" in an answer (errors carry one); empty when there is none.
 std::string modelScopeMessage(std::string_view body);
 
-} // namespace brook
+}  // namespace brook

@@ -29,7 +29,7 @@ std::string trim(std::string s)
     return s;
 }
 
-} // namespace
+}  // namespace
 
 HubOptions HubOptions::fromEnvironment()
 {
@@ -50,7 +50,8 @@ HubOptions HubOptions::fromEnvironment()
     o.token = env("HF_TOKEN");
     if (o.token.empty()) o.token = env("HUGGING_FACE_HUB_TOKEN");
     if (o.token.empty()) {
-        const std::filesystem::path tokenFile = env("HF_TOKEN_PATH").empty() ? home / "token" : std::filesystem::path(env("HF_TOKEN_PATH"));
+        const std::filesystem::path tokenFile =
+            env("HF_TOKEN_PATH").empty() ? home / "token" : std::filesystem::path(env("HF_TOKEN_PATH"));
         std::ifstream in(tokenFile);
         std::string line;
         if (in && std::getline(in, line)) o.token = trim(line);
@@ -59,4 +60,4 @@ HubOptions HubOptions::fromEnvironment()
     return o;
 }
 
-} // namespace brook
+}  // namespace brook

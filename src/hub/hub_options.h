@@ -11,16 +11,16 @@ namespace brook {
 
 struct HubOptions {
     std::string endpoint = "https://huggingface.co";
-    std::filesystem::path cacheDir;   // the "hub" folder holding models--org--name/
-    std::string token;                // sent as "Authorization: Bearer" to the endpoint only
-    std::string revision = "main";    // branch, tag or commit
-    bool offline = false;             // use the cache only
+    std::filesystem::path cacheDir;  // the "hub" folder holding models--org--name/
+    std::string token;               // sent as "Authorization: Bearer" to the endpoint only
+    std::string revision = "main";   // branch, tag or commit
+    bool offline = false;            // use the cache only
     int connectTimeoutSeconds = 10;
     int readTimeoutSeconds = 60;
-    int maxRetries = 3;               // per file, resuming where the last try stopped
+    int maxRetries = 3;  // per file, resuming where the last try stopped
 
     // Reads the environment (thread-safe as long as nobody calls setenv meanwhile).
     static HubOptions fromEnvironment();
 };
 
-} // namespace brook
+}  // namespace brook

@@ -20,8 +20,7 @@ ModelResolver::ModelResolver(HubOptions options)
 
 ModelResolver::ModelResolver(HubOptions options, ModelScopeOptions modelScope)
     : m_options(std::move(options)), m_modelScope(std::move(modelScope))
-{
-}
+{}
 
 Result<fs::path> ModelResolver::resolve(const std::string& model, const DownloadProgressCallback& progress) const
 {
@@ -29,15 +28,14 @@ Result<fs::path> ModelResolver::resolve(const std::string& model, const Download
     std::error_code ec;
     const fs::path asPath(model);
     if (fs::is_directory(asPath, ec)) {
-        if (!fs::exists(asPath / "config.json", ec))
-            return makeError("model folder " + model + " has no config.json");
+        if (!fs::exists(asPath / "config.json", ec)) return makeError("model folder " + model + " has no config.json");
         return asPath;
     }
     if (fs::exists(asPath, ec)) return makeError(model + " is a file; give the model's folder");
     if (auto modelScopeId = ModelScopeClient::stripPrefix(model)) {
         if (const std::string why = HubClient::repoIdProblem(*modelScopeId); !why.empty())
-            return makeError("'" + model + "' is not a ModelScope id like modelscope:" + ModelScopeClient::kDefaultModel +
-                             " (" + why + ")");
+            return makeError("'" + model + "' is not a ModelScope id like modelscope:" +
+                             ModelScopeClient::kDefaultModel + " (" + why + ")");
         return ModelScopeClient(m_modelScope).download(*modelScopeId, progress);
     }
     // Paths that look like paths never go to the hub.
@@ -45,11 +43,13 @@ Result<fs::path> ModelResolver::resolve(const std::string& model, const Download
         return makeError("no model folder at " + model);
     // One '/' reads as an id meant for the hub: say which of the hub's rules it breaks.
     if (std::count(model.begin(), model.end(), '/') == 1 && !HubClient::isRepoId(model))
-        return makeError("'" + model + "' is not a valid Hugging Face repository id: " + HubClient::repoIdProblem(model) +
-                         " (or no model folder is there)");
+        return makeError("'" + model + "' is not a valid Hugging Face repository id: " +
+                         HubClient::repoIdProblem(model) + " (or no model folder is there)");
     if (!HubClient::isRepoId(model))
-        return makeError("'" + model + "' is neither a model folder nor a Hugging Face id like baidu/ERNIE-4.5-0.3B-PT "
-                         "(or a ModelScope id like modelscope:" + ModelScopeClient::kDefaultModel + ")");
+        return makeError("'" + model +
+                         "' is neither a model folder nor a Hugging Face id like baidu/ERNIE-4.5-0.3B-PT "
+                         "(or a ModelScope id like modelscope:" +
+                         ModelScopeClient::kDefaultModel + ")");
     return HubClient(m_options).download(model, progress);
 }
 
@@ -69,10 +69,9 @@ DownloadProgressCallback ModelResolver::loggingProgress(double intervalSeconds)
         if (p.bytesTotal > 0)
             spdlog::info("downloading {}: {:.1f}/{:.1f} MiB ({:.0f}% of all files)", p.file, p.fileBytesDone / mib,
                          p.fileBytesTotal / mib, 100.0 * double(p.bytesDone) / double(p.bytesTotal));
-        else
-            spdlog::info("downloading {}: {:.1f} MiB", p.file, p.fileBytesDone / mib);
+        else spdlog::info("downloading {}: {:.1f} MiB", p.file, p.fileBytesDone / mib);
         return true;
     };
 }
 
-} // namespace brook
+}  // namespace brook

@@ -20,7 +20,8 @@ public:
     explicit ModelResolver(HubOptions options = HubOptions::fromEnvironment());
     ModelResolver(HubOptions options, ModelScopeOptions modelScope);
 
-    Result<std::filesystem::path> resolve(const std::string& model, const DownloadProgressCallback& progress = {}) const;
+    Result<std::filesystem::path> resolve(const std::string& model,
+                                          const DownloadProgressCallback& progress = {}) const;
 
     // A progress callback that logs (spdlog info) at most every `intervalSeconds`.
     static DownloadProgressCallback loggingProgress(double intervalSeconds = 2.0);
@@ -30,4 +31,4 @@ private:
     ModelScopeOptions m_modelScope;
 };
 
-} // namespace brook
+}  // namespace brook

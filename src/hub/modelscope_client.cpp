@@ -23,7 +23,6 @@ namespace {
 constexpr const char* kIndexName = ".brook_sha256.json";
 constexpr const char* kTempFolder = "._____temp";  // the SDK's TEMPORARY_FOLDER_NAME
 
-
 std::string splitOwner(const std::string& modelId) { return modelId.substr(0, modelId.find('/')); }
 std::string splitName(const std::string& modelId) { return modelId.substr(modelId.find('/') + 1); }
 
@@ -76,7 +75,7 @@ bool isCurrent(const fs::path& dir, const ModelScopeFile& file, ShaIndex& index,
     return true;
 }
 
-} // namespace
+}  // namespace
 
 ModelScopeClient::ModelScopeClient(ModelScopeOptions options) : m_options(std::move(options)) {}
 
@@ -90,7 +89,8 @@ std::optional<std::string> ModelScopeClient::stripPrefix(const std::string& mode
 fs::path ModelScopeClient::modelDir(const std::string& modelId) const
 {
     std::string name = splitName(modelId);
-    for (size_t pos = name.find('.'); pos != std::string::npos; pos = name.find('.', pos + 3)) name.replace(pos, 1, "___");
+    for (size_t pos = name.find('.'); pos != std::string::npos; pos = name.find('.', pos + 3))
+        name.replace(pos, 1, "___");
     return m_options.cacheDir / "models" / splitOwner(modelId) / name;
 }
 
@@ -122,8 +122,8 @@ Result<std::vector<ModelScopeFile>> ModelScopeClient::listFiles(const std::strin
         return makeError("'" + modelId + "' is not a valid ModelScope model id (owner/name): " + why);
     auto base = BlobDownloader::splitUrl(m_options.endpoint);
     if (!base) return makeError("MODELSCOPE_DOMAIN: " + base.error());
-    const std::string url = m_options.endpoint + "/api/v1/models/" + modelId + "/repo/files?Revision=" +
-                            percentEncode(m_options.revision) + "&Recursive=True";
+    const std::string url = m_options.endpoint + "/api/v1/models/" + modelId +
+                            "/repo/files?Revision=" + percentEncode(m_options.revision) + "&Recursive=True";
     HttpGetOptions get;
     get.connectTimeoutSeconds = m_options.connectTimeoutSeconds;
     get.readTimeoutSeconds = m_options.readTimeoutSeconds;
@@ -137,9 +137,10 @@ Result<std::vector<ModelScopeFile>> ModelScopeClient::listFiles(const std::strin
         return makeError("HTTP " + std::to_string(response->status) + ": access to " + modelId +
                          " on ModelScope denied; it may be private, and Brook downloads public models only" + said);
     if (response->status == 404)
-        return makeError("HTTP 404: no model " + modelId + " with revision '" + m_options.revision + "' on ModelScope at " +
-                         m_options.endpoint + said);
-    if (response->status != 200) return makeError("HTTP " + std::to_string(response->status) + " from " + response->url + said);
+        return makeError("HTTP 404: no model " + modelId + " with revision '" + m_options.revision +
+                         "' on ModelScope at " + m_options.endpoint + said);
+    if (response->status != 200)
+        return makeError("HTTP " + std::to_string(response->status) + " from " + response->url + said);
     return parseModelScopeListing(response->body, modelId);
 }
 
@@ -183,8 +184,8 @@ Result<fs::path> ModelScopeClient::download(const std::string& modelId, const Do
     int64_t bytesBefore = 0;
     for (size_t i = 0; i < missing.size(); ++i) {
         const ModelScopeFile& file = *missing[i];
-        spdlog::info("downloading {}/{} from ModelScope ({} of {}, {:.1f} MiB)", modelId, file.path, i + 1, missing.size(),
-                     double(std::max<int64_t>(file.size, 0)) / (1 << 20));
+        spdlog::info("downloading {}/{} from ModelScope ({} of {}, {:.1f} MiB)", modelId, file.path, i + 1,
+                     missing.size(), double(std::max<int64_t>(file.size, 0)) / (1 << 20));
         const auto partial = pathInside(temp, file.path);
         const auto target = pathInside(dir, file.path);
         if (!partial) return makeError(partial.error());
@@ -201,7 +202,9 @@ Result<fs::path> ModelScopeClient::download(const std::string& modelId, const Do
             request, fileProgressReporter(progress, file.path, int(i), int(missing.size()), bytesBefore, bytesTotal));
         if (!fetched) return makeError(modelId + "/" + file.path + " (ModelScope): " + fetched.error());
         fs::rename(request.destination, *target, ec);
-        if (ec) return makeError("cannot move " + request.destination.string() + " to " + target->string() + ": " + ec.message());
+        if (ec)
+            return makeError("cannot move " + request.destination.string() + " to " + target->string() + ": " +
+                             ec.message());
         if (file.sha256.empty()) index.erase(file.path);
         else index[file.path] = file.sha256;
         if (auto saved = saveIndex(dir, index); !saved) return makeError(saved.error());
@@ -210,4 +213,4 @@ Result<fs::path> ModelScopeClient::download(const std::string& modelId, const Do
     return dir;
 }
 
-} // namespace brook
+}  // namespace brook

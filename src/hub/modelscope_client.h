@@ -40,7 +40,7 @@ namespace brook {
 
 class ModelScopeClient {
 public:
-    static constexpr const char* kPrefix = "modelscope:";                     // ModelResolver's form
+    static constexpr const char* kPrefix = "modelscope:";                           // ModelResolver's form
     static constexpr const char* kDefaultModel = "PaddlePaddle/ERNIE-4.5-0.3B-PT";  // ERNIE on ModelScope
 
     explicit ModelScopeClient(ModelScopeOptions options);
@@ -55,7 +55,8 @@ public:
     Result<std::vector<ModelScopeFile>> listFiles(const std::string& modelId) const;
     // Fetches what is missing or stale and returns the model folder. Offline, or when ModelScope
     // cannot be reached, a cached folder with a config.json is used instead.
-    Result<std::filesystem::path> download(const std::string& modelId, const DownloadProgressCallback& progress = {}) const;
+    Result<std::filesystem::path> download(const std::string& modelId,
+                                           const DownloadProgressCallback& progress = {}) const;
     // A cached folder with a config.json (current layout first, then the old one).
     std::optional<std::filesystem::path> cachedModel(const std::string& modelId) const;
     // <cache>/models/<owner>/<name with '.' -> "___">
@@ -70,4 +71,4 @@ private:
     ModelScopeOptions m_options;
 };
 
-} // namespace brook
+}  // namespace brook

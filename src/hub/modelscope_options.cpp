@@ -20,7 +20,7 @@ bool truthy(std::string value)
     return value == "1" || value == "on" || value == "yes" || value == "true";
 }
 
-} // namespace
+}  // namespace
 
 std::string ModelScopeOptions::endpointFromDomain(std::string domain)
 {
@@ -42,10 +42,11 @@ ModelScopeOptions ModelScopeOptions::fromEnvironment()
         if (cache.front() == '~' && !env("HOME").empty()) cache = env("HOME") + cache.substr(1);  // the SDK expands ~
         o.cacheDir = cache;
     } else {
-        o.cacheDir = std::filesystem::path(env("HOME").empty() ? "/tmp" : env("HOME")) / ".cache" / "modelscope" / "hub";
+        o.cacheDir =
+            std::filesystem::path(env("HOME").empty() ? "/tmp" : env("HOME")) / ".cache" / "modelscope" / "hub";
     }
     o.offline = truthy(env("MODELSCOPE_OFFLINE"));
     return o;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -19,7 +19,7 @@ struct ModelScopeOptions {
     bool offline = false;                     // use the cache only
     int connectTimeoutSeconds = 10;
     int readTimeoutSeconds = 60;
-    int maxRetries = 3;                       // per file, resuming where the last try stopped
+    int maxRetries = 3;  // per file, resuming where the last try stopped
 
     // Reads the environment (thread-safe as long as nobody calls setenv meanwhile).
     static ModelScopeOptions fromEnvironment();
@@ -27,4 +27,4 @@ struct ModelScopeOptions {
     static std::string endpointFromDomain(std::string domain);
 };
 
-} // namespace brook
+}  // namespace brook

@@ -10,7 +10,7 @@ namespace {
 
 constexpr uint32_t rotl(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
 
-} // namespace
+}  // namespace
 
 Sha1::Sha1() : m_state{0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0} {}
 
@@ -99,4 +99,4 @@ std::optional<std::string> Sha1::gitBlobIdOfFile(const std::filesystem::path& pa
     return sha.hexDigest();
 }
 
-} // namespace brook
+}  // namespace brook

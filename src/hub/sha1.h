@@ -37,4 +37,4 @@ private:
     HashBlocks m_blocks;
 };
 
-} // namespace brook
+}  // namespace brook

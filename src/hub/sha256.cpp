@@ -19,12 +19,11 @@ constexpr std::array<uint32_t, 64> kRoundConstants = {
 
 constexpr uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-} // namespace
+}  // namespace
 
 Sha256::Sha256()
     : m_state{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19}
-{
-}
+{}
 
 void Sha256::compress(const uint8_t* block)
 {
@@ -97,4 +96,4 @@ std::optional<std::string> Sha256::hashFile(const std::filesystem::path& path)
     return sha.hexDigest();
 }
 
-} // namespace brook
+}  // namespace brook

@@ -34,4 +34,4 @@ private:
     HashBlocks m_blocks;
 };
 
-} // namespace brook
+}  // namespace brook

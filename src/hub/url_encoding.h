@@ -23,4 +23,4 @@ inline std::string percentEncode(const std::string& text)
     return out;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -60,7 +60,8 @@ Result<LaunchedEngine> launchEngine(const LaunchOptions& options, ModelFolder fo
     const int maxModelLen = options.maxModelLen > 0 ? options.maxModelLen : config.maxPositionEmbeddings;
     if (maxModelLen > config.maxPositionEmbeddings)
         return makeError(ErrorCode::InvalidArgument, "max_model_len",
-                         "a context of " + std::to_string(maxModelLen) + " tokens exceeds the model's max_position_embeddings (" +
+                         "a context of " + std::to_string(maxModelLen) +
+                             " tokens exceeds the model's max_position_embeddings (" +
                              std::to_string(config.maxPositionEmbeddings) + ")");
 
     auto dtype = parseDTypeChoice(options.dtype);
@@ -102,8 +103,8 @@ Result<LaunchedEngine> launchEngine(const LaunchOptions& options, ModelFolder fo
     }
 
     EngineConfig engineConfig;
-    engineConfig.modelName = !options.servedModelName.empty() ? options.servedModelName
-                                                              : options.modelDir.filename().string();
+    engineConfig.modelName =
+        !options.servedModelName.empty() ? options.servedModelName : options.modelDir.filename().string();
     if (engineConfig.modelName.empty()) engineConfig.modelName = options.modelDir.parent_path().filename().string();
     engineConfig.maxModelLen = maxModelLen;
     engineConfig.scheduler.maxNumSeqs = options.maxNumSeqs;
@@ -129,4 +130,4 @@ Result<LaunchedEngine> launchEngine(const LaunchOptions& options, ModelFolder fo
     return launched;
 }
 
-} // namespace brook
+}  // namespace brook

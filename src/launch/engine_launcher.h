@@ -35,4 +35,4 @@ bool cudaAvailable();
 enum class Device { Cpu, Cuda };
 Result<Device> resolveDevice(const std::string& device);
 
-} // namespace brook
+}  // namespace brook

@@ -14,12 +14,12 @@ namespace brook {
 
 struct LaunchOptions : ServingSettings {
     std::filesystem::path modelDir;
-    std::string servedModelName;          // empty: the folder's name
-    int numKvBlocks = 0;                  // > 0 overrides the memory-based size (tests)
+    std::string servedModelName;  // empty: the folder's name
+    int numKvBlocks = 0;          // > 0 overrides the memory-based size (tests)
     bool logStats = false;
     // Called on the loading thread with the fraction done (0..1): weights read and converted,
     // then the KV cache and CUDA graphs. Optional; must be quick.
     std::function<void(double fraction)> onLoadProgress;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -16,10 +16,7 @@ namespace {
 
 // A dataset prompt may hold invalid UTF-8 (a cut multi-byte character): send U+FFFD for it rather
 // than throw, as the server does for what it writes.
-std::string requestBody(const json& body)
-{
-    return body.dump(-1, ' ', false, json::error_handler_t::replace);
-}
+std::string requestBody(const json& body) { return body.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 bool equalsIgnoreCase(const std::string& a, const std::string& b)
 {
@@ -55,7 +52,7 @@ HttpResult toResult(const httplib::Result& r)
     return out;
 }
 
-} // namespace
+}  // namespace
 
 std::string HttpResult::header(const std::string& name) const
 {
@@ -164,4 +161,4 @@ StreamResult OpenAiClient::stream(const std::string& path, const json& body,
     return result;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -15,28 +15,28 @@
 namespace brook {
 
 struct HttpResult {
-    int status = 0;           // 0: no HTTP answer (see transportError)
+    int status = 0;  // 0: no HTTP answer (see transportError)
     std::string transportError;
     std::string body;
-    nlohmann::json json;      // the body parsed, when it is JSON (else null)
+    nlohmann::json json;  // the body parsed, when it is JSON (else null)
     std::vector<std::pair<std::string, std::string>> headers;
     bool ok() const { return status >= 200 && status < 300; }
     std::string header(const std::string& name) const;  // case-insensitive; empty when absent
 };
 
 struct StreamEvent {
-    nlohmann::json data;      // one "data:" payload (the [DONE] marker is not an event)
-    double seconds = 0;       // since the request was sent
+    nlohmann::json data;  // one "data:" payload (the [DONE] marker is not an event)
+    double seconds = 0;   // since the request was sent
 };
 
 struct StreamResult {
     int status = 0;
     std::string transportError;
-    std::string errorBody;            // the body of a non-200 answer
+    std::string errorBody;  // the body of a non-200 answer
     std::vector<StreamEvent> events;
-    bool sawDone = false;             // "data: [DONE]" arrived
-    std::string raw;                  // the whole body as received (framing checks)
-    double seconds = 0;               // until the body ended
+    bool sawDone = false;  // "data: [DONE]" arrived
+    std::string raw;       // the whole body as received (framing checks)
+    double seconds = 0;    // until the body ended
     bool ok() const { return status == 200 && transportError.empty(); }
 };
 
@@ -61,4 +61,4 @@ private:
     double m_timeoutSeconds;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -17,7 +17,8 @@ bool isNameChar(char c, bool first)
 
 std::optional<double> parseValue(std::string_view text)
 {
-    if (text == "+Inf" || text == "Inf" || text == "inf" || text == "+inf") return std::numeric_limits<double>::infinity();
+    if (text == "+Inf" || text == "Inf" || text == "inf" || text == "+inf")
+        return std::numeric_limits<double>::infinity();
     if (text == "-Inf" || text == "-inf") return -std::numeric_limits<double>::infinity();
     if (text == "NaN" || text == "nan") return std::numeric_limits<double>::quiet_NaN();
     if (text.empty()) return std::nullopt;
@@ -37,11 +38,12 @@ void skipSpaces(std::string_view line, size_t& i)
 std::string histogramBase(const std::string& name, const char* suffix)
 {
     const std::string s(suffix);
-    if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) return name.substr(0, name.size() - s.size());
+    if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0)
+        return name.substr(0, name.size() - s.size());
     return {};
 }
 
-} // namespace
+}  // namespace
 
 std::string PromSample::label(const std::string& key) const
 {
@@ -111,7 +113,9 @@ Result<PrometheusText> PrometheusText::parse(std::string_view text)
         size_t i = 0;
         skipSpaces(line, i);
         if (i == line.size()) continue;
-        const auto where = [&](const std::string& what) { return "metrics line " + std::to_string(lineNo) + ": " + what; };
+        const auto where = [&](const std::string& what) {
+            return "metrics line " + std::to_string(lineNo) + ": " + what;
+        };
         if (line[i] == '#') {
             // "# HELP name text" and "# TYPE name type"; any other comment is ignored.
             std::string_view rest = line.substr(i + 1);
@@ -122,7 +126,8 @@ Result<PrometheusText> PrometheusText::parse(std::string_view text)
             while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
             const size_t space = rest.find(' ');
             const std::string name(rest.substr(0, space));
-            const std::string value = space == std::string_view::npos ? std::string() : std::string(rest.substr(space + 1));
+            const std::string value =
+                space == std::string_view::npos ? std::string() : std::string(rest.substr(space + 1));
             if (name.empty()) return makeError(where("HELP/TYPE without a metric name"));
             if (help) out.family(name)->help = value;
             else out.family(name)->type = value;
@@ -145,10 +150,12 @@ Result<PrometheusText> PrometheusText::parse(std::string_view text)
                 while (i < line.size() && isNameChar(line[i], i == keyStart)) ++i;
                 std::string key(line.substr(keyStart, i - keyStart));
                 skipSpaces(line, i);
-                if (key.empty() || i >= line.size() || line[i] != '=') return makeError(where("bad label in " + sample.name));
+                if (key.empty() || i >= line.size() || line[i] != '=')
+                    return makeError(where("bad label in " + sample.name));
                 ++i;
                 skipSpaces(line, i);
-                if (i >= line.size() || line[i] != '"') return makeError(where("label value of " + key + " is not quoted"));
+                if (i >= line.size() || line[i] != '"')
+                    return makeError(where("label value of " + key + " is not quoted"));
                 ++i;
                 std::string value;
                 bool closed = false;
@@ -251,4 +258,4 @@ std::vector<std::string> PrometheusText::labelValues(const std::string& name, co
     return out;
 }
 
-} // namespace brook
+}  // namespace brook

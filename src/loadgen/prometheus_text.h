@@ -21,7 +21,7 @@ struct PromSample {
     std::string name;                                         // with _total/_bucket/_sum/_count
     std::vector<std::pair<std::string, std::string>> labels;  // as written
     double value = 0;
-    std::string label(const std::string& key) const;          // empty when absent
+    std::string label(const std::string& key) const;  // empty when absent
 };
 
 struct PromHistogram {
@@ -66,4 +66,4 @@ private:
     std::vector<Family> m_families;
 };
 
-} // namespace brook
+}  // namespace brook

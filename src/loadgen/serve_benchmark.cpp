@@ -23,13 +23,13 @@ namespace {
 
 // Words for prompts when no tokenizer is given: most are one ERNIE token each.
 const std::vector<std::string> kWords = {
-    " the", " river", " mountain", " city", " light", " water", " time", " people", " world", " story", " small",
-    " large", " green", " blue", " open", " quiet", " north", " south", " winter", " summer", " 山", " 水", " 城", " 人",
-    " 天", " 风", " 花", " 月", " 书", " 路"};
+    " the",   " river", " mountain", " city", " light", " water", " time",  " people", " world",  " story",
+    " small", " large", " green",    " blue", " open",  " quiet", " north", " south",  " winter", " summer",
+    " 山",    " 水",    " 城",       " 人",   " 天",    " 风",    " 花",    " 月",     " 书",     " 路"};
 
 struct Prompt {
     std::string text;
-    int inputLen = 0;   // asked for
+    int inputLen = 0;  // asked for
     int outputLen = 0;
 };
 
@@ -83,7 +83,7 @@ BenchLatency summarize(const std::vector<double>& v)
     return l;
 }
 
-} // namespace
+}  // namespace
 
 std::string ServeBenchOptions::resolvedBaseUrl() const
 {
@@ -132,7 +132,7 @@ TimedRequest timedStream(const OpenAiClient& client, const std::string& endpoint
     }
     if (!result.ok() || !result.sawDone) {
         r.error = !result.transportError.empty() ? result.transportError
-                                                  : "HTTP " + std::to_string(result.status) + " " + result.errorBody;
+                                                 : "HTTP " + std::to_string(result.status) + " " + result.errorBody;
         return r;
     }
     for (const StreamEvent& e : result.events)
@@ -180,9 +180,10 @@ Result<ServeBenchResult> ServeBenchmark::run(const ProgressCallback& onProgress)
     std::vector<double> sentAt(prompts.size(), 0.0);  // seconds since the start: token times are per request
     std::vector<std::thread> threads;
     const auto start = BenchClock::now();
-    const auto deadline = o.durationSeconds > 0
-                              ? start + std::chrono::duration_cast<BenchClock::duration>(std::chrono::duration<double>(o.durationSeconds))
-                              : BenchClock::time_point::max();
+    const auto deadline =
+        o.durationSeconds > 0
+            ? start + std::chrono::duration_cast<BenchClock::duration>(std::chrono::duration<double>(o.durationSeconds))
+            : BenchClock::time_point::max();
     auto report = [&](ServeBenchProgress p) {
         p.elapsedSeconds = std::chrono::duration<double>(BenchClock::now() - start).count();
         if (onProgress) onProgress(p);
@@ -195,16 +196,24 @@ Result<ServeBenchResult> ServeBenchmark::run(const ProgressCallback& onProgress)
                 // Gamma-distributed gaps with mean 1/rate (shape 1: exponential, i.e. Poisson arrivals).
                 std::gamma_distribution<double> gap(o.burstiness, 1.0 / (o.requestRate * o.burstiness));
                 m_wake.wait_until(lock, std::min(nextArrival, deadline), [&] { return m_cancel.load(); });
-                nextArrival += std::chrono::duration_cast<BenchClock::duration>(std::chrono::duration<double>(gap(arrivals)));
+                nextArrival +=
+                    std::chrono::duration_cast<BenchClock::duration>(std::chrono::duration<double>(gap(arrivals)));
             }
-            m_wake.wait(lock, [&] { return m_cancel || o.maxConcurrency <= 0 || progress.inFlight < o.maxConcurrency; });
+            m_wake.wait(lock,
+                        [&] { return m_cancel || o.maxConcurrency <= 0 || progress.inFlight < o.maxConcurrency; });
             if (m_cancel || BenchClock::now() >= deadline) break;
             peakInFlight = std::max(peakInFlight, ++progress.inFlight);
             ++progress.sent;
         }
-        report([&] { std::lock_guard lock(m_mutex); return progress; }());
-        json body = {{"model", model}, {"max_tokens", prompts[i].outputLen}, {"temperature", o.temperature},
-                     {"stream", true}, {"stream_options", {{"include_usage", true}}}};
+        report([&] {
+            std::lock_guard lock(m_mutex);
+            return progress;
+        }());
+        json body = {{"model", model},
+                     {"max_tokens", prompts[i].outputLen},
+                     {"temperature", o.temperature},
+                     {"stream", true},
+                     {"stream_options", {{"include_usage", true}}}};
         if (o.ignoreEos) body["ignore_eos"] = true;
         if (chat) body["messages"] = json::array({{{"role", "user"}, {"content", prompts[i].text}}});
         else body["prompt"] = prompts[i].text;
@@ -256,7 +265,8 @@ Result<ServeBenchResult> ServeBenchmark::run(const ProgressCallback& onProgress)
         for (double gap : t.itl) itls.push_back(gap * 1e3);
         for (double s : t.tokenTimes) ++tokensPerSecond[(long long)(sentAt[i] + s)];
     }
-    for (const auto& [second, n] : tokensPerSecond) r.peakOutputTokensPerSecond = std::max(r.peakOutputTokensPerSecond, n);
+    for (const auto& [second, n] : tokensPerSecond)
+        r.peakOutputTokensPerSecond = std::max(r.peakOutputTokensPerSecond, n);
     const double d = r.duration > 0 ? r.duration : 1.0;
     r.requestThroughput = r.completed / d;
     r.outputThroughput = double(r.totalOutputTokens) / d;
@@ -270,15 +280,28 @@ Result<ServeBenchResult> ServeBenchmark::run(const ProgressCallback& onProgress)
 
 json ServeBenchResult::toJson() const
 {
-    json saved = {{"date", std::time(nullptr)}, {"base_url", baseUrl}, {"endpoint", endpoint}, {"model_id", model},
-                  {"num_prompts", numPrompts}, {"request_rate", std::isfinite(requestRate) ? json(requestRate) : json("inf")},
-                  {"burstiness", burstiness}, {"max_concurrency", maxConcurrency > 0 ? json(maxConcurrency) : json(nullptr)},
-                  {"duration", duration}, {"completed", completed}, {"failed", errors.size()},
-                  {"total_input_tokens", totalInputTokens}, {"total_output_tokens", totalOutputTokens},
-                  {"request_throughput", requestThroughput}, {"output_throughput", outputThroughput},
+    json saved = {{"date", std::time(nullptr)},
+                  {"base_url", baseUrl},
+                  {"endpoint", endpoint},
+                  {"model_id", model},
+                  {"num_prompts", numPrompts},
+                  {"request_rate", std::isfinite(requestRate) ? json(requestRate) : json("inf")},
+                  {"burstiness", burstiness},
+                  {"max_concurrency", maxConcurrency > 0 ? json(maxConcurrency) : json(nullptr)},
+                  {"duration", duration},
+                  {"completed", completed},
+                  {"failed", errors.size()},
+                  {"total_input_tokens", totalInputTokens},
+                  {"total_output_tokens", totalOutputTokens},
+                  {"request_throughput", requestThroughput},
+                  {"output_throughput", outputThroughput},
                   {"total_token_throughput", totalTokenThroughput},
-                  {"max_output_tokens_per_s", peakOutputTokensPerSecond}, {"max_concurrent_requests", peakConcurrentRequests},
-                  {"input_lens", inputLens}, {"output_lens", outputLens}, {"ttfts", ttftsMs}, {"errors", errors}};
+                  {"max_output_tokens_per_s", peakOutputTokensPerSecond},
+                  {"max_concurrent_requests", peakConcurrentRequests},
+                  {"input_lens", inputLens},
+                  {"output_lens", outputLens},
+                  {"ttfts", ttftsMs},
+                  {"errors", errors}};
     const std::vector<std::pair<const char*, const BenchLatency*>> metrics = {
         {"ttft", &ttft}, {"tpot", &tpot}, {"itl", &itl}, {"e2el", &e2el}};
     for (const auto& [key, l] : metrics) {
@@ -289,4 +312,4 @@ json ServeBenchResult::toJson() const
     return saved;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -24,26 +24,26 @@ namespace brook {
 class OpenAiClient;
 
 struct ServeBenchOptions {
-    std::string baseUrl;                  // empty: http://host:port
+    std::string baseUrl;  // empty: http://host:port
     std::string host = "127.0.0.1";
     int port = 8000;
     std::string endpoint = "/v1/completions";  // or /v1/chat/completions
-    std::string model;                    // empty: the first model GET /v1/models lists
-    std::string apiKey;                   // empty: $OPENAI_API_KEY
+    std::string model;                         // empty: the first model GET /v1/models lists
+    std::string apiKey;                        // empty: $OPENAI_API_KEY
     std::string datasetName = "random";
     int numPrompts = 100;
     int randomInputLen = 1024;
     int randomOutputLen = 128;
-    double randomRangeRatio = 0.0;        // lengths uniform in [len * (1 - r), len * (1 + r)]
+    double randomRangeRatio = 0.0;                                 // lengths uniform in [len * (1 - r), len * (1 + r)]
     double requestRate = std::numeric_limits<double>::infinity();  // requests/s; inf: all at once
-    double burstiness = 1.0;              // gamma shape of the arrival gaps; 1 = Poisson
-    int maxConcurrency = 0;               // 0: no limit ("concurrent users")
-    double durationSeconds = 0;           // > 0: send no new request after this long
+    double burstiness = 1.0;                                       // gamma shape of the arrival gaps; 1 = Poisson
+    int maxConcurrency = 0;                                        // 0: no limit ("concurrent users")
+    double durationSeconds = 0;                                    // > 0: send no new request after this long
     uint64_t seed = 0;
-    std::string tokenizer;                // a model folder: prompts of exact token lengths
+    std::string tokenizer;  // a model folder: prompts of exact token lengths
     bool ignoreEos = false;
     double temperature = 0.0;
-    std::string saveResult;               // JSON file (brook-bench only)
+    std::string saveResult;  // JSON file (brook-bench only)
     double timeoutSeconds = 600;
     std::string resolvedBaseUrl() const;
 };
@@ -52,12 +52,12 @@ struct ServeBenchOptions {
 struct TimedRequest {
     bool success = false;
     std::string error;
-    int promptTokens = 0;     // from the usage chunk (the server's count)
+    int promptTokens = 0;  // from the usage chunk (the server's count)
     int outputTokens = 0;
     bool sawFirstChunk = false;
-    double ttft = 0;          // seconds from sending to the first chunk with choices
-    double latency = 0;       // end to end
-    std::vector<double> itl;  // gaps between token chunks
+    double ttft = 0;                 // seconds from sending to the first chunk with choices
+    double latency = 0;              // end to end
+    std::vector<double> itl;         // gaps between token chunks
     std::vector<double> tokenTimes;  // seconds since sending, one per token chunk
 };
 
@@ -73,9 +73,9 @@ struct BenchLatency {
 };
 
 struct ServeBenchProgress {
-    int total = 0;          // requests the run may send (num-prompts)
+    int total = 0;  // requests the run may send (num-prompts)
     int sent = 0;
-    int finished = 0;       // completed + failed
+    int finished = 0;  // completed + failed
     int failed = 0;
     int inFlight = 0;
     double elapsedSeconds = 0;
@@ -86,7 +86,7 @@ struct ServeBenchResult {
     int numPrompts = 0;
     double requestRate = 0, burstiness = 1;
     int maxConcurrency = 0;
-    int sent = 0;                       // < numPrompts when a duration or cancel cut the run short
+    int sent = 0;  // < numPrompts when a duration or cancel cut the run short
     bool cancelled = false;
     double duration = 0;
     int completed = 0;
@@ -123,4 +123,4 @@ private:
     std::condition_variable m_wake;
 };
 
-} // namespace brook
+}  // namespace brook

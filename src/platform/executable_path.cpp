@@ -8,10 +8,10 @@
 #include <vector>
 
 #ifdef _WIN32
-#  ifndef NOMINMAX
-#    define NOMINMAX
-#  endif
-#  include <windows.h>
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
 #endif
 
 namespace brook {
@@ -46,7 +46,7 @@ std::filesystem::path fromArgv0(const std::string& argv0)
     return {};
 }
 
-} // namespace
+}  // namespace
 
 void rememberArgv0(const char* argv0)
 {
@@ -75,4 +75,4 @@ std::filesystem::path executablePath()
     return fromArgv0(g_argv0);
 }
 
-} // namespace brook
+}  // namespace brook

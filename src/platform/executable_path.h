@@ -13,4 +13,4 @@ void rememberArgv0(const char* argv0);
 // Thread-safe. The absolute path of the running executable, symlinks resolved; empty if unknown.
 std::filesystem::path executablePath();
 
-} // namespace brook
+}  // namespace brook

@@ -15,4 +15,4 @@ std::filesystem::path findResource(const std::string& relative)
     return std::filesystem::exists(candidate, ec) ? candidate : std::filesystem::path{};
 }
 
-} // namespace brook
+}  // namespace brook

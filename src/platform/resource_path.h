@@ -12,4 +12,4 @@ namespace brook {
 // "test-corpus"); the file or folder's path, or empty if it is not there.
 std::filesystem::path findResource(const std::string& relative);
 
-} // namespace brook
+}  // namespace brook

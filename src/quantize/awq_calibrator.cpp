@@ -36,12 +36,11 @@ void record(LinearInputStats& stats, const float* x, int T, int K, const std::ve
     for (int t : sampled) stats.sample.insert(stats.sample.end(), x + int64_t(t) * K, x + int64_t(t + 1) * K);
 }
 
-} // namespace
+}  // namespace
 
 AwqCalibrator::AwqCalibrator(const ModelConfig& config, const cpu::CpuWeights& weights)
     : m_config(config), m_weights(weights)
-{
-}
+{}
 
 void AwqCalibrator::attention(const float* q, const float* qkv, int rowWidth, float* out, int T) const
 {
@@ -49,11 +48,11 @@ void AwqCalibrator::attention(const float* q, const float* qkv, int rowWidth, fl
     const int qDim = m_config.qDim(), kvDim = m_config.kvDim();
     const int group = NH / KVH;
     const float scale = 1.0f / std::sqrt(float(HD));
-    std::vector<float> kh(size_t(T) * HD);      // [T, HD]
-    std::vector<float> vt(size_t(HD) * T);      // [HD, T]: V^T, so P @ V is cpu::linear(P, V^T)
-    std::vector<float> qh(size_t(T) * HD);      // [T, HD]
-    std::vector<float> scores(size_t(T) * T);   // [T, T]
-    std::vector<float> oh(size_t(T) * HD);      // [T, HD]
+    std::vector<float> kh(size_t(T) * HD);     // [T, HD]
+    std::vector<float> vt(size_t(HD) * T);     // [HD, T]: V^T, so P @ V is cpu::linear(P, V^T)
+    std::vector<float> qh(size_t(T) * HD);     // [T, HD]
+    std::vector<float> scores(size_t(T) * T);  // [T, T]
+    std::vector<float> oh(size_t(T) * HD);     // [T, HD]
     for (int kvHead = 0; kvHead < KVH; ++kvHead) {
         for (int t = 0; t < T; ++t) {
             const float* row = qkv + int64_t(t) * rowWidth;
@@ -61,7 +60,8 @@ void AwqCalibrator::attention(const float* q, const float* qkv, int rowWidth, fl
             for (int d = 0; d < HD; ++d) vt[size_t(d) * T + t] = row[qDim + kvDim + kvHead * HD + d];
         }
         for (int h = kvHead * group; h < (kvHead + 1) * group; ++h) {
-            for (int t = 0; t < T; ++t) std::memcpy(&qh[size_t(t) * HD], q + int64_t(t) * qDim + h * HD, sizeof(float) * HD);
+            for (int t = 0; t < T; ++t)
+                std::memcpy(&qh[size_t(t) * HD], q + int64_t(t) * qDim + h * HD, sizeof(float) * HD);
             cpu::linear(qh.data(), kh.data(), scores.data(), T, HD, T);
             for (int i = 0; i < T; ++i) {
                 float* row = &scores[size_t(i) * T];
@@ -79,7 +79,8 @@ void AwqCalibrator::attention(const float* q, const float* qkv, int rowWidth, fl
                 std::fill(row + i + 1, row + T, 0.0f);  // causal mask
             }
             cpu::linear(scores.data(), vt.data(), oh.data(), T, T, HD);
-            for (int t = 0; t < T; ++t) std::memcpy(out + int64_t(t) * qDim + h * HD, &oh[size_t(t) * HD], sizeof(float) * HD);
+            for (int t = 0; t < T; ++t)
+                std::memcpy(out + int64_t(t) * qDim + h * HD, &oh[size_t(t) * HD], sizeof(float) * HD);
         }
     }
 }
@@ -90,13 +91,13 @@ void AwqCalibrator::runLayers(std::vector<float>& x, int T, Capture* capture) co
     const int H = c.hiddenSize, HD = c.headDim, NH = c.numHeads, KVH = c.numKvHeads, I = c.intermediateSize;
     const int qDim = c.qDim(), kvDim = c.kvDim(), rowWidth = qDim + 2 * kvDim;
     const float eps = float(c.rmsNormEps);
-    std::vector<float> h(size_t(T) * H);             // [T, H] normed
-    std::vector<float> qkv(size_t(T) * rowWidth);    // [T, NH*HD + 2*KVH*HD]
-    std::vector<float> q(size_t(T) * qDim);          // [T, NH, HD] roped
-    std::vector<float> attn(size_t(T) * qDim);       // [T, NH, HD]
-    std::vector<float> gateUp(size_t(T) * 2 * I);    // [T, 2I]
-    std::vector<float> act(size_t(T) * I);           // [T, I]
-    std::vector<float> delta(size_t(T) * H);         // [T, H] a block's residual contribution
+    std::vector<float> h(size_t(T) * H);           // [T, H] normed
+    std::vector<float> qkv(size_t(T) * rowWidth);  // [T, NH*HD + 2*KVH*HD]
+    std::vector<float> q(size_t(T) * qDim);        // [T, NH, HD] roped
+    std::vector<float> attn(size_t(T) * qDim);     // [T, NH, HD]
+    std::vector<float> gateUp(size_t(T) * 2 * I);  // [T, 2I]
+    std::vector<float> act(size_t(T) * I);         // [T, I]
+    std::vector<float> delta(size_t(T) * H);       // [T, H] a block's residual contribution
     const auto recordInput = [&](int layer, LinearInput which, const float* rows, int K) {
         if (capture) record((*capture->layers)[size_t(layer)][which], rows, T, K, capture->sampledRows);
     };
@@ -137,7 +138,7 @@ std::vector<float> embed(const cpu::CpuWeights& weights, std::span<const int32_t
     return x;
 }
 
-} // namespace
+}  // namespace
 
 std::vector<float> AwqCalibrator::logits(std::span<const int32_t> tokens) const
 {
@@ -150,7 +151,8 @@ std::vector<float> AwqCalibrator::logits(std::span<const int32_t> tokens) const
     return out;
 }
 
-std::vector<LayerCalibration> AwqCalibrator::calibrate(std::span<const int32_t> tokens, const CalibrationOptions& options,
+std::vector<LayerCalibration> AwqCalibrator::calibrate(std::span<const int32_t> tokens,
+                                                       const CalibrationOptions& options,
                                                        const std::function<void(double)>& progress) const
 {
     std::vector<LayerCalibration> layers(size_t(m_config.numLayers));
@@ -171,4 +173,4 @@ std::vector<LayerCalibration> AwqCalibrator::calibrate(std::span<const int32_t> 
     return layers;
 }
 
-} // namespace brook
+}  // namespace brook

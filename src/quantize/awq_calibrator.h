@@ -26,10 +26,10 @@ enum class LinearInput { Qkv = 0, O = 1, GateUp = 2, Down = 3 };
 inline constexpr int kLinearInputCount = 4;
 
 struct LinearInputStats {
-    int cols = 0;                  // K: input features
-    int64_t count = 0;             // rows (tokens) seen
-    std::vector<double> absSum;    // [K] sum over rows of |x|
-    std::vector<float> sample;     // [sampleRows(), K] input rows kept for the scale search
+    int cols = 0;                // K: input features
+    int64_t count = 0;           // rows (tokens) seen
+    std::vector<double> absSum;  // [K] sum over rows of |x|
+    std::vector<float> sample;   // [sampleRows(), K] input rows kept for the scale search
 
     std::vector<float> meanAbs() const;  // [K] absSum / count
     int sampleRows() const { return cols > 0 ? int(sample.size() / size_t(cols)) : 0; }
@@ -74,4 +74,4 @@ private:
     const cpu::CpuWeights& m_weights;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -60,7 +60,7 @@ Result<std::vector<float>> effectiveWeight(std::span<const float> w, int rows, i
     return out;
 }
 
-} // namespace
+}  // namespace
 
 std::vector<float> AwqSearch::scalesForAlpha(std::span<const float> xMeanAbs, float alpha)
 {
@@ -128,10 +128,7 @@ Result<AwqScaleResult> AwqSearch::search(std::span<const float> w, int rows, int
     return best;
 }
 
-bool canFoldIntoV(const ModelConfig& config)
-{
-    return config.kvDim() == config.qDim();
-}
+bool canFoldIntoV(const ModelConfig& config) { return config.kvDim() == config.qDim(); }
 
 namespace {
 
@@ -156,7 +153,7 @@ void divide(std::vector<float>& v, const std::vector<float>& s)
     for (size_t i = 0; i < v.size(); ++i) v[i] /= s[i];
 }
 
-} // namespace
+}  // namespace
 
 void foldAwqScales(const ModelConfig& c, const AwqLayerScales& scales, cpu::CpuLayerWeights& layer)
 {
@@ -180,4 +177,4 @@ void foldAwqScales(const ModelConfig& c, const AwqLayerScales& scales, cpu::CpuL
     }
 }
 
-} // namespace brook
+}  // namespace brook

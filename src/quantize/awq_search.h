@@ -37,10 +37,10 @@ struct AwqSearchOptions {
 };
 
 struct AwqScaleResult {
-    std::vector<float> scales;     // [K]: the weight's columns are multiplied by it, the input divided
-    float alpha = 0.0f;            // the chosen exponent
-    double awqOutputError = 0.0;   // ||X W^T - X diag(1/s) deq(Q(W diag(s)))^T||_F / ||X W^T||_F
-    double rtnOutputError = 0.0;   // the same with s = 1
+    std::vector<float> scales;    // [K]: the weight's columns are multiplied by it, the input divided
+    float alpha = 0.0f;           // the chosen exponent
+    double awqOutputError = 0.0;  // ||X W^T - X diag(1/s) deq(Q(W diag(s)))^T||_F / ||X W^T||_F
+    double rtnOutputError = 0.0;  // the same with s = 1
 };
 
 class AwqSearch {
@@ -78,4 +78,4 @@ bool canFoldIntoV(const ModelConfig& config);
 // fp32 model computes the same function afterwards, up to rounding.
 void foldAwqScales(const ModelConfig& config, const AwqLayerScales& scales, cpu::CpuLayerWeights& layer);
 
-} // namespace brook
+}  // namespace brook

@@ -23,9 +23,11 @@ using Clock = std::chrono::steady_clock;
 Result<void> checkFolders(const std::filesystem::path& modelDir, const std::filesystem::path& outDir, bool force)
 {
     std::error_code ec;
-    if (!std::filesystem::is_directory(modelDir, ec)) return makeError(modelDir.string() + ": model folder does not exist");
+    if (!std::filesystem::is_directory(modelDir, ec))
+        return makeError(modelDir.string() + ": model folder does not exist");
     if (std::filesystem::exists(outDir, ec)) {
-        if (!std::filesystem::is_directory(outDir, ec)) return makeError(outDir.string() + ": exists and is not a folder");
+        if (!std::filesystem::is_directory(outDir, ec))
+            return makeError(outDir.string() + ": exists and is not a folder");
         if (std::filesystem::equivalent(modelDir, outDir, ec))
             return makeError(outDir.string() + ": the output folder must differ from the model folder");
         if (!std::filesystem::is_empty(outDir, ec) && !force)
@@ -36,16 +38,17 @@ Result<void> checkFolders(const std::filesystem::path& modelDir, const std::file
 
 Result<void> checkShapes(const ModelConfig& c, int bits, int groupSize)
 {
-    for (auto [what, k] : {std::pair{"hidden_size", c.hiddenSize}, std::pair{"num_attention_heads * head_dim", c.qDim()},
-                           std::pair{"intermediate_size", c.intermediateSize}}) {
+    for (auto [what, k] :
+         {std::pair{"hidden_size", c.hiddenSize}, std::pair{"num_attention_heads * head_dim", c.qDim()},
+          std::pair{"intermediate_size", c.intermediateSize}}) {
         if (k % groupSize != 0)
             return makeError("--group-size " + std::to_string(groupSize) + " does not divide " + what + " " +
                              std::to_string(k) + " (a Linear's input features)");
     }
     const int perWord = 32 / bits;
-    for (auto [what, n] : {std::pair{"hidden_size", c.hiddenSize}, std::pair{"num_attention_heads * head_dim", c.qDim()},
-                           std::pair{"num_key_value_heads * head_dim", c.kvDim()},
-                           std::pair{"intermediate_size", c.intermediateSize}}) {
+    for (auto [what, n] :
+         {std::pair{"hidden_size", c.hiddenSize}, std::pair{"num_attention_heads * head_dim", c.qDim()},
+          std::pair{"num_key_value_heads * head_dim", c.kvDim()}, std::pair{"intermediate_size", c.intermediateSize}}) {
         if (n % perWord != 0)
             return makeError(std::string(what) + " " + std::to_string(n) + " is not a multiple of " +
                              std::to_string(perWord) + " (AWQ packs " + std::to_string(perWord) + " values per int32)");
@@ -55,12 +58,12 @@ Result<void> checkShapes(const ModelConfig& c, int bits, int groupSize)
 
 // One Linear inside a layer's fused matrices, with the AWQ scales applied to it.
 struct LinearSlice {
-    std::string name;                      // "self_attn.q_proj"
+    std::string name;  // "self_attn.q_proj"
     std::vector<float> cpu::CpuLayerWeights::*matrix;
     int firstRow, rows, cols;
-    LinearInput input;                     // whose search result it shares
-    const std::vector<float>* colScale;    // multiplied into its columns (empty: none)
-    const std::vector<float>* rowScale;    // divided out of its rows (empty: none)
+    LinearInput input;                   // whose search result it shares
+    const std::vector<float>* colScale;  // multiplied into its columns (empty: none)
+    const std::vector<float>* rowScale;  // divided out of its rows (empty: none)
 };
 
 std::vector<LinearSlice> layerSlices(const ModelConfig& c, const AwqLayerScales& s)
@@ -107,8 +110,8 @@ double weightError(std::span<const float> original, const QuantizedWeight& q, co
 
 // Searches the four scales of one layer on its unscaled weights.
 Result<std::array<AwqScaleResult, kLinearInputCount>> searchLayer(const ModelConfig& c, const cpu::CpuLayerWeights& w,
-                                                                  const LayerCalibration& stats, const AwqSearch& search,
-                                                                  int layer)
+                                                                  const LayerCalibration& stats,
+                                                                  const AwqSearch& search, int layer)
 {
     const int H = c.hiddenSize, I = c.intermediateSize, qDim = c.qDim(), kvDim = c.kvDim();
     const std::string p = "model.layers." + std::to_string(layer) + ".";
@@ -133,7 +136,7 @@ Result<std::array<AwqScaleResult, kLinearInputCount>> searchLayer(const ModelCon
     return results;
 }
 
-} // namespace
+}  // namespace
 
 Result<ModelQuantizerResult> quantizeModel(const std::filesystem::path& modelDir, const std::filesystem::path& outDir,
                                            const ModelQuantizerOptions& options)
@@ -168,22 +171,24 @@ Result<ModelQuantizerResult> quantizeModel(const std::filesystem::path& modelDir
     std::vector<LayerCalibration> calibration;
     if (awq) {
         std::vector<int32_t> tokens = folder->tokenizer->encode(options.calibrationText, false);
-        if (int(tokens.size()) > options.maxCalibrationTokens) tokens.resize(size_t(std::max(0, options.maxCalibrationTokens)));
+        if (int(tokens.size()) > options.maxCalibrationTokens)
+            tokens.resize(size_t(std::max(0, options.maxCalibrationTokens)));
         if (tokens.empty()) return makeError("the calibration text gives no tokens");
         if (tokens.size() < 256) spdlog::warn("only {} calibration tokens: the scales will be noisy", tokens.size());
         result.calibrationTokens = int64_t(tokens.size());
         spec.calibrationTokens = result.calibrationTokens;
         spdlog::info("calibrating on {} tokens (sequences of {})", tokens.size(), options.calibration.sequenceLength);
         const AwqCalibrator calibrator(c, weights);
-        calibration = calibrator.calibrate(tokens, options.calibration, [](double f) {
-            spdlog::info("calibration forward: {:.0f}%", f * 100.0);
-        });
-        result.notes.push_back(
-            canFoldIntoV(c) ? "o_proj: scales folded into v_proj's output rows"
-                            : "o_proj: not scaled (GQA: v_proj's " + std::to_string(c.kvDim()) + " outputs differ from o_proj's " +
-                                  std::to_string(c.qDim()) + " inputs, so 1/s cannot be folded into v_proj; AutoAWQ skips it too)");
+        calibration = calibrator.calibrate(tokens, options.calibration,
+                                           [](double f) { spdlog::info("calibration forward: {:.0f}%", f * 100.0); });
+        result.notes.push_back(canFoldIntoV(c)
+                                   ? "o_proj: scales folded into v_proj's output rows"
+                                   : "o_proj: not scaled (GQA: v_proj's " + std::to_string(c.kvDim()) +
+                                         " outputs differ from o_proj's " + std::to_string(c.qDim()) +
+                                         " inputs, so 1/s cannot be folded into v_proj; AutoAWQ skips it too)");
         result.notes.push_back("no weight clipping search (AutoAWQ's auto_clip) was done");
-        result.notes.push_back("scale search loss: the Linears' own outputs on the calibration sample, not the whole block's");
+        result.notes.push_back(
+            "scale search loss: the Linears' own outputs on the calibration sample, not the whole block's");
     }
     spec.notes = result.notes;
 
@@ -224,8 +229,8 @@ Result<ModelQuantizerResult> quantizeModel(const std::filesystem::path& modelDir
         for (int i = 0; i < int(slices.size()); ++i) {
             const LinearSlice& slice = slices[size_t(i)];
             const std::string name = p + slice.name;
-            auto q = quantizeRtn(rowsOf(w.*slice.matrix, slice.firstRow, slice.rows, slice.cols), slice.rows, slice.cols,
-                                 options.bits, options.groupSize);
+            auto q = quantizeRtn(rowsOf(w.*slice.matrix, slice.firstRow, slice.rows, slice.cols), slice.rows,
+                                 slice.cols, options.bits, options.groupSize);
             if (!q) {
                 errors[size_t(i)] = name + ": " + q.error();
                 continue;
@@ -262,4 +267,4 @@ Result<ModelQuantizerResult> quantizeModel(const std::filesystem::path& modelDir
     return result;
 }
 
-} // namespace brook
+}  // namespace brook

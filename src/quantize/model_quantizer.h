@@ -20,13 +20,13 @@
 namespace brook {
 
 struct ModelQuantizerOptions {
-    std::string method = "awq";      // "awq" | "rtn"
-    int bits = 4;                    // 4 | 8
-    int groupSize = 128;             // must divide every Linear's K (hidden, heads x head_dim, intermediate)
-    std::string calibrationText;     // awq: tokenized with the model's tokenizer
-    int maxCalibrationTokens = 2048; // awq: the text is cut after this many tokens
-    CalibrationOptions calibration;  // awq: sequence length, rows kept for the search
-    bool force = false;              // write into a non-empty OUT_DIR
+    std::string method = "awq";       // "awq" | "rtn"
+    int bits = 4;                     // 4 | 8
+    int groupSize = 128;              // must divide every Linear's K (hidden, heads x head_dim, intermediate)
+    std::string calibrationText;      // awq: tokenized with the model's tokenizer
+    int maxCalibrationTokens = 2048;  // awq: the text is cut after this many tokens
+    CalibrationOptions calibration;   // awq: sequence length, rows kept for the search
+    bool force = false;               // write into a non-empty OUT_DIR
 };
 
 struct ModelQuantizerResult {
@@ -42,4 +42,4 @@ struct ModelQuantizerResult {
 Result<ModelQuantizerResult> quantizeModel(const std::filesystem::path& modelDir, const std::filesystem::path& outDir,
                                            const ModelQuantizerOptions& options);
 
-} // namespace brook
+}  // namespace brook

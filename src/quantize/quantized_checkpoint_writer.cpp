@@ -66,17 +66,17 @@ bool isWeightFile(const std::filesystem::path& path)
 {
     const std::string name = path.filename().string();
     for (const char* ext : {".safetensors", ".bin", ".pt", ".pth", ".gguf", ".h5", ".msgpack", ".ckpt", ".pdparams"})
-        if (name.size() >= std::strlen(ext) && name.compare(name.size() - std::strlen(ext), std::string::npos, ext) == 0)
+        if (name.size() >= std::strlen(ext) &&
+            name.compare(name.size() - std::strlen(ext), std::string::npos, ext) == 0)
             return true;
     return name == "model.safetensors.index.json" || name == "pytorch_model.bin.index.json";
 }
 
-} // namespace
+}  // namespace
 
 QuantizedCheckpointWriter::QuantizedCheckpointWriter(std::filesystem::path sourceDir, QuantizedCheckpointSpec spec)
     : m_sourceDir(std::move(sourceDir)), m_spec(std::move(spec))
-{
-}
+{}
 
 void QuantizedCheckpointWriter::addLinear(const std::string& prefix, const QuantizedWeight& weight,
                                           QuantizedLinearReport report)
@@ -185,7 +185,8 @@ Result<void> QuantizedCheckpointWriter::copyOtherFiles(const std::filesystem::pa
             isWeightFile(path))
             continue;
         std::filesystem::copy_file(path, outDir / name, std::filesystem::copy_options::overwrite_existing, ec);
-        if (ec) return makeError((outDir / name).string() + ": cannot copy from " + path.string() + ": " + ec.message());
+        if (ec)
+            return makeError((outDir / name).string() + ": cannot copy from " + path.string() + ": " + ec.message());
     }
     if (ec) return makeError(m_sourceDir.string() + ": cannot list the folder: " + ec.message());
     return {};
@@ -232,4 +233,4 @@ Result<void> QuantizedCheckpointWriter::writeReport(const std::filesystem::path&
     return writeText(outDir / "quantization_report.json", report.dump(2) + "\n");
 }
 
-} // namespace brook
+}  // namespace brook

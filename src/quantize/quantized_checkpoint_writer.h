@@ -24,9 +24,9 @@
 namespace brook {
 
 struct QuantizedLinearReport {
-    std::string name;             // "model.layers.0.self_attn.q_proj"
-    int rows = 0;                 // N
-    int cols = 0;                 // K
+    std::string name;  // "model.layers.0.self_attn.q_proj"
+    int rows = 0;      // N
+    int cols = 0;      // K
     // ||W - W_eff||_F / ||W||_F, W the source weight, W_eff the one the quantized model
     // multiplies by (AWQ's scales undone).
     double weightError = 0.0;
@@ -40,7 +40,7 @@ struct QuantizedLinearReport {
 };
 
 struct QuantizedCheckpointSpec {
-    std::string method = "awq";   // "awq" | "rtn"
+    std::string method = "awq";  // "awq" | "rtn"
     int bits = 4;
     int groupSize = 128;
     int64_t calibrationTokens = 0;
@@ -74,9 +74,9 @@ private:
 
     std::filesystem::path m_sourceDir;
     QuantizedCheckpointSpec m_spec;
-    std::map<std::string, PackedLinear> m_linears;       // by prefix
+    std::map<std::string, PackedLinear> m_linears;  // by prefix
     std::map<std::string, std::vector<float>> m_replaced;
     std::vector<QuantizedLinearReport> m_reports;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -4,10 +4,11 @@ namespace brook {
 
 nlohmann::ordered_json ApiError::toJson() const
 {
-    nlohmann::ordered_json error = {{"message", message},
-                            {"type", type},
-                            {"param", param.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(param)},
-                            {"code", code.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(code)}};
+    nlohmann::ordered_json error = {
+        {"message", message},
+        {"type", type},
+        {"param", param.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(param)},
+        {"code", code.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(code)}};
     return {{"error", error}};
 }
 
@@ -20,7 +21,10 @@ ApiError ApiError::badRequest(std::string message, std::string param)
 
 ApiError ApiError::unauthorized()
 {
-    return {401, "Incorrect or missing API key. Send it as 'Authorization: Bearer <key>'.", "invalid_request_error", {},
+    return {401,
+            "Incorrect or missing API key. Send it as 'Authorization: Bearer <key>'.",
+            "invalid_request_error",
+            {},
             "invalid_api_key"};
 }
 
@@ -36,29 +40,23 @@ ApiError ApiError::modelNotFound(const std::string& model)
 
 ApiError ApiError::payloadTooLarge(size_t limitBytes)
 {
-    return {413, "The request body is larger than the server's limit of " + std::to_string(limitBytes) + " bytes.",
-            "invalid_request_error", {}, "request_too_large"};
+    return {413,
+            "The request body is larger than the server's limit of " + std::to_string(limitBytes) + " bytes.",
+            "invalid_request_error",
+            {},
+            "request_too_large"};
 }
 
-ApiError ApiError::queueFull(std::string message)
-{
-    return {429, std::move(message), "server_busy", {}, "queue_full"};
-}
+ApiError ApiError::queueFull(std::string message) { return {429, std::move(message), "server_busy", {}, "queue_full"}; }
 
-ApiError ApiError::unavailable(std::string message)
-{
-    return {503, std::move(message), "server_unavailable", {}, {}};
-}
+ApiError ApiError::unavailable(std::string message) { return {503, std::move(message), "server_unavailable", {}, {}}; }
 
 ApiError ApiError::timeout(std::string message)
 {
     return {408, std::move(message), "timeout_error", {}, "request_timeout"};
 }
 
-ApiError ApiError::internal(std::string message)
-{
-    return {500, std::move(message), "internal_server_error", {}, {}};
-}
+ApiError ApiError::internal(std::string message) { return {500, std::move(message), "internal_server_error", {}, {}}; }
 
 ApiError ApiError::forbidden(std::string message, std::string code)
 {
@@ -80,4 +78,4 @@ std::string dumpJson(const nlohmann::ordered_json& value)
     return value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-} // namespace brook
+}  // namespace brook

@@ -37,4 +37,4 @@ struct ApiError {
 std::string dumpJson(const nlohmann::json& value);
 std::string dumpJson(const nlohmann::ordered_json& value);
 
-} // namespace brook
+}  // namespace brook

@@ -35,10 +35,11 @@ bool sameEndpoint(const sockaddr_storage& address, const std::string& host, int 
     return actualPort == port && host == text;
 }
 
-} // namespace
+}  // namespace
 #endif
 
-ClientConnection::ClientConnection(const std::string& remoteAddr, int remotePort, const std::string& localAddr, int localPort)
+ClientConnection::ClientConnection(const std::string& remoteAddr, int remotePort, const std::string& localAddr,
+                                   int localPort)
 {
 #ifdef __linux__
     if (remotePort < 0 || localPort < 0) return;
@@ -48,7 +49,7 @@ ClientConnection::ClientConnection(const std::string& remoteAddr, int remotePort
         char* end = nullptr;
         const long fd = std::strtol(entry->d_name, &end, 10);
         if (end == entry->d_name || *end != '\0' || fd == dirfd(dir)) continue;
-        struct stat st{};
+        struct stat st {};
         if (fstat(int(fd), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
         sockaddr_storage peer{}, local{};
         socklen_t peerLength = sizeof peer, localLength = sizeof local;
@@ -77,4 +78,4 @@ bool ClientConnection::closed() const
 #endif
 }
 
-} // namespace brook
+}  // namespace brook

@@ -23,4 +23,4 @@ private:
     int m_fd = -1;
 };
 
-} // namespace brook
+}  // namespace brook

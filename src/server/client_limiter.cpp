@@ -21,4 +21,4 @@ void ClientLimiter::release(const std::string& client)
     if (it != m_open.end() && --it->second <= 0) m_open.erase(it);
 }
 
-} // namespace brook
+}  // namespace brook

@@ -20,7 +20,10 @@ public:
     class Slot {
     public:
         Slot(ClientLimiter& limiter, std::string client) : m_limiter(&limiter), m_client(std::move(client)) {}
-        Slot(Slot&& other) noexcept : m_limiter(other.m_limiter), m_client(std::move(other.m_client)) { other.m_limiter = nullptr; }
+        Slot(Slot&& other) noexcept : m_limiter(other.m_limiter), m_client(std::move(other.m_client))
+        {
+            other.m_limiter = nullptr;
+        }
         Slot(const Slot&) = delete;
         Slot& operator=(const Slot&) = delete;
         Slot& operator=(Slot&& other) noexcept
@@ -54,4 +57,4 @@ private:
     std::unordered_map<std::string, int> m_open;
 };
 
-} // namespace brook
+}  // namespace brook

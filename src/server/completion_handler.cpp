@@ -29,7 +29,8 @@ struct CallState {
         ++context.activeRequests();
         const double timeout = context.config().requestTimeoutSeconds;
         if (timeout > 0)
-            deadline = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(timeout));
+            deadline = SteadyClock::now() +
+                       std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(timeout));
     }
     ~CallState()
     {
@@ -136,7 +137,7 @@ void respondWhole(CallState& call, httplib::Response& res)
     HttpReply::json(res, 200, call.writer.response(call.states));
 }
 
-} // namespace
+}  // namespace
 
 void CompletionHandler::handle(ApiKind kind, const httplib::Request& req, httplib::Response& res)
 {
@@ -199,4 +200,4 @@ void CompletionHandler::handle(ApiKind kind, const httplib::Request& req, httpli
         [call](bool) { call->job->cancel(); });
 }
 
-} // namespace brook
+}  // namespace brook

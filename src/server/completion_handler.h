@@ -12,7 +12,7 @@
 namespace httplib {
 struct Request;
 struct Response;
-}
+}  // namespace httplib
 
 namespace brook {
 
@@ -26,4 +26,4 @@ private:
     ServerContext& m_context;
 };
 
-} // namespace brook
+}  // namespace brook

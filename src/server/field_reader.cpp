@@ -16,7 +16,7 @@ std::string quote(const std::string& name)
     out += '\'';
     return out;
 }
-} // namespace
+}  // namespace
 
 bool FieldReader::has(const char* key) const { return get(key) != nullptr; }
 
@@ -116,8 +116,8 @@ std::optional<ApiError> FieldReader::readStringOrList(const char* key, std::vect
     } else if (v->is_array()) {
         for (size_t i = 0; i < v->size(); ++i) {
             if (!(*v)[i].is_string())
-                return ApiError::badRequest(quote(name(key) + "[" + std::to_string(i) + "]") + " must be a string, got " +
-                                                typeName((*v)[i]),
+                return ApiError::badRequest(quote(name(key) + "[" + std::to_string(i) + "]") +
+                                                " must be a string, got " + typeName((*v)[i]),
                                             name(key));
             out.push_back((*v)[i].get<std::string>());
         }
@@ -137,11 +137,11 @@ std::optional<ApiError> FieldReader::readIntList(const char* key, std::vector<in
         const auto& item = (*v)[i];
         if (!item.is_number_integer() || item.get<int64_t>() < std::numeric_limits<int32_t>::min() ||
             item.get<int64_t>() > std::numeric_limits<int32_t>::max())
-            return ApiError::badRequest(quote(name(key) + "[" + std::to_string(i) + "]") + " must be a token id (an integer)",
-                                        name(key));
+            return ApiError::badRequest(
+                quote(name(key) + "[" + std::to_string(i) + "]") + " must be a token id (an integer)", name(key));
         out.push_back(item.get<int32_t>());
     }
     return std::nullopt;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -17,9 +17,11 @@ namespace brook {
 class FieldReader {
 public:
     // `path` prefixes field names in messages ("messages[2]." for nested objects).
-    explicit FieldReader(const nlohmann::json& object, std::string path = {}) : m_object(object), m_path(std::move(path)) {}
+    explicit FieldReader(const nlohmann::json& object, std::string path = {})
+        : m_object(object), m_path(std::move(path))
+    {}
 
-    bool has(const char* key) const;  // present and not null
+    bool has(const char* key) const;                   // present and not null
     const nlohmann::json* get(const char* key) const;  // nullptr when absent or null
     std::string name(const char* key) const { return m_path + key; }
 
@@ -41,4 +43,4 @@ private:
     std::string m_path;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -9,15 +9,16 @@ std::variant<std::unique_ptr<GenerationJob>, GenerationJob::SubmitError> Generat
     for (size_t i = 0; i < requests.size(); ++i) {
         std::shared_ptr<Channel> channel = job->m_channel;
         if (activeSequences) ++*activeSequences;
-        auto id = engine.submit(std::move(requests[i]), [channel, activeSequences, choice = int(i)](const RequestOutput& out) {
-            {
-                std::lock_guard lock(channel->mutex);
-                channel->queue.push_back({choice, out});
-                if (out.finished()) ++channel->finalsPushed;
-            }
-            if (out.finished() && activeSequences) --*activeSequences;
-            channel->ready.notify_all();
-        });
+        auto id = engine.submit(std::move(requests[i]),
+                                [channel, activeSequences, choice = int(i)](const RequestOutput& out) {
+                                    {
+                                        std::lock_guard lock(channel->mutex);
+                                        channel->queue.push_back({choice, out});
+                                        if (out.finished()) ++channel->finalsPushed;
+                                    }
+                                    if (out.finished() && activeSequences) --*activeSequences;
+                                    channel->ready.notify_all();
+                                });
         if (!id) {
             if (activeSequences) --*activeSequences;
             job->cancel();  // the destructor would too; cancel now so the error returns promptly
@@ -55,4 +56,4 @@ std::optional<JobEvent> GenerationJob::next(std::chrono::milliseconds timeout)
 
 bool GenerationJob::done() const { return m_finalsReturned == m_ids.size(); }
 
-} // namespace brook
+}  // namespace brook

@@ -21,7 +21,7 @@
 namespace brook {
 
 struct JobEvent {
-    int choice = 0;          // index into the submitted requests
+    int choice = 0;  // index into the submitted requests
     RequestOutput output;
 };
 
@@ -35,13 +35,14 @@ public:
         Error error;  // the engine's, code and field kept
     };
     static std::variant<std::unique_ptr<GenerationJob>, SubmitError> start(
-        Engine& engine, std::vector<GenerationRequest> requests, std::shared_ptr<std::atomic<int>> activeSequences = {});
+        Engine& engine, std::vector<GenerationRequest> requests,
+        std::shared_ptr<std::atomic<int>> activeSequences = {});
     ~GenerationJob();
 
     // The next output of any choice; nullopt after `timeout` or once every choice has finished.
     std::optional<JobEvent> next(std::chrono::milliseconds timeout);
-    bool done() const;      // every final output has been returned by next()
-    void cancel();          // aborts every unfinished request; their final "abort" outputs still come
+    bool done() const;  // every final output has been returned by next()
+    void cancel();      // aborts every unfinished request; their final "abort" outputs still come
     size_t size() const { return m_ids.size(); }
 
 private:
@@ -59,4 +60,4 @@ private:
     size_t m_finalsReturned = 0;  // HTTP thread only
 };
 
-} // namespace brook
+}  // namespace brook

@@ -24,7 +24,7 @@ const char* reasonPhrase(int status)
     }
 }
 
-} // namespace
+}  // namespace
 
 void GuardedHttpServer::configure(const HttpLimits& limits, int maxPerClient, size_t keepAliveMax,
                                   std::chrono::milliseconds writeTimeout)
@@ -38,9 +38,10 @@ void GuardedHttpServer::configure(const HttpLimits& limits, int maxPerClient, si
 void GuardedHttpServer::sendError(HttpConnection& connection, const ApiError& error, bool linger)
 {
     const std::string body = error.body();
-    const std::string response = "HTTP/1.1 " + std::to_string(error.status) + " " + reasonPhrase(error.status) +
-                                 "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-                                 "\r\nConnection: close\r\n\r\n" + body;
+    const std::string response =
+        "HTTP/1.1 " + std::to_string(error.status) + " " + reasonPhrase(error.status) +
+        "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+        "\r\nConnection: close\r\n\r\n" + body;
     // Floods of slow connections would flood the log too: those refusals are debug lines.
     spdlog::log(error.status == 429 ? spdlog::level::debug : spdlog::level::info, "{}: refused before routing: {} {}",
                 connection.remoteIp(), error.status, error.message);
@@ -77,4 +78,4 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock)
     return true;  // the connection's destructor closes the socket
 }
 
-} // namespace brook
+}  // namespace brook

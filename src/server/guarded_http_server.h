@@ -24,7 +24,8 @@ class GuardedHttpServer : public httplib::Server {
 public:
     // `maxPerClient`: slow connections one client address may hold; `keepAliveMax`: requests per
     // connection before it is closed.
-    void configure(const HttpLimits& limits, int maxPerClient, size_t keepAliveMax, std::chrono::milliseconds writeTimeout);
+    void configure(const HttpLimits& limits, int maxPerClient, size_t keepAliveMax,
+                   std::chrono::milliseconds writeTimeout);
 
 private:
     bool process_and_close_socket(socket_t sock) override;
@@ -37,4 +38,4 @@ private:
     std::chrono::milliseconds m_writeTimeout{30000};
 };
 
-} // namespace brook
+}  // namespace brook

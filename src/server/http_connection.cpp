@@ -41,7 +41,7 @@ int pollOnce(int fd, short events, int timeoutMs)
     return (p.revents & (events | POLLHUP | POLLERR)) ? 1 : 0;
 }
 
-} // namespace
+}  // namespace
 
 HttpConnection::HttpConnection(int fd, std::chrono::milliseconds writeTimeout, std::function<bool()> stopping)
     : m_fd(fd), m_writeTimeout(writeTimeout), m_stopping(std::move(stopping))
@@ -94,10 +94,7 @@ ssize_t HttpConnection::read(char* ptr, size_t size)
     return ssize_t(n);
 }
 
-bool HttpConnection::is_writable() const
-{
-    return pollOnce(m_fd, POLLOUT, int(m_writeTimeout.count())) > 0;
-}
+bool HttpConnection::is_writable() const { return pollOnce(m_fd, POLLOUT, int(m_writeTimeout.count())) > 0; }
 
 ssize_t HttpConnection::write(const char* ptr, size_t size)
 {
@@ -117,7 +114,10 @@ ssize_t HttpConnection::write(const char* ptr, size_t size)
     return ssize_t(size);
 }
 
-bool HttpConnection::sendAll(const std::string& bytes) { return write(bytes.data(), bytes.size()) == ssize_t(bytes.size()); }
+bool HttpConnection::sendAll(const std::string& bytes)
+{
+    return write(bytes.data(), bytes.size()) == ssize_t(bytes.size());
+}
 
 void HttpConnection::lingeringClose()
 {
@@ -137,8 +137,7 @@ void HttpConnection::lingeringClose()
 void HttpConnection::discardAvailable()
 {
     char chunk[16384];
-    for (int i = 0; i < 64 && ::recv(m_fd, chunk, sizeof(chunk), MSG_DONTWAIT) > 0; ++i) {
-    }
+    for (int i = 0; i < 64 && ::recv(m_fd, chunk, sizeof(chunk), MSG_DONTWAIT) > 0; ++i) {}
 }
 
 void HttpConnection::get_remote_ip_and_port(std::string& ip, int& port) const
@@ -153,4 +152,4 @@ void HttpConnection::get_local_ip_and_port(std::string& ip, int& port) const
     port = m_localPort;
 }
 
-} // namespace brook
+}  // namespace brook

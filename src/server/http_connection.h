@@ -63,4 +63,4 @@ private:
     int m_remotePort = -1, m_localPort = -1;
 };
 
-} // namespace brook
+}  // namespace brook

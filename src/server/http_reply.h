@@ -24,4 +24,4 @@ public:
     }
 };
 
-} // namespace brook
+}  // namespace brook

@@ -32,21 +32,21 @@ bool timingSafeEqual(const std::string& a, const std::string& b)
     return diff == 0;
 }
 
-} // namespace
+}  // namespace
 
 struct OpenAiServer::Impl {
     explicit Impl(ServeConfig config)
         : context(std::move(config)), completions(context), utility(context), origins(context.config())
-    {
-    }
+    {}
 
     httplib::Server::HandlerResponse preRoute(const httplib::Request& req, httplib::Response& res)
     {
         if (req.has_header("Host") && !origins.acceptsHost(req.get_header_value("Host"))) {
-            HttpReply::error(res, ApiError::forbidden("Host '" + req.get_header_value("Host") +
-                                                          "' is not this server: on loopback only localhost names and IP "
-                                                          "addresses are answered (DNS rebinding)",
-                                                      "invalid_host"));
+            HttpReply::error(res,
+                             ApiError::forbidden("Host '" + req.get_header_value("Host") +
+                                                     "' is not this server: on loopback only localhost names and IP "
+                                                     "addresses are answered (DNS rebinding)",
+                                                 "invalid_host"));
             return httplib::Server::HandlerResponse::Handled;
         }
         const bool hasOrigin = req.has_header("Origin");
@@ -69,9 +69,10 @@ struct OpenAiServer::Impl {
             return httplib::Server::HandlerResponse::Handled;
         }
         if (hasOrigin && origins.refusesOrigin(req.get_header_value("Origin"))) {
-            HttpReply::error(res, ApiError::forbidden("requests from the web origin '" + req.get_header_value("Origin") +
-                                                          "' are not allowed: name it in --allowed-origins (or set --api-key)",
-                                                      "origin_not_allowed"));
+            HttpReply::error(
+                res, ApiError::forbidden("requests from the web origin '" + req.get_header_value("Origin") +
+                                             "' are not allowed: name it in --allowed-origins (or set --api-key)",
+                                         "origin_not_allowed"));
             return httplib::Server::HandlerResponse::Handled;
         }
         const std::string& key = context.config().apiKey;
@@ -150,8 +151,10 @@ struct OpenAiServer::Impl {
             routes.emplace_back("POST", std::regex(path));
         for (const char* path : {"/v1/models", "/v1/models/(.+)", "/health", "/ping", "/metrics", "/version", "/load"})
             routes.emplace_back("GET", std::regex(path));
-        server.Post("/v1/chat/completions", [this](const Request& q, Response& r) { completions.handle(ApiKind::Chat, q, r); });
-        server.Post("/v1/completions", [this](const Request& q, Response& r) { completions.handle(ApiKind::Completion, q, r); });
+        server.Post("/v1/chat/completions",
+                    [this](const Request& q, Response& r) { completions.handle(ApiKind::Chat, q, r); });
+        server.Post("/v1/completions",
+                    [this](const Request& q, Response& r) { completions.handle(ApiKind::Completion, q, r); });
         server.Get("/v1/models", [this](const Request& q, Response& r) { utility.models(q, r); });
         server.Get(R"(/v1/models/(.+))", [this](const Request& q, Response& r) { utility.model(q, r); });
         server.Get("/health", [this](const Request& q, Response& r) { utility.health(q, r); });
@@ -176,8 +179,7 @@ struct OpenAiServer::Impl {
                 return;
             } catch (const std::exception& e) {
                 what = e.what();
-            } catch (...) {
-            }
+            } catch (...) {}
             spdlog::error("request handler failed: {}", what);
             HttpReply::error(r, ApiError::internal("internal error"));
         });
@@ -207,7 +209,7 @@ int OpenAiServer::port() const { return m_impl->port; }
 namespace {
 // Pending connections the kernel may queue before accept() (capped by net.core.somaxconn).
 constexpr int kListenBacklog = 4096;
-} // namespace
+}  // namespace
 
 Result<int> OpenAiServer::start()
 {
@@ -228,7 +230,8 @@ Result<int> OpenAiServer::start()
     limits.idleTimeout = std::min(limits.readDeadline, std::chrono::milliseconds(5000));
     limits.slowAfter = std::min(limits.readDeadline / 4, std::chrono::milliseconds(2000));
     // Half the pool by default: one client can never hold every thread.
-    const int perClient = config.maxConnectionsPerClient > 0 ? config.maxConnectionsPerClient : std::max(1, threads / 2);
+    const int perClient =
+        config.maxConnectionsPerClient > 0 ? config.maxConnectionsPerClient : std::max(1, threads / 2);
     server.configure(limits, perClient, 1000, std::chrono::seconds(30));
     server.set_read_timeout(30, 0);
     server.set_write_timeout(30, 0);
@@ -269,8 +272,8 @@ void OpenAiServer::attach(Engine& engine, const GenerationDefaults& defaults, co
     const ServeConfig& config = m_impl->context.config();
     auto model = std::make_unique<ServedModel>();
     model->engine = &engine;
-    model->names = config.servedModelNames.empty() ? std::vector<std::string>{engine.config().modelName}
-                                                   : config.servedModelNames;
+    model->names =
+        config.servedModelNames.empty() ? std::vector<std::string>{engine.config().modelName} : config.servedModelNames;
     model->root = modelDir.string();
     model->maxModelLen = engine.config().maxModelLen;
     const EngineStats stats = engine.stats();
@@ -294,17 +297,20 @@ void OpenAiServer::drain(std::chrono::duration<double> grace)
     ServerContext& context = m_impl->context;
     context.setDraining();
     auto waitIdle = [&](std::chrono::duration<double> limit) {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(limit);
+        const auto until =
+            std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(limit);
         while (context.activeRequests().load() > 0 && std::chrono::steady_clock::now() < until)
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
         return context.activeRequests().load() == 0;
     };
     if (context.activeRequests().load() > 0)
-        spdlog::info("shutting down: waiting up to {:.0f} s for {} request(s)", grace.count(), context.activeRequests().load());
+        spdlog::info("shutting down: waiting up to {:.0f} s for {} request(s)", grace.count(),
+                     context.activeRequests().load());
     if (waitIdle(grace)) return;
     spdlog::warn("shutting down: aborting {} request(s) still running", context.activeRequests().load());
     context.cancelAllJobs();
-    if (!waitIdle(std::chrono::seconds(5))) spdlog::warn("shutting down: {} request(s) did not end", context.activeRequests().load());
+    if (!waitIdle(std::chrono::seconds(5)))
+        spdlog::warn("shutting down: {} request(s) did not end", context.activeRequests().load());
 }
 
 void OpenAiServer::stop()
@@ -313,4 +319,4 @@ void OpenAiServer::stop()
     if (m_impl->listener.joinable()) m_impl->listener.join();
 }
 
-} // namespace brook
+}  // namespace brook

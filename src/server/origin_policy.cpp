@@ -25,7 +25,8 @@ bool OriginPolicy::isLocalHostName(const std::string& hostHeader)
     std::string host = hostHeader;
     std::transform(host.begin(), host.end(), host.begin(), [](unsigned char c) { return char(std::tolower(c)); });
     auto validPort = [](const std::string& port) {
-        return port.size() <= 5 && std::all_of(port.begin(), port.end(), [](unsigned char c) { return std::isdigit(c); });
+        return port.size() <= 5 &&
+               std::all_of(port.begin(), port.end(), [](unsigned char c) { return std::isdigit(c); });
     };
     if (!host.empty() && host.front() == '[') {
         const size_t close = host.find(']');
@@ -43,9 +44,10 @@ bool OriginPolicy::isLocalHostName(const std::string& hostHeader)
     if (!host.empty() && host.back() == '.') host.pop_back();  // "localhost." is the same name
     if (host == "localhost") return true;
     const std::string suffix = ".localhost";  // RFC 6761: always this machine
-    if (host.size() > suffix.size() && host.compare(host.size() - suffix.size(), suffix.size(), suffix) == 0) return true;
+    if (host.size() > suffix.size() && host.compare(host.size() - suffix.size(), suffix.size(), suffix) == 0)
+        return true;
     in_addr addr{};
     return inet_pton(AF_INET, host.c_str(), &addr) == 1;
 }
 
-} // namespace brook
+}  // namespace brook

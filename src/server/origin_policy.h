@@ -37,4 +37,4 @@ private:
     bool m_checkHost = false;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -18,9 +18,9 @@ namespace {
 constexpr int kMaxN = 128;
 constexpr size_t kMaxChoices = 256;
 
-#define BROOK_TRY(expr)                        \
-    do {                                       \
-        if (auto _err = (expr)) return _err;   \
+#define BROOK_TRY(expr)                                                                                                \
+    do {                                                                                                               \
+        if (auto _err = (expr)) return _err;                                                                           \
     } while (0)
 
 std::string indexed(const std::string& base, size_t i) { return base + "[" + std::to_string(i) + "]"; }
@@ -44,11 +44,13 @@ std::optional<ApiError> readContent(const json& content, const std::string& wher
         if (!part.is_object()) return ApiError::badRequest("'" + partName + "' must be an object", partName);
         auto typeField = part.find("type");
         if (typeField != part.end() && !typeField->is_string())
-            return ApiError::badRequest("'" + partName + ".type' must be a string, got " + FieldReader::typeName(*typeField),
+            return ApiError::badRequest("'" + partName + ".type' must be a string, got " +
+                                            FieldReader::typeName(*typeField),
                                         partName + ".type");
         const std::string type = typeField == part.end() ? std::string() : typeField->get<std::string>();
         if (type != "text")
-            return ApiError::badRequest("'" + partName + ".type' " + (type.empty() ? "is missing" : "'" + type + "' is not supported") +
+            return ApiError::badRequest("'" + partName + ".type' " +
+                                            (type.empty() ? "is missing" : "'" + type + "' is not supported") +
                                             ": this model takes text only",
                                         partName + ".type");
         auto text = part.find("text");
@@ -59,7 +61,7 @@ std::optional<ApiError> readContent(const json& content, const std::string& wher
     return std::nullopt;
 }
 
-} // namespace
+}  // namespace
 
 ApiError RequestParser::fromEngineError(const Error& error, const char* promptField)
 {
@@ -88,7 +90,8 @@ std::optional<ApiError> RequestParser::rejectUnsupported(ApiKind kind, const jso
         std::string type = "text";
         if (auto typeField = format->find("type"); typeField != format->end() && !typeField->is_null()) {
             if (!typeField->is_string())
-                return ApiError::badRequest(std::string("'response_format.type' must be a string, got ") + FieldReader::typeName(*typeField),
+                return ApiError::badRequest(std::string("'response_format.type' must be a string, got ") +
+                                                FieldReader::typeName(*typeField),
                                             "response_format.type");
             type = typeField->get<std::string>();
         }
@@ -118,7 +121,8 @@ std::optional<ApiError> RequestParser::rejectUnsupported(ApiKind kind, const jso
     return std::nullopt;
 }
 
-std::optional<ApiError> RequestParser::parseCommon(const json& body, ParsedRequest& out, std::optional<int64_t>& maxTokens) const
+std::optional<ApiError> RequestParser::parseCommon(const json& body, ParsedRequest& out,
+                                                   std::optional<int64_t>& maxTokens) const
 {
     FieldReader f(body);
     std::string model;
@@ -128,7 +132,8 @@ std::optional<ApiError> RequestParser::parseCommon(const json& body, ParsedReque
 
     BROOK_TRY(f.readInt("n", out.n));
     if (out.n < 1 || out.n > kMaxN)
-        return ApiError::badRequest("'n' must be between 1 and " + std::to_string(kMaxN) + ", got " + std::to_string(out.n), "n");
+        return ApiError::badRequest(
+            "'n' must be between 1 and " + std::to_string(kMaxN) + ", got " + std::to_string(out.n), "n");
     int bestOf = out.n;
     BROOK_TRY(f.readInt("best_of", bestOf));
     if (bestOf != out.n) return ApiError::badRequest("'best_of' other than n is not supported", "best_of");
@@ -136,7 +141,8 @@ std::optional<ApiError> RequestParser::parseCommon(const json& body, ParsedReque
     BROOK_TRY(f.readBool("stream", out.stream));
     if (const json* options = f.get("stream_options")) {
         if (!options->is_object()) return f.wrongType("stream_options", "an object");
-        if (!out.stream) return ApiError::badRequest("'stream_options' is only allowed when 'stream' is true", "stream_options");
+        if (!out.stream)
+            return ApiError::badRequest("'stream_options' is only allowed when 'stream' is true", "stream_options");
         FieldReader so(*options, "stream_options.");
         BROOK_TRY(so.readBool("include_usage", out.includeUsage));
         BROOK_TRY(so.readBool("continuous_usage_stats", out.continuousUsage));
@@ -177,7 +183,8 @@ std::optional<ApiError> RequestParser::parseCommon(const json& body, ParsedReque
         int64_t value = 0;
         BROOK_TRY(f.readInt(maxKey, value));
         if (value < 1)
-            return ApiError::badRequest("'" + std::string(maxKey) + "' must be at least 1, got " + std::to_string(value), maxKey);
+            return ApiError::badRequest(
+                "'" + std::string(maxKey) + "' must be at least 1, got " + std::to_string(value), maxKey);
         maxTokens = value;
     }
 
@@ -188,14 +195,15 @@ std::optional<ApiError> RequestParser::parseCommon(const json& body, ParsedReque
         BROOK_TRY(f.readBool("logprobs", logprobs));
         BROOK_TRY(f.readInt("top_logprobs", top));
         if (top < 0 || top > kMaxLogprobs)
-            return ApiError::badRequest("'top_logprobs' must be between 0 and " + std::to_string(kMaxLogprobs) + ", got " +
-                                            std::to_string(top),
+            return ApiError::badRequest("'top_logprobs' must be between 0 and " + std::to_string(kMaxLogprobs) +
+                                            ", got " + std::to_string(top),
                                         "top_logprobs");
         if (f.has("top_logprobs") && top > 0 && !logprobs)
             return ApiError::badRequest("'top_logprobs' needs 'logprobs' set to true", "top_logprobs");
         if (logprobs) out.logprobs = top;
     } else {
-        if (const json* lp = f.get("logprobs"); lp && !lp->is_number_integer()) return f.wrongType("logprobs", "an integer");
+        if (const json* lp = f.get("logprobs"); lp && !lp->is_number_integer())
+            return f.wrongType("logprobs", "an integer");
         int top = -1;
         BROOK_TRY(f.readInt("logprobs", top));
         if (f.has("logprobs") && (top < 0 || top > kMaxLogprobs))
@@ -208,14 +216,16 @@ std::optional<ApiError> RequestParser::parseCommon(const json& body, ParsedReque
 
     BROOK_TRY(f.readBool("echo", out.echo));
     if (out.kind == ApiKind::Completion && out.echo && out.logprobs >= 0)
-        return ApiError::badRequest("'echo' together with 'logprobs' needs prompt logprobs, which are not implemented", "echo");
+        return ApiError::badRequest("'echo' together with 'logprobs' needs prompt logprobs, which are not implemented",
+                                    "echo");
     BROOK_TRY(f.readInt("priority", out.priority));
     std::string user;
     BROOK_TRY(f.readString("user", user));  // accepted, as OpenAI's API takes it; not used
     return std::nullopt;
 }
 
-std::optional<ApiError> RequestParser::parseMessages(const json& body, ParsedRequest& out, bool contentSpecialTokens) const
+std::optional<ApiError> RequestParser::parseMessages(const json& body, ParsedRequest& out,
+                                                     bool contentSpecialTokens) const
 {
     FieldReader f(body);
     const json* messages = f.get("messages");
@@ -248,7 +258,8 @@ std::optional<ApiError> RequestParser::parseMessages(const json& body, ParsedReq
     ParsedPrompt prompt;
     if (contentSpecialTokens) {
         // /tokenize on request: the whole rendered text parsed for special tokens, as a raw prompt is.
-        prompt.text = ChatTemplate(tokenizer.clsToken(), tokenizer.sepToken()).render(conversation, addGenerationPrompt);
+        prompt.text =
+            ChatTemplate(tokenizer.clsToken(), tokenizer.sepToken()).render(conversation, addGenerationPrompt);
         prompt.tokens = tokenizer.encode(prompt.text, true);
     } else {
         // Message contents are text: "<|end_of_sentence|>" typed by a user cannot end a turn.
@@ -280,8 +291,8 @@ std::optional<ApiError> RequestParser::parsePrompts(const json& body, ParsedRequ
         for (size_t i = 0; i < ids.size(); ++i) {
             const json& id = ids[i];
             if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= vocab)
-                return ApiError::badRequest("'" + indexed(where, i) + "' must be a token id in [0, " + std::to_string(vocab) + ")",
-                                            "prompt");
+                return ApiError::badRequest(
+                    "'" + indexed(where, i) + "' must be a token id in [0, " + std::to_string(vocab) + ")", "prompt");
             p.tokens.push_back(id.get<int32_t>());
         }
         p.text = tokenizer.decode(p.tokens, false);
@@ -300,7 +311,8 @@ std::optional<ApiError> RequestParser::parsePrompts(const json& body, ParsedRequ
         if (item.is_string()) BROOK_TRY(fromText(item.get<std::string>(), indexed("prompt", i)));
         else if (item.is_array()) BROOK_TRY(fromIds(item, indexed("prompt", i)));
         else
-            return ApiError::badRequest("'" + indexed("prompt", i) + "' must be a string or an array of token ids", "prompt");
+            return ApiError::badRequest("'" + indexed("prompt", i) + "' must be a string or an array of token ids",
+                                        "prompt");
     }
     return std::nullopt;
 }
@@ -336,15 +348,17 @@ std::optional<ApiError> RequestParser::parse(ApiKind kind, const json& body, Par
                                 {m_model.maxModelLen, m_model.kvCacheTokens, m_model.defaultMaxTokens});
     for (ParsedPrompt& prompt : out.prompts) {
         const int64_t length = int64_t(prompt.tokens.size());
-        if (auto fits = prompts.checkContext(length, maxTokens); !fits) return fromEngineError(fits.failure(), promptField);
+        if (auto fits = prompts.checkContext(length, maxTokens); !fits)
+            return fromEngineError(fits.failure(), promptField);
         // vLLM: without max_tokens, whatever the context leaves (here also what the KV cache can
         // hold), capped by generation_config's max_new_tokens.
         prompt.maxTokens = maxTokens ? int(*maxTokens) : prompts.defaultMaxTokens(length);
         SamplingParams check = out.params;
         check.maxTokens = prompt.maxTokens;
-        if (auto valid = validateSamplingParams(check, vocab); !valid) return fromEngineError(valid.failure(), promptField);
+        if (auto valid = validateSamplingParams(check, vocab); !valid)
+            return fromEngineError(valid.failure(), promptField);
     }
     return std::nullopt;
 }
 
-} // namespace brook
+}  // namespace brook

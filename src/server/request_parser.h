@@ -28,16 +28,16 @@ struct ParsedPrompt {
 
 struct ParsedRequest {
     ApiKind kind = ApiKind::Chat;
-    std::string model;                // the served name to report back
-    std::vector<ParsedPrompt> prompts; // chat: exactly one
-    SamplingParams params;            // shared by every choice (maxTokens per prompt, seed per choice)
+    std::string model;                  // the served name to report back
+    std::vector<ParsedPrompt> prompts;  // chat: exactly one
+    SamplingParams params;              // shared by every choice (maxTokens per prompt, seed per choice)
     int n = 1;
     bool stream = false;
-    bool includeUsage = false;        // stream_options.include_usage
-    bool continuousUsage = false;     // stream_options.continuous_usage_stats
-    int logprobs = -1;                // top-N alternatives; -1: no logprobs
+    bool includeUsage = false;     // stream_options.include_usage
+    bool continuousUsage = false;  // stream_options.continuous_usage_stats
+    int logprobs = -1;             // top-N alternatives; -1: no logprobs
     bool echo = false;
-    std::string chatEcho;             // chat echo: the last message's content, when it continues
+    std::string chatEcho;  // chat echo: the last message's content, when it continues
     int priority = 0;
     size_t numChoices() const { return prompts.size() * size_t(n); }
 };
@@ -69,4 +69,4 @@ private:
     const ServedModel& m_model;
 };
 
-} // namespace brook
+}  // namespace brook

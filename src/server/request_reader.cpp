@@ -47,7 +47,8 @@ bool listsToken(std::string_view value, std::string_view token)
 
 bool isTokenChar(char c)
 {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
 }
 
 std::optional<uint64_t> parseDecimal(std::string_view s)
@@ -89,10 +90,7 @@ ApiError timedOut(const HttpLimits& limits)
                      "request_timeout");
 }
 
-ApiError tooLarge(const HttpLimits& limits)
-{
-    return ApiError::payloadTooLarge(limits.maxBodyBytes);
-}
+ApiError tooLarge(const HttpLimits& limits) { return ApiError::payloadTooLarge(limits.maxBodyBytes); }
 
 ApiError tooManySlow(const std::string& client)
 {
@@ -125,7 +123,8 @@ struct Waiter {
 };
 
 // The error for a wait that did not end Ready while a request was being read.
-std::optional<ApiError> waitError(Waiter::Result r, const HttpLimits& limits, const HttpConnection& c, const char* closedMessage)
+std::optional<ApiError> waitError(Waiter::Result r, const HttpLimits& limits, const HttpConnection& c,
+                                  const char* closedMessage)
 {
     switch (r) {
     case Waiter::Ready: return std::nullopt;
@@ -143,8 +142,11 @@ std::optional<ApiError> readChunked(Waiter& w, const HttpLimits& limits, Clock::
     auto line = [&](std::string& out) -> std::optional<ApiError> {
         size_t lf;
         while ((lf = c.buffered().find('\n')) == std::string::npos) {
-            if (c.buffered().size() > 4096) return ApiError::badRequest("malformed chunked body: a chunk line is too long");
-            if (auto e = waitError(w.fill(c.buffered().size() + 1, deadline), limits, c, "the chunked body ended early")) return e;
+            if (c.buffered().size() > 4096)
+                return ApiError::badRequest("malformed chunked body: a chunk line is too long");
+            if (auto e =
+                    waitError(w.fill(c.buffered().size() + 1, deadline), limits, c, "the chunked body ended early"))
+                return e;
         }
         out.assign(c.buffered(), 0, lf);
         if (!out.empty() && out.back() == '\r') out.pop_back();
@@ -155,7 +157,9 @@ std::optional<ApiError> readChunked(Waiter& w, const HttpLimits& limits, Clock::
     for (;;) {
         if (auto e = line(text)) return e;
         std::string_view size = trim(std::string_view(text).substr(0, text.find(';')));
-        if (size.empty() || size.size() > 15 || !std::all_of(size.begin(), size.end(), [](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)); }))
+        if (size.empty() || size.size() > 15 || !std::all_of(size.begin(), size.end(), [](char ch) {
+                return std::isxdigit(static_cast<unsigned char>(ch));
+            }))
             return ApiError::badRequest("malformed chunked body: bad chunk size");
         const uint64_t n = std::stoull(std::string(size), nullptr, 16);
         if (n == 0) break;
@@ -178,7 +182,8 @@ std::string reframe(const RequestHead& head, const std::string* body)
 {
     std::string out = head.method + " " + head.target + " " + head.version + "\r\n";
     for (const auto& [name, value] : head.headers) {
-        if (equalsNoCase(name, "Content-Length") || equalsNoCase(name, "Transfer-Encoding") || equalsNoCase(name, "Expect"))
+        if (equalsNoCase(name, "Content-Length") || equalsNoCase(name, "Transfer-Encoding") ||
+            equalsNoCase(name, "Expect"))
             continue;
         out += name + ": " + value + "\r\n";
     }
@@ -188,7 +193,7 @@ std::string reframe(const RequestHead& head, const std::string* body)
     return out;
 }
 
-} // namespace
+}  // namespace
 
 const std::string* RequestHead::header(std::string_view name) const
 {
@@ -210,8 +215,10 @@ std::variant<RequestHead, ApiError> parseRequestHead(std::string_view text, cons
     if (head.method.empty() || !std::all_of(head.method.begin(), head.method.end(), isTokenChar))
         return ApiError::badRequest("malformed HTTP request line");
     if (head.target.size() > limits.maxTargetBytes)
-        return httpError(414, "the request URI is longer than " + std::to_string(limits.maxTargetBytes) + " bytes", "uri_too_long");
-    if (head.target.empty() || head.target.find(' ') != std::string::npos) return ApiError::badRequest("malformed HTTP request line");
+        return httpError(414, "the request URI is longer than " + std::to_string(limits.maxTargetBytes) + " bytes",
+                         "uri_too_long");
+    if (head.target.empty() || head.target.find(' ') != std::string::npos)
+        return ApiError::badRequest("malformed HTTP request line");
     if (head.version != "HTTP/1.1" && head.version != "HTTP/1.0")
         return httpError(505, "only HTTP/1.0 and HTTP/1.1 are supported, got '" + head.version + "'");
 
@@ -254,7 +261,8 @@ std::variant<RequestHead, ApiError> parseRequestHead(std::string_view text, cons
     return head;
 }
 
-RequestReader::Outcome RequestReader::read(HttpConnection& c, const HttpLimits& limits, const std::function<bool()>& admitSlow)
+RequestReader::Outcome RequestReader::read(HttpConnection& c, const HttpLimits& limits,
+                                           const std::function<bool()>& admitSlow)
 {
     Waiter w{c, Clock::now() + limits.slowAfter, admitSlow};
     Outcome out;
@@ -282,17 +290,20 @@ RequestReader::Outcome RequestReader::read(HttpConnection& c, const HttpLimits& 
     while ((end = headEnd(c.buffered(), searched)) == std::string::npos) {
         const std::string& b = c.buffered();
         if (b.find('\n') == std::string::npos && b.size() > limits.maxTargetBytes + 64)
-            return fail(httpError(414, "the request URI is longer than " + std::to_string(limits.maxTargetBytes) + " bytes",
+            return fail(httpError(414,
+                                  "the request URI is longer than " + std::to_string(limits.maxTargetBytes) + " bytes",
                                   "uri_too_long"));
         if (b.size() > limits.maxHeadBytes)
-            return fail(httpError(431, "the request headers are larger than " + std::to_string(limits.maxHeadBytes) + " bytes"));
+            return fail(httpError(431, "the request headers are larger than " + std::to_string(limits.maxHeadBytes) +
+                                           " bytes"));
         searched = b.size() >= 3 ? b.size() - 3 : 0;
         const auto wait = w.fill(b.size() + 1, deadline);
         if (wait == Waiter::Closed) return out;
         if (auto e = waitError(wait, limits, c, "")) return fail(*e);
     }
     if (end > limits.maxHeadBytes)
-        return fail(httpError(431, "the request headers are larger than " + std::to_string(limits.maxHeadBytes) + " bytes"));
+        return fail(
+            httpError(431, "the request headers are larger than " + std::to_string(limits.maxHeadBytes) + " bytes"));
     auto parsed = parseRequestHead(std::string_view(c.buffered()).substr(0, end), limits);
     c.consume(end);
     if (auto* error = std::get_if<ApiError>(&parsed)) return fail(*error);
@@ -317,4 +328,4 @@ RequestReader::Outcome RequestReader::read(HttpConnection& c, const HttpLimits& 
     return out;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -51,7 +51,7 @@ class RequestReader {
 public:
     struct Outcome {
         enum Kind { Request, Idle, Error } kind = Idle;  // Idle: closed or quiet between requests
-        std::string bytes;  // Request: the request re-framed for cpp-httplib
+        std::string bytes;                               // Request: the request re-framed for cpp-httplib
         bool keepAlive = false;
         std::optional<ApiError> error;
     };
@@ -61,4 +61,4 @@ public:
     static Outcome read(HttpConnection& connection, const HttpLimits& limits, const std::function<bool()>& admitSlow);
 };
 
-} // namespace brook
+}  // namespace brook

@@ -32,12 +32,13 @@ json bytesOf(const std::string& text)
     return bytes;
 }
 
-} // namespace
+}  // namespace
 
 ResponseWriter::ResponseWriter(const ParsedRequest& request, const Tokenizer& tokenizer)
     : m_request(request), m_tokenizer(tokenizer),
       m_id((request.kind == ApiKind::Chat ? "chatcmpl-" : "cmpl-") + randomHex(32)),
-      m_created(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count())
+      m_created(
+          std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count())
 {
     for (const ParsedPrompt& p : request.prompts) m_promptTokens += int(p.tokens.size());
 }
@@ -87,8 +88,10 @@ json ResponseWriter::logprobsJson(const std::vector<TokenLogprobs>& logprobs, si
                 const std::string alt = tokenText(lp.top[i].token);
                 top.push_back({{"token", alt}, {"logprob", finiteLogprob(lp.top[i].logprob)}, {"bytes", bytesOf(alt)}});
             }
-            content.push_back(
-                {{"token", text}, {"logprob", finiteLogprob(lp.logprob)}, {"bytes", bytesOf(text)}, {"top_logprobs", top}});
+            content.push_back({{"token", text},
+                               {"logprob", finiteLogprob(lp.logprob)},
+                               {"bytes", bytesOf(text)},
+                               {"top_logprobs", top}});
         }
         return {{"content", content}};
     }
@@ -112,7 +115,9 @@ json ResponseWriter::usage(const std::vector<ChoiceState>& states) const
 {
     int completion = 0;
     for (const ChoiceState& s : states) completion += s.outputTokens;
-    return {{"prompt_tokens", m_promptTokens}, {"completion_tokens", completion}, {"total_tokens", m_promptTokens + completion}};
+    return {{"prompt_tokens", m_promptTokens},
+            {"completion_tokens", completion},
+            {"total_tokens", m_promptTokens + completion}};
 }
 
 std::string ResponseWriter::echoText(size_t choice) const
@@ -165,7 +170,8 @@ json ResponseWriter::chunk(json choice) const
     return out;
 }
 
-std::string ResponseWriter::streamEvents(size_t choice, const RequestOutput& output, std::vector<ChoiceState>& states) const
+std::string ResponseWriter::streamEvents(size_t choice, const RequestOutput& output,
+                                         std::vector<ChoiceState>& states) const
 {
     ChoiceState& state = states[choice];
     const size_t offsetBefore = state.textOffset;
@@ -180,7 +186,8 @@ std::string ResponseWriter::streamEvents(size_t choice, const RequestOutput& out
         if (chat) {
             // OpenAI opens every chat choice with the role (and vLLM's echo) before any content.
             json delta = {{"role", "assistant"}, {"content", echo}};
-            events += sseEvent(chunk({{"index", choice}, {"delta", delta}, {"logprobs", nullptr}, {"finish_reason", nullptr}}));
+            events += sseEvent(
+                chunk({{"index", choice}, {"delta", delta}, {"logprobs", nullptr}, {"finish_reason", nullptr}}));
         } else {
             prefix = echo;
         }
@@ -195,7 +202,8 @@ std::string ResponseWriter::streamEvents(size_t choice, const RequestOutput& out
     if (!hasLogprobs) state.textOffset = offsetBefore + prefix.size() + output.textDelta.size();
     json c = {{"index", choice}};
     if (chat) {
-        c["delta"] = output.textDelta.empty() && output.finished() ? json::object() : json{{"content", output.textDelta}};
+        c["delta"] =
+            output.textDelta.empty() && output.finished() ? json::object() : json{{"content", output.textDelta}};
     } else {
         c["text"] = prefix + output.textDelta;
     }
@@ -206,7 +214,8 @@ std::string ResponseWriter::streamEvents(size_t choice, const RequestOutput& out
     if (m_request.continuousUsage) {
         const int completion = state.outputTokens;
         const int prompt = int(m_request.prompts[choice / size_t(m_request.n)].tokens.size());
-        event["usage"] = {{"prompt_tokens", prompt}, {"completion_tokens", completion}, {"total_tokens", prompt + completion}};
+        event["usage"] = {
+            {"prompt_tokens", prompt}, {"completion_tokens", completion}, {"total_tokens", prompt + completion}};
     }
     events += sseEvent(event);
     return events;
@@ -227,7 +236,9 @@ std::string ResponseWriter::streamEnd(const std::vector<ChoiceState>& states) co
     return events + "data: [DONE]\n\n";
 }
 
-std::string ResponseWriter::streamError(const ApiError& error) { return "data: " + error.body() + "\n\ndata: [DONE]\n\n"; }
+std::string ResponseWriter::streamError(const ApiError& error)
+{
+    return "data: " + error.body() + "\n\ndata: [DONE]\n\n";
+}
 
-} // namespace brook
-
+}  // namespace brook

@@ -30,8 +30,8 @@ struct ChoiceState {
     std::optional<FinishReason> finish;
     std::string stopReason;
     int outputTokens = 0;
-    bool started = false;     // streaming: the opening chunk (role, echo) went out
-    size_t textOffset = 0;    // completions logprobs: characters emitted before the next token
+    bool started = false;   // streaming: the opening chunk (role, echo) went out
+    size_t textOffset = 0;  // completions logprobs: characters emitted before the next token
 };
 
 class ResponseWriter {
@@ -68,4 +68,4 @@ private:
     int m_promptTokens = 0;  // every prompt counted once, as OpenAI and vLLM count them
 };
 
-} // namespace brook
+}  // namespace brook

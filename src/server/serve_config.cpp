@@ -58,7 +58,7 @@ std::vector<std::string> expandOrigins(const std::vector<std::string>& given)
     return out;
 }
 
-} // namespace
+}  // namespace
 
 std::string ServeConfig::primaryModelName() const
 {
@@ -91,9 +91,11 @@ void addServeFlags(CLI::App& app, ServeConfig& c)
     app.add_option("--http-read-timeout", c.httpReadTimeoutSeconds,
                    "seconds a client has to send a request's headers and body (else 408)")
         ->capture_default_str();
-    app.add_option("--max-connections-per-client", c.maxConnectionsPerClient,
-                   "slow connections (request not in after a grace time) one client address may hold (0: half the HTTP threads)");
-    app.add_option("--cpu-kv-cache-space", c.cpuKvCacheSpaceGiB, "CPU backend: GiB of KV cache (vLLM's VLLM_CPU_KVCACHE_SPACE)");
+    app.add_option(
+        "--max-connections-per-client", c.maxConnectionsPerClient,
+        "slow connections (request not in after a grace time) one client address may hold (0: half the HTTP threads)");
+    app.add_option("--cpu-kv-cache-space", c.cpuKvCacheSpaceGiB,
+                   "CPU backend: GiB of KV cache (vLLM's VLLM_CPU_KVCACHE_SPACE)");
     app.add_option("--log-level", c.logLevel, "trace, debug, info, warn, error")->capture_default_str();
     app.add_flag("--disable-log-stats", c.disableLogStats, "no throughput line every 5 s");
 }
@@ -142,8 +144,7 @@ Result<void> validateServeConfig(const ServeConfig& c)
     for (const auto& origin : c.allowedOrigins)
         if (origin != "*" && origin.find("://") == std::string::npos)
             return makeError("--allowed-origins: '" + origin + "' is not an origin (scheme://host[:port]) or *");
-    if (!oneOf(c.generationConfig, {"auto", "vllm", "none"}) &&
-        !std::filesystem::is_directory(c.generationConfig))
+    if (!oneOf(c.generationConfig, {"auto", "vllm", "none"}) && !std::filesystem::is_directory(c.generationConfig))
         return makeError("--generation-config must be auto, vllm, none or a folder, got '" + c.generationConfig + "'");
     if (!(c.shutdownTimeoutSeconds >= 0)) return makeError("--shutdown-timeout must not be negative");
     if (c.maxRequestBodyBytes < 1024) return makeError("--max-request-body-bytes must be at least 1024");
@@ -167,4 +168,4 @@ void normalizeServeConfig(ServeConfig& c)
     if (c.logLevel == "warning") c.logLevel = "warn";
 }
 
-} // namespace brook
+}  // namespace brook

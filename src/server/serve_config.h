@@ -21,22 +21,22 @@ namespace brook {
 inline constexpr const char* kDefaultModel = "baidu/ERNIE-4.5-0.3B-PT";
 
 struct ServeConfig {
-    std::string model = kDefaultModel;            // a folder or a Hugging Face id
-    LaunchOptions launch;                          // device, dtype, lengths, batch limits, ...
-    std::vector<std::string> servedModelNames;     // empty: the MODEL argument
+    std::string model = kDefaultModel;          // a folder or a Hugging Face id
+    LaunchOptions launch;                       // device, dtype, lengths, batch limits, ...
+    std::vector<std::string> servedModelNames;  // empty: the MODEL argument
     std::string host = "127.0.0.1";
-    int port = 8000;                               // 0: any free port (tests)
-    std::string apiKey;                            // empty: no auth (BROOK_API_KEY when unset)
-    double requestTimeoutSeconds = 0;              // 0: none
-    int maxQueueLen = 0;                           // waiting requests beyond max_num_seqs; 0: no limit
-    std::vector<std::string> allowedOrigins;       // CORS; empty: none (browsers from other origins refused)
-    std::string generationConfig = "auto";         // auto | vllm | none | a folder with generation_config.json
-    double shutdownTimeoutSeconds = 10;            // SIGTERM: how long in-flight requests may finish
-    size_t maxRequestBodyBytes = 8u << 20;         // larger bodies get 413
-    int httpThreads = 0;                           // 0: enough for max_num_seqs streams
-    double httpReadTimeoutSeconds = 30;            // a request's head and body must arrive within this (408)
-    int maxConnectionsPerClient = 0;               // slow connections per client address; 0: half the HTTP threads
-    double cpuKvCacheSpaceGiB = 0;                 // CPU backend KV cache; 0: the default
+    int port = 8000;                          // 0: any free port (tests)
+    std::string apiKey;                       // empty: no auth (BROOK_API_KEY when unset)
+    double requestTimeoutSeconds = 0;         // 0: none
+    int maxQueueLen = 0;                      // waiting requests beyond max_num_seqs; 0: no limit
+    std::vector<std::string> allowedOrigins;  // CORS; empty: none (browsers from other origins refused)
+    std::string generationConfig = "auto";    // auto | vllm | none | a folder with generation_config.json
+    double shutdownTimeoutSeconds = 10;       // SIGTERM: how long in-flight requests may finish
+    size_t maxRequestBodyBytes = 8u << 20;    // larger bodies get 413
+    int httpThreads = 0;                      // 0: enough for max_num_seqs streams
+    double httpReadTimeoutSeconds = 30;       // a request's head and body must arrive within this (408)
+    int maxConnectionsPerClient = 0;          // slow connections per client address; 0: half the HTTP threads
+    double cpuKvCacheSpaceGiB = 0;            // CPU backend KV cache; 0: the default
     std::string logLevel = "info";
     bool disableLogStats = false;
 
@@ -65,4 +65,4 @@ Result<void> validateServeConfig(const ServeConfig& config);
 // Whether `host` is a loopback address (binding elsewhere without --api-key earns a warning).
 bool isLoopbackHost(const std::string& host);
 
-} // namespace brook
+}  // namespace brook

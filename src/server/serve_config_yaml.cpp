@@ -97,7 +97,8 @@ Setter mustBeOne()
     return [](const YAML::Node& n, ServeConfig&, const std::string& where) -> Result<void> {
         auto v = convert<int>(n, where, "an integer");
         if (!v) return makeError(v.error());
-        if (*v != 1) return makeError(q(where) + ": Brook runs on one device; only 1 is supported, got " + std::to_string(*v));
+        if (*v != 1)
+            return makeError(q(where) + ": Brook runs on one device; only 1 is supported, got " + std::to_string(*v));
         return {};
     };
 }
@@ -191,7 +192,7 @@ Result<void> applyMap(const YAML::Node& map, const std::map<std::string, Setter>
     return {};
 }
 
-} // namespace
+}  // namespace
 
 Result<void> applyServeConfigYaml(const std::string& yamlText, const std::string& source, ServeConfig& config)
 {
@@ -216,4 +217,4 @@ Result<void> loadServeConfigYaml(const std::filesystem::path& file, ServeConfig&
     return applyServeConfigYaml(text.str(), file.string(), config);
 }
 
-} // namespace brook
+}  // namespace brook

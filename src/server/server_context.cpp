@@ -48,4 +48,4 @@ void ServerContext::cancelAllJobs()
     for (GenerationJob* job : m_jobs) job->cancel();
 }
 
-} // namespace brook
+}  // namespace brook

@@ -24,8 +24,8 @@ class GenerationJob;
 // The loaded model as the API presents it. Immutable once attached.
 struct ServedModel {
     Engine* engine = nullptr;
-    std::vector<std::string> names;       // the first one is reported
-    std::string root;                     // the folder it was loaded from
+    std::vector<std::string> names;  // the first one is reported
+    std::string root;                // the folder it was loaded from
     int maxModelLen = 0;
     int64_t kvCacheTokens = 0;            // what the whole KV cache holds
     SamplingParams defaults;              // generation_config defaults (or plain ones)
@@ -71,4 +71,4 @@ private:
     std::atomic<int> m_activeRequests{0};
 };
 
-} // namespace brook
+}  // namespace brook

@@ -16,17 +16,17 @@ namespace {
 OrderedJson modelCard(const ServedModel& model, const std::string& name)
 {
     OrderedJson permission = {{"id", "modelperm-brook"},
-                       {"object", "model_permission"},
-                       {"created", model.created},
-                       {"allow_create_engine", false},
-                       {"allow_sampling", true},
-                       {"allow_logprobs", true},
-                       {"allow_search_indices", false},
-                       {"allow_view", true},
-                       {"allow_fine_tuning", false},
-                       {"organization", "*"},
-                       {"group", nullptr},
-                       {"is_blocking", false}};
+                              {"object", "model_permission"},
+                              {"created", model.created},
+                              {"allow_create_engine", false},
+                              {"allow_sampling", true},
+                              {"allow_logprobs", true},
+                              {"allow_search_indices", false},
+                              {"allow_view", true},
+                              {"allow_fine_tuning", false},
+                              {"organization", "*"},
+                              {"group", nullptr},
+                              {"is_blocking", false}};
     return {{"id", name},
             {"object", "model"},
             {"created", model.created},
@@ -52,7 +52,7 @@ std::optional<json> parseBody(const httplib::Request& req, httplib::Response& re
     }
 }
 
-} // namespace
+}  // namespace
 
 const ServedModel* UtilityRoutes::readyModel(httplib::Response& res) const
 {
@@ -106,11 +106,13 @@ void UtilityRoutes::metrics(const httplib::Request&, httplib::Response& res) con
     MetricsRegistry& registry = engine.metrics().registry();
     registry.gauge("brook:weights_bytes", "Bytes of model weights.", labels).set(double(stats.memory.weightsBytes));
     registry.gauge("brook:kv_cache_bytes", "Bytes of KV cache.", labels).set(double(stats.memory.kvCacheBytes));
-    const double used = stats.memory.deviceTotalBytes > 0
-                            ? double(stats.memory.deviceTotalBytes - stats.memory.deviceFreeBytes)
-                            : double(stats.memory.weightsBytes + stats.memory.kvCacheBytes + stats.memory.activationsBytes);
-    registry.gauge("brook:device_memory_used_bytes", "Bytes of device memory in use (host memory for the CPU backend).",
-                   labels)
+    const double used =
+        stats.memory.deviceTotalBytes > 0
+            ? double(stats.memory.deviceTotalBytes - stats.memory.deviceFreeBytes)
+            : double(stats.memory.weightsBytes + stats.memory.kvCacheBytes + stats.memory.activationsBytes);
+    registry
+        .gauge("brook:device_memory_used_bytes", "Bytes of device memory in use (host memory for the CPU backend).",
+               labels)
         .set(used);
     registry.gauge("brook:http_requests_in_flight", "Generation calls being served.", labels)
         .set(double(m_context.activeRequests().load()));
@@ -146,7 +148,8 @@ void UtilityRoutes::tokenize(const httplib::Request& req, httplib::Response& res
         if (auto e = RequestParser(*model).renderMessages(*body, prompt)) return HttpReply::error(res, *e);
     } else {
         std::string text;
-        if (!f.has("prompt")) return HttpReply::error(res, ApiError::badRequest("give 'prompt' or 'messages'", "prompt"));
+        if (!f.has("prompt"))
+            return HttpReply::error(res, ApiError::badRequest("give 'prompt' or 'messages'", "prompt"));
         if (auto e = f.readString("prompt", text)) return HttpReply::error(res, *e);
         prompt.tokens = tokenizer.encode(text, true);
     }
@@ -156,8 +159,10 @@ void UtilityRoutes::tokenize(const httplib::Request& req, httplib::Response& res
         for (int32_t id : prompt.tokens) strs.push_back(tokenizer.idToPiece(id));
     }
     HttpReply::json(res, 200,
-                    OrderedJson{{"count", prompt.tokens.size()}, {"max_model_len", model->maxModelLen}, {"tokens", prompt.tokens},
-                     {"token_strs", strs}});
+                    OrderedJson{{"count", prompt.tokens.size()},
+                                {"max_model_len", model->maxModelLen},
+                                {"tokens", prompt.tokens},
+                                {"token_strs", strs}});
 }
 
 void UtilityRoutes::detokenize(const httplib::Request& req, httplib::Response& res) const
@@ -173,10 +178,11 @@ void UtilityRoutes::detokenize(const httplib::Request& req, httplib::Response& r
     const int vocab = model->engine->tokenizer().vocabSize();
     for (size_t i = 0; i < tokens.size(); ++i)
         if (tokens[i] < 0 || tokens[i] >= vocab)
-            return HttpReply::error(res, ApiError::badRequest("'tokens[" + std::to_string(i) + "]' must be a token id in [0, " +
+            return HttpReply::error(res, ApiError::badRequest("'tokens[" + std::to_string(i) +
+                                                                  "]' must be a token id in [0, " +
                                                                   std::to_string(vocab) + ")",
                                                               "tokens"));
     HttpReply::json(res, 200, json{{"prompt", model->engine->tokenizer().decode(tokens, false)}});
 }
 
-} // namespace brook
+}  // namespace brook

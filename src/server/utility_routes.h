@@ -8,7 +8,7 @@
 namespace httplib {
 struct Request;
 struct Response;
-}
+}  // namespace httplib
 
 namespace brook {
 
@@ -31,4 +31,4 @@ private:
     ServerContext& m_context;
 };
 
-} // namespace brook
+}  // namespace brook

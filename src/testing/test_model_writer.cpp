@@ -31,11 +31,10 @@
 
 namespace brook::testing {
 
-TestModelShape TestModelShape::tiny() {
-    return TestModelShape{};
-}
+TestModelShape TestModelShape::tiny() { return TestModelShape{}; }
 
-TestModelShape TestModelShape::ernie03b() {
+TestModelShape TestModelShape::ernie03b()
+{
     TestModelShape s;
     s.vocabSize = 103424;
     s.hiddenSize = 1024;
@@ -53,7 +52,8 @@ namespace {
 
 constexpr size_t kChunkElements = size_t(1) << 16;
 
-uint64_t splitMix64(uint64_t x) {
+uint64_t splitMix64(uint64_t x)
+{
     x += 0x9e3779b97f4a7c15ull;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
@@ -62,7 +62,8 @@ uint64_t splitMix64(uint64_t x) {
 
 // Fills values[0, n) with mean + stddev * N(0, 1). Box-Muller on one 64-bit draw per pair: exact
 // normals at about half the cost of std::normal_distribution, which matters for the 0.3B shape.
-void fillNormal(float* values, size_t n, float mean, float stddev, std::mt19937_64& engine) {
+void fillNormal(float* values, size_t n, float mean, float stddev, std::mt19937_64& engine)
+{
     constexpr float kTwoPi = 6.28318530717958647692f;
     constexpr float kInv24 = 1.0f / 16777216.0f;
     for (size_t i = 0; i < n; i += 2) {
@@ -76,8 +77,8 @@ void fillNormal(float* values, size_t n, float mean, float stddev, std::mt19937_
 }
 
 // `count` values of mean + stddev * N(0, 1) in `dtype`, from stream `stream` of `seed`.
-std::vector<std::byte> randomTensor(size_t count, DType dtype, float mean, float stddev, uint64_t seed,
-                                    uint64_t stream) {
+std::vector<std::byte> randomTensor(size_t count, DType dtype, float mean, float stddev, uint64_t seed, uint64_t stream)
+{
     std::vector<std::byte> bytes(count * dtypeSize(dtype));
     const size_t chunks = (count + kChunkElements - 1) / kChunkElements;
     std::atomic<size_t> next{0};
@@ -108,7 +109,8 @@ struct PlannedTensor {
     uint64_t stream = UINT64_MAX;  // random stream; default: the tensor's number in the plan
 };
 
-std::vector<PlannedTensor> planTensors(const TestModelShape& s, int vocab, const TestModelOptions& options) {
+std::vector<PlannedTensor> planTensors(const TestModelShape& s, int vocab, const TestModelOptions& options)
+{
     const int64_t V = vocab, H = s.hiddenSize, I = s.intermediateSize;
     const int64_t Q = int64_t(s.numHeads) * s.headDim, KV = int64_t(s.numKvHeads) * s.headDim;
     const float embedStd = 3.0f / std::sqrt(float(H));
@@ -140,7 +142,8 @@ std::vector<PlannedTensor> planTensors(const TestModelShape& s, int vocab, const
     return plan;
 }
 
-Result<void> writeJson(const std::filesystem::path& path, const nlohmann::json& json) {
+Result<void> writeJson(const std::filesystem::path& path, const nlohmann::json& json)
+{
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << json.dump(2) << "\n";
     out.close();
@@ -148,7 +151,8 @@ Result<void> writeJson(const std::filesystem::path& path, const nlohmann::json& 
     return {};
 }
 
-nlohmann::json configJson(const TestModelShape& s, int vocab, const TestModelOptions& options) {
+nlohmann::json configJson(const TestModelShape& s, int vocab, const TestModelOptions& options)
+{
     // Key for key what transformers writes for baidu/ERNIE-4.5-0.3B-PT (sorted, as it sorts them).
     nlohmann::json config = {
         {"architectures", {"Ernie4_5ForCausalLM"}},
@@ -167,27 +171,29 @@ nlohmann::json configJson(const TestModelShape& s, int vocab, const TestModelOpt
         {"rms_norm_eps", 1e-05},
         {"rope_scaling", nullptr},
         {"tie_word_embeddings", options.tieWordEmbeddings},
-        {"torch_dtype", options.dtype == DType::BF16 ? "bfloat16" : options.dtype == DType::F16 ? "float16" : "float32"},
+        {"torch_dtype", options.dtype == DType::BF16  ? "bfloat16"
+                        : options.dtype == DType::F16 ? "float16"
+                                                      : "float32"},
         {"transformers_version", "4.54.0"},
         {"use_bias", false},
         {"use_cache", true},
         {"vocab_size", vocab},
     };
-    if (s.ropeTheta == std::floor(s.ropeTheta) && s.ropeTheta < 1e15)
-        config["rope_theta"] = int64_t(s.ropeTheta);
-    else
-        config["rope_theta"] = s.ropeTheta;
+    if (s.ropeTheta == std::floor(s.ropeTheta) && s.ropeTheta < 1e15) config["rope_theta"] = int64_t(s.ropeTheta);
+    else config["rope_theta"] = s.ropeTheta;
     return config;
 }
 
-nlohmann::json generationConfigJson() {
+nlohmann::json generationConfigJson()
+{
     // ERNIE-4.5-0.3B's generation_config.json (see docs/model-ernie-4.5.md section 6).
-    return {{"do_sample", true},          {"top_p", 0.8},          {"temperature", 0.8},
-            {"bos_token_id", 1},          {"eos_token_id", 2},     {"pad_token_id", 0},
-            {"repetition_penalty", 1.0},  {"frequency_penalty", 0.0}, {"presence_penalty", 0.0}};
+    return {{"do_sample", true},      {"top_p", 0.8},      {"temperature", 0.8},        {"bos_token_id", 1},
+            {"eos_token_id", 2},      {"pad_token_id", 0}, {"repetition_penalty", 1.0}, {"frequency_penalty", 0.0},
+            {"presence_penalty", 0.0}};
 }
 
-Result<void> checkOptions(const TestModelOptions& o) {
+Result<void> checkOptions(const TestModelOptions& o)
+{
     const TestModelShape& s = o.shape;
     if (s.vocabSize < 0 || s.hiddenSize <= 0 || s.intermediateSize <= 0 || s.numLayers <= 0 || s.numHeads <= 0 ||
         s.numKvHeads <= 0 || s.headDim <= 0 || s.maxPositionEmbeddings <= 0 || !(s.ropeTheta > 0))
@@ -198,9 +204,10 @@ Result<void> checkOptions(const TestModelOptions& o) {
     return {};
 }
 
-} // namespace
+}  // namespace
 
-Result<void> writeTestModel(const std::filesystem::path& dir, const TestModelOptions& options) {
+Result<void> writeTestModel(const std::filesystem::path& dir, const TestModelOptions& options)
+{
     if (auto ok = checkOptions(options); !ok) return ok;
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
@@ -232,8 +239,9 @@ Result<void> writeTestModel(const std::filesystem::path& dir, const TestModelOpt
             writer.add(t.name, options.dtype, t.shape,
                        randomTensor(size_t(count), options.dtype, t.mean, t.stddev, options.seed, t.stream));
         }
-        const std::string fileName = shardCount == 1 ? std::string("model.safetensors")
-                                                     : "model-0000" + std::to_string(shard + 1) + "-of-00002.safetensors";
+        const std::string fileName = shardCount == 1
+                                         ? std::string("model.safetensors")
+                                         : "model-0000" + std::to_string(shard + 1) + "-of-00002.safetensors";
         if (auto ok = writer.write(dir / fileName); !ok) return ok;
         totalBytes += writer.totalBytes();
         for (const PlannedTensor& t : plan) {
@@ -249,4 +257,4 @@ Result<void> writeTestModel(const std::filesystem::path& dir, const TestModelOpt
     return {};
 }
 
-} // namespace brook::testing
+}  // namespace brook::testing

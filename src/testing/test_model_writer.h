@@ -15,7 +15,7 @@
 namespace brook::testing {
 
 struct TestModelShape {
-    int vocabSize = 0;   // 0: the trained tokenizer's size (pieces + added tokens), rounded up to 64
+    int vocabSize = 0;  // 0: the trained tokenizer's size (pieces + added tokens), rounded up to 64
     int hiddenSize = 64;
     int intermediateSize = 192;
     int numLayers = 2;
@@ -25,19 +25,19 @@ struct TestModelShape {
     int maxPositionEmbeddings = 4096;
     double ropeTheta = 500000.0;
 
-    static TestModelShape tiny();       // the shape above: fast unit tests
-    static TestModelShape ernie03b();   // ERNIE-4.5-0.3B: 1024/3072/18/16/2/128, vocab 103424
+    static TestModelShape tiny();      // the shape above: fast unit tests
+    static TestModelShape ernie03b();  // ERNIE-4.5-0.3B: 1024/3072/18/16/2/128, vocab 103424
 };
 
 struct TestModelOptions {
     TestModelShape shape;
     DType dtype = DType::BF16;
     uint64_t seed = 1234;
-    bool writeLmHead = false;          // tied checkpoints normally omit lm_head.weight; when written
-                                       // with tied embeddings it is a copy of the embedding
-    bool tieWordEmbeddings = true;     // false: config says untied and lm_head.weight is its own tensor
-    int tokenizerVocabSize = 1200;     // sentencepiece pieces trained (added tokens come on top)
-    bool shardWeights = false;          // two shards + model.safetensors.index.json
+    bool writeLmHead = false;       // tied checkpoints normally omit lm_head.weight; when written
+                                    // with tied embeddings it is a copy of the embedding
+    bool tieWordEmbeddings = true;  // false: config says untied and lm_head.weight is its own tensor
+    int tokenizerVocabSize = 1200;  // sentencepiece pieces trained (added tokens come on top)
+    bool shardWeights = false;      // two shards + model.safetensors.index.json
 };
 
 // Writes the whole folder; the tokenizer is trained once per process and cached.
@@ -49,4 +49,4 @@ Result<void> writeTestModel(const std::filesystem::path& dir, const TestModelOpt
 // tokenizer.model, tokenizer_config.json, special_tokens_map.json and added_tokens.json.
 Result<void> writeTestTokenizer(const std::filesystem::path& dir, int vocabSize);
 
-} // namespace brook::testing
+}  // namespace brook::testing

@@ -31,37 +31,36 @@ const char* const kUserDefinedSymbols =
 
 // ERNIE-4.5's chat template, character for character as in its tokenizer_config.json
 // ("\n" inside the Jinja string literals is a real newline there too).
-const char* const kErnieChatTemplate =
-    "{%- if not add_generation_prompt is defined -%}\n"
-    "    {%- set add_generation_prompt = true -%}\n"
-    "{%- endif -%}\n"
-    "{%- if not cls_token is defined -%}\n"
-    "    {%- set cls_token = \"<|begin_of_sentence|>\" -%}\n"
-    "{%- endif -%}\n"
-    "{%- if not sep_token is defined -%}\n"
-    "    {%- set sep_token = \"<|end_of_sentence|>\" -%}\n"
-    "{%- endif -%}\n"
-    "{{- cls_token -}}\n"
-    "{%- for message in messages -%}\n"
-    "    {%- if message[\"role\"] == \"user\" -%}\n"
-    "        {{- \"User: \" + message[\"content\"] + \"\n\" -}}\n"
-    "    {%- elif message[\"role\"] == \"assistant\" -%}\n"
-    "        {{- \"Assistant: \" + message[\"content\"] + sep_token -}}\n"
-    "    {%- elif message[\"role\"] == \"system\" -%}\n"
-    "        {{- message[\"content\"] + \"\n\" -}}\n"
-    "    {%- endif -%}\n"
-    "{%- endfor -%}\n"
-    "{%- if add_generation_prompt -%}\n"
-    "    {{- \"Assistant: \" -}}\n"
-    "{%- endif -%}";
+const char* const kErnieChatTemplate = "{%- if not add_generation_prompt is defined -%}\n"
+                                       "    {%- set add_generation_prompt = true -%}\n"
+                                       "{%- endif -%}\n"
+                                       "{%- if not cls_token is defined -%}\n"
+                                       "    {%- set cls_token = \"<|begin_of_sentence|>\" -%}\n"
+                                       "{%- endif -%}\n"
+                                       "{%- if not sep_token is defined -%}\n"
+                                       "    {%- set sep_token = \"<|end_of_sentence|>\" -%}\n"
+                                       "{%- endif -%}\n"
+                                       "{{- cls_token -}}\n"
+                                       "{%- for message in messages -%}\n"
+                                       "    {%- if message[\"role\"] == \"user\" -%}\n"
+                                       "        {{- \"User: \" + message[\"content\"] + \"\n\" -}}\n"
+                                       "    {%- elif message[\"role\"] == \"assistant\" -%}\n"
+                                       "        {{- \"Assistant: \" + message[\"content\"] + sep_token -}}\n"
+                                       "    {%- elif message[\"role\"] == \"system\" -%}\n"
+                                       "        {{- message[\"content\"] + \"\n\" -}}\n"
+                                       "    {%- endif -%}\n"
+                                       "{%- endfor -%}\n"
+                                       "{%- if add_generation_prompt -%}\n"
+                                       "    {{- \"Assistant: \" -}}\n"
+                                       "{%- endif -%}";
 
 // The added tokens in ERNIE's added_tokens.json order.
-std::vector<std::string> ernieAddedTokens() {
+std::vector<std::string> ernieAddedTokens()
+{
     std::vector<std::string> tokens = {"<|IMAGE_PLACEHOLDER|>", "<|AUDIO_PLACEHOLDER|>"};
-    for (int i = 0; i <= 1000; ++i)
-        tokens.push_back("<|LOC_" + std::to_string(i) + "|>");
-    for (const char* t : {"<|LOC_BEGIN|>", "<|LOC_END|>", "<|LOC_SEP|>", "<|CROP_COL_SEP|>",
-                          "<|CROP_ROW_SEP|>", "<|IMAGE_SEP|>"})
+    for (int i = 0; i <= 1000; ++i) tokens.push_back("<|LOC_" + std::to_string(i) + "|>");
+    for (const char* t :
+         {"<|LOC_BEGIN|>", "<|LOC_END|>", "<|LOC_SEP|>", "<|CROP_COL_SEP|>", "<|CROP_ROW_SEP|>", "<|IMAGE_SEP|>"})
         tokens.emplace_back(t);
     return tokens;
 }
@@ -80,35 +79,33 @@ private:
     size_t m_index = 0;
 };
 
-Result<std::vector<std::string>> readCorpus(const std::filesystem::path& folder) {
+Result<std::vector<std::string>> readCorpus(const std::filesystem::path& folder)
+{
     std::error_code ec;
     std::vector<std::filesystem::path> files;
     for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
-        if (entry.is_regular_file() && entry.path().extension() == ".txt")
-            files.push_back(entry.path());
+        if (entry.is_regular_file() && entry.path().extension() == ".txt") files.push_back(entry.path());
     }
-    if (ec || files.empty())
-        return makeError("test tokenizer: no *.txt corpus in " + folder.string());
+    if (ec || files.empty()) return makeError("test tokenizer: no *.txt corpus in " + folder.string());
     std::sort(files.begin(), files.end());
     std::vector<std::string> lines;
     for (const auto& file : files) {
         std::ifstream in(file, std::ios::binary);
         for (std::string line; std::getline(in, line);) {
-            if (!line.empty())
-                lines.push_back(std::move(line));
+            if (!line.empty()) lines.push_back(std::move(line));
         }
     }
     return lines;
 }
 
-Result<std::string> trainModel(const TestTokenizerOptions& options) {
+Result<std::string> trainModel(const TestTokenizerOptions& options)
+{
     const std::filesystem::path corpusFile = findResource("test-corpus");
     if (corpusFile.empty())
         return makeError("test tokenizer: share/brook/test-corpus is not beside this program (" +
                          executablePath().string() + ")");
     auto lines = readCorpus(corpusFile);
-    if (!lines)
-        return makeError(lines.error());
+    if (!lines) return makeError(lines.error());
     const std::unordered_map<std::string, std::string> flags = {
         {"model_type", "bpe"},
         {"vocab_size", std::to_string(options.vocabSize)},
@@ -132,35 +129,34 @@ Result<std::string> trainModel(const TestTokenizerOptions& options) {
     CorpusIterator corpus(std::move(*lines));
     std::string model;
     const auto status = sentencepiece::SentencePieceTrainer::Train(flags, &corpus, &model);
-    if (!status.ok())
-        return makeError("test tokenizer: sentencepiece training failed: " + status.ToString());
+    if (!status.ok()) return makeError("test tokenizer: sentencepiece training failed: " + status.ToString());
     return model;
 }
 
 // Trains once per option set and process; later calls reuse the serialized model.
-Result<std::string> cachedModel(const TestTokenizerOptions& options) {
+Result<std::string> cachedModel(const TestTokenizerOptions& options)
+{
     static std::mutex mutex;
     static std::map<std::pair<int, bool>, std::string> cache;
     const std::lock_guard lock(mutex);
     const auto key = std::make_pair(options.vocabSize, options.addDummyPrefix);
-    if (const auto it = cache.find(key); it != cache.end())
-        return it->second;
+    if (const auto it = cache.find(key); it != cache.end()) return it->second;
     auto model = trainModel(options);
-    if (!model)
-        return makeError(model.error());
+    if (!model) return makeError(model.error());
     cache.emplace(key, *model);
     return model;
 }
 
-Result<void> writeFile(const std::filesystem::path& path, const std::string& bytes) {
+Result<void> writeFile(const std::filesystem::path& path, const std::string& bytes)
+{
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out)
-        return makeError("test tokenizer: cannot write " + path.string());
+    if (!out) return makeError("test tokenizer: cannot write " + path.string());
     return {};
 }
 
-OrderedJson namedTokens() {
+OrderedJson namedTokens()
+{
     return OrderedJson{
         {"bos_token", "<s>"},
         {"eos_token", "</s>"},
@@ -176,16 +172,15 @@ OrderedJson namedTokens() {
     };
 }
 
-} // namespace
+}  // namespace
 
-Result<void> writeTestTokenizer(const std::filesystem::path& dir, const TestTokenizerOptions& options) {
+Result<void> writeTestTokenizer(const std::filesystem::path& dir, const TestTokenizerOptions& options)
+{
     auto model = cachedModel(options);
-    if (!model)
-        return makeError(model.error());
+    if (!model) return makeError(model.error());
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    if (ec)
-        return makeError("test tokenizer: cannot create " + dir.string() + ": " + ec.message());
+    if (ec) return makeError("test tokenizer: cannot create " + dir.string() + ": " + ec.message());
 
     sentencepiece::SentencePieceProcessor processor;
     if (const auto status = processor.LoadFromSerializedProto(*model); !status.ok())
@@ -193,8 +188,7 @@ Result<void> writeTestTokenizer(const std::filesystem::path& dir, const TestToke
     const int pieces = processor.GetPieceSize();  // added tokens are numbered from here
     const std::vector<std::string> added = ernieAddedTokens();
     OrderedJson addedJson = OrderedJson::object();
-    for (size_t i = 0; i < added.size(); ++i)
-        addedJson[added[i]] = pieces + static_cast<int>(i);
+    for (size_t i = 0; i < added.size(); ++i) addedJson[added[i]] = pieces + static_cast<int>(i);
 
     OrderedJson specialMap = namedTokens();
     specialMap["additional_special_tokens"] = added;
@@ -211,16 +205,16 @@ Result<void> writeTestTokenizer(const std::filesystem::path& dir, const TestToke
              {"special_tokens_map.json", specialMap.dump(4)},
              {"tokenizer_config.json", config.dump(4)},
          }) {
-        if (auto written = writeFile(dir / name, bytes); !written)
-            return written;
+        if (auto written = writeFile(dir / name, bytes); !written) return written;
     }
     return {};
 }
 
-Result<void> writeTestTokenizer(const std::filesystem::path& dir, int vocabSize) {
+Result<void> writeTestTokenizer(const std::filesystem::path& dir, int vocabSize)
+{
     TestTokenizerOptions options;
     options.vocabSize = vocabSize;
     return writeTestTokenizer(dir, options);
 }
 
-} // namespace brook::testing
+}  // namespace brook::testing

@@ -18,4 +18,4 @@ struct TestTokenizerOptions {
 // added_tokens.json into dir (created if missing).
 Result<void> writeTestTokenizer(const std::filesystem::path& dir, const TestTokenizerOptions& options);
 
-} // namespace brook::testing
+}  // namespace brook::testing

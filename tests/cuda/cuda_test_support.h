@@ -20,8 +20,10 @@ inline bool haveGpu()
     return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
-#define BROOK_REQUIRE_GPU() \
-    do { if (!::brook::cudatest::haveGpu()) QSKIP("no CUDA GPU present"); } while (0)
+#define BROOK_REQUIRE_GPU()                                                                                            \
+    do {                                                                                                               \
+        if (!::brook::cudatest::haveGpu()) QSKIP("no CUDA GPU present");                                               \
+    } while (0)
 
 inline std::vector<float> randomFloats(size_t n, uint64_t seed, float scale = 1.0f)
 {
@@ -77,4 +79,4 @@ inline double relativeError(const std::vector<float>& got, const std::vector<flo
     return diff / scale;
 }
 
-} // namespace brook::cudatest
+}  // namespace brook::cudatest

@@ -20,22 +20,23 @@
 namespace brook::cudatest {
 
 struct SeqSpec {
-    int cached = 0;      // tokens already in the cache before this step
-    int fresh = 1;       // new query tokens (context = cached + fresh)
-    bool padded = false; // a padding slot: contextLens = 0, expects zeros
+    int cached = 0;       // tokens already in the cache before this step
+    int fresh = 1;        // new query tokens (context = cached + fresh)
+    bool padded = false;  // a padding slot: contextLens = 0, expects zeros
 };
 
 struct AttentionProblem {
     int numHeads = 16, numKvHeads = 2, headDim = 128, blockSize = 16;
     std::vector<SeqSpec> seqs;
     float qScale = 1.0f;
-    int qPad = 0; // extra elements after each token's q row (q read from a wider buffer)
+    int qPad = 0;  // extra elements after each token's q row (q read from a wider buffer)
     uint64_t seed = 1;
     int qStride() const { return numHeads * headDim + qPad; }
 };
 
 // Host images of one problem: device-typed values and the same values as float.
-template <typename T> struct AttentionCase {
+template <typename T>
+struct AttentionCase {
     std::vector<int32_t> queryStart, contextLens, blockTables;
     int numBlocks = 0, maxBlocks = 0, tokens = 0, maxQueryLen = 0, maxContext = 0;
     std::vector<T> q, k, v;
@@ -73,7 +74,7 @@ AttentionCase<T> makeAttentionCase(const AttentionProblem& p, int minBlocks = 0,
     for (int s = 0; s < numSeqs; ++s)
         for (int b = 0; b < blocksOf[s]; ++b) c.blockTables[size_t(s) * c.maxBlocks + b] = ids[next++];
 
-    const size_t rowElems = size_t(p.blockSize) * p.numKvHeads * p.headDim; // one block
+    const size_t rowElems = size_t(p.blockSize) * p.numKvHeads * p.headDim;  // one block
     std::vector<float> k = randomFloats(c.numBlocks * rowElems, p.seed * 3 + 1);
     std::vector<float> v = randomFloats(c.numBlocks * rowElems, p.seed * 3 + 2);
     std::vector<char> owned(size_t(c.numBlocks) * p.blockSize, 0);
@@ -97,7 +98,8 @@ AttentionCase<T> makeAttentionCase(const AttentionProblem& p, int minBlocks = 0,
 }
 
 // fp32 reference output [tokens, NH, HD]; padded slots stay zero.
-template <typename T> std::vector<float> referenceAttention(const AttentionProblem& p, const AttentionCase<T>& c)
+template <typename T>
+std::vector<float> referenceAttention(const AttentionProblem& p, const AttentionCase<T>& c)
 {
     const int rowElems = p.numHeads * p.headDim;
     std::vector<float> out(size_t(c.tokens) * rowElems, 0.0f);
@@ -133,7 +135,10 @@ QString compareAttention(const QString& label, const AttentionProblem& p, const 
         size_t worst = begin;
         for (size_t i = begin; i < end; ++i) {
             const double diff = std::isfinite(got[i]) ? std::abs(double(got[i]) - want[i]) : INFINITY;
-            if (diff > maxDiff) { maxDiff = diff; worst = i; }
+            if (diff > maxDiff) {
+                maxDiff = diff;
+                worst = i;
+            }
             maxRef = std::max(maxRef, double(std::abs(want[i])));
         }
         const double rel = p.seqs[s].padded ? maxDiff : maxDiff / maxRef;
@@ -142,10 +147,21 @@ QString compareAttention(const QString& label, const AttentionProblem& p, const 
             const int token = int(local / rowElems), head = int(local % rowElems) / HD, dim = int(local % HD);
             return QString("%1: seq %2 (cached %3, new %4, context %5%6): rel err %7 > tol %8 at token %9 "
                            "(position %10) head %11 dim %12: got %13, want %14 (max |want| %15)")
-                .arg(label).arg(s).arg(p.seqs[s].cached).arg(p.seqs[s].fresh).arg(c.contextLens[s])
-                .arg(QString(p.seqs[s].padded ? ", padded" : "")).arg(rel, 0, 'g', 3).arg(tol).arg(token)
-                .arg(c.contextLens[s] - p.seqs[s].fresh + token).arg(head).arg(dim).arg(double(got[worst]), 0, 'g', 6)
-                .arg(double(want[worst]), 0, 'g', 6).arg(maxRef, 0, 'g', 4);
+                .arg(label)
+                .arg(s)
+                .arg(p.seqs[s].cached)
+                .arg(p.seqs[s].fresh)
+                .arg(c.contextLens[s])
+                .arg(QString(p.seqs[s].padded ? ", padded" : ""))
+                .arg(rel, 0, 'g', 3)
+                .arg(tol)
+                .arg(token)
+                .arg(c.contextLens[s] - p.seqs[s].fresh + token)
+                .arg(head)
+                .arg(dim)
+                .arg(double(got[worst]), 0, 'g', 6)
+                .arg(double(want[worst]), 0, 'g', 6)
+                .arg(maxRef, 0, 'g', 4);
         }
     }
     return {};
@@ -156,7 +172,8 @@ struct AttentionDeviceCase {
     cuda::DeviceBuffer q, k, v, queryStart, contextLens, blockTables, out;
     int numSeqs = 0, maxBlocks = 0, tokens = 0, rowElems = 0;
 
-    template <typename T> AttentionDeviceCase(const AttentionProblem& p, const AttentionCase<T>& c)
+    template <typename T>
+    AttentionDeviceCase(const AttentionProblem& p, const AttentionCase<T>& c)
         : q(upload(c.q)), k(upload(c.k)), v(upload(c.v)), queryStart(upload(c.queryStart)),
           contextLens(upload(c.contextLens)), blockTables(upload(c.blockTables)),
           out(size_t(c.tokens) * p.numHeads * p.headDim * sizeof(T)), numSeqs(int(p.seqs.size())),
@@ -165,15 +182,20 @@ struct AttentionDeviceCase {
         poisonOutput();
     }
 
-    template <typename T> void overwrite(const AttentionCase<T>& c)
+    template <typename T>
+    void overwrite(const AttentionCase<T>& c)
     {
         auto put = [](cuda::DeviceBuffer& dst, const auto& host) {
             const size_t bytes = host.size() * sizeof(host[0]);
             QVERIFY2(bytes <= dst.bytes(), "replacement case is larger than the captured buffers");
             BROOK_CUDA_CHECK(cudaMemcpy(dst.get(), host.data(), bytes, cudaMemcpyHostToDevice));
         };
-        put(q, c.q); put(k, c.k); put(v, c.v);
-        put(queryStart, c.queryStart); put(contextLens, c.contextLens); put(blockTables, c.blockTables);
+        put(q, c.q);
+        put(k, c.k);
+        put(v, c.v);
+        put(queryStart, c.queryStart);
+        put(contextLens, c.contextLens);
+        put(blockTables, c.blockTables);
         poisonOutput();
     }
 
@@ -196,7 +218,8 @@ struct AttentionDeviceCase {
         return b;
     }
 
-    template <typename T> std::vector<float> result() const
+    template <typename T>
+    std::vector<float> result() const
     {
         return toHostFloat(download<T>(out, size_t(tokens) * rowElems));
     }
@@ -213,4 +236,4 @@ inline cuda::AttentionShape shapeOf(const AttentionProblem& p)
     return s;
 }
 
-} // namespace brook::cudatest
+}  // namespace brook::cudatest

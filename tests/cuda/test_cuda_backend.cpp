@@ -42,8 +42,8 @@ Margin margin(std::span<const float> row)
     return m;
 }
 
-std::unique_ptr<cuda::CudaBackend> makeCuda(const ModelConfig& config, const Checkpoint& checkpoint, const std::string& dtype,
-                                            bool eager, const std::string& quantization = {})
+std::unique_ptr<cuda::CudaBackend> makeCuda(const ModelConfig& config, const Checkpoint& checkpoint,
+                                            const std::string& dtype, bool eager, const std::string& quantization = {})
 {
     cuda::CudaBackendOptions o;
     auto dtypeChoice = parseDTypeChoice(dtype);
@@ -136,7 +136,7 @@ LaunchOptions gpuEngineOptions()
     return o;
 }
 
-} // namespace
+}  // namespace
 
 class TestCudaBackend : public QObject {
     Q_OBJECT
@@ -173,7 +173,8 @@ private slots:
         int cached = 0, clear = 0;
         double worst = 0;
         for (int step = 0; step < int(greedyIds->numElements()); ++step) {
-            BatchSequence s{std::span(tokens.data() + cached, tokens.size() - size_t(cached)), cached, blocks, true, {}};
+            BatchSequence s{
+                std::span(tokens.data() + cached, tokens.size() - size_t(cached)), cached, blocks, true, {}};
             const std::vector<float> got = backend->logits(std::span(&s, 1));
             const std::span<const float> ref(&wantLogits[size_t(step) * V], size_t(V));
             worst = std::max(worst, relativeError(got, std::vector<float>(ref.begin(), ref.end())));
@@ -186,7 +187,8 @@ private slots:
             cached = int(tokens.size());
             tokens.push_back(want[step]);  // teacher forcing: one near-tie cannot derail the rest
         }
-        qInfo("%s: max relative logit error vs transformers %.3g; %d clear-margin steps agree", qPrintable(dtype), worst, clear);
+        qInfo("%s: max relative logit error vs transformers %.3g; %d clear-margin steps agree", qPrintable(dtype),
+              worst, clear);
         QVERIFY(worst < tolerance);
         QVERIFY(clear >= 20);
     }
@@ -227,7 +229,8 @@ private slots:
             int clear = 0, agree = 0;
             int cached = 0;
             for (int step = 0; step < steps; ++step) {
-                BatchSequence s{std::span(tokens.data() + cached, tokens.size() - size_t(cached)), cached, blocks, true, {}};
+                BatchSequence s{
+                    std::span(tokens.data() + cached, tokens.size() - size_t(cached)), cached, blocks, true, {}};
                 const std::vector<float> got = backend->logits(std::span(&s, 1));
                 const std::vector<float> ref(&wantLogits[size_t(step) * V], &wantLogits[size_t(step + 1) * V]);
                 worst = std::max(worst, relativeError(got, ref));
@@ -239,7 +242,8 @@ private slots:
                 tokens.push_back(want[step]);
             }
             qInfo("%s vs transformers, ERNIE-0.3B shape: max relative logit error %.3g; argmax agrees on %d of %d "
-                  "clear-margin steps", backend->name().c_str(), worst, agree, clear);
+                  "clear-margin steps",
+                  backend->name().c_str(), worst, agree, clear);
             QVERIFY(worst < (backend->name() == "cpu" ? 1e-4 : 6e-2));
             QCOMPARE(agree, clear);
             QVERIFY(clear >= steps / 2);
@@ -270,7 +274,8 @@ private slots:
         QVERIFY(cpuBackend.ok());
         auto cudaBackend = makeCuda(*config, **checkpoint, "bfloat16", eager);
         std::mt19937 rng(21);
-        const Comparison c = compare(*cudaBackend, **cpuBackend, testsupport::randomPrompt(rng, 40, 2000), full ? 16 : 64, 0.5f);
+        const Comparison c =
+            compare(*cudaBackend, **cpuBackend, testsupport::randomPrompt(rng, 40, 2000), full ? 16 : 64, 0.5f);
         qInfo("max relative logit error vs CPU %.3g; argmax agrees on %d of %d clear-margin steps", c.worst, c.agreeing,
               c.clearSteps);
         QVERIFY(c.worst < 6e-2);
@@ -310,7 +315,8 @@ private slots:
         QVERIFY(cpuBackend.ok());
         auto cudaBackend = makeCuda(*config, **checkpoint, "bfloat16", eager, quantization.toStdString());
         std::mt19937 rng(22);
-        const Comparison c = compare(*cudaBackend, **cpuBackend, testsupport::randomPrompt(rng, 40, 2000), full ? 16 : 48, 0.5f);
+        const Comparison c =
+            compare(*cudaBackend, **cpuBackend, testsupport::randomPrompt(rng, 40, 2000), full ? 16 : 48, 0.5f);
         qInfo("%s: max relative logit error vs CPU %.3g; argmax agrees on %d of %d clear-margin steps",
               qPrintable(quantization), c.worst, c.agreeing, c.clearSteps);
         QVERIFY(c.worst < 6e-2);
@@ -335,7 +341,8 @@ private slots:
         std::vector<std::shared_ptr<RequestStream>> streams;
         for (int i = 0; i < 16; ++i)
             streams.push_back(*RequestStream::submit(
-                *engine, testsupport::greedyRequest(i == 9 ? prompt : testsupport::randomPrompt(rng, 10 + 3 * i, vocab), 48)));
+                *engine,
+                testsupport::greedyRequest(i == 9 ? prompt : testsupport::randomPrompt(rng, 10 + 3 * i, vocab), 48)));
         std::vector<testsupport::Completion> results;
         for (auto& s : streams) results.push_back(testsupport::drain(*s));
         QCOMPARE(results[9].tokens, alone.tokens);
@@ -358,12 +365,14 @@ private slots:
         {
             auto engine = testsupport::launch(o);
             for (int i = 0; i < 6; ++i) prompts.push_back(testsupport::randomPrompt(rng, 20 + 7 * i, 2000));
-            for (const auto& p : prompts) expected.push_back(testsupport::complete(*engine, testsupport::greedyRequest(p, 60)).tokens);
+            for (const auto& p : prompts)
+                expected.push_back(testsupport::complete(*engine, testsupport::greedyRequest(p, 60)).tokens);
         }
         o.numKvBlocks = 12;
         auto engine = testsupport::launch(o);
         std::vector<std::shared_ptr<RequestStream>> streams;
-        for (const auto& p : prompts) streams.push_back(*RequestStream::submit(*engine, testsupport::greedyRequest(p, 60)));
+        for (const auto& p : prompts)
+            streams.push_back(*RequestStream::submit(*engine, testsupport::greedyRequest(p, 60)));
         for (size_t i = 0; i < streams.size(); ++i) QCOMPARE(testsupport::drain(*streams[i]).tokens, expected[i]);
         const EngineStats stats = testsupport::waitIdle(*engine);
         QVERIFY(stats.numPreemptions > 0);

@@ -167,7 +167,7 @@ private slots:
         // bf16 rounding of the GEMM output before the rotation can flip one ulp against the
         // fp32 reference accumulation order: 1.5e-2 of the max, as the prologue test.
         for (const auto& [got, want, what] : {std::tuple(&gotQ, &wantQ, "q"), std::tuple(&gotK, &wantK, "k cache"),
-                                             std::tuple(&gotV, &wantV, "v cache")}) {
+                                              std::tuple(&gotV, &wantV, "v cache")}) {
             const double err = relativeError(*got, *want);
             QVERIFY2(err < 1.5e-2, qPrintable(QString("%1: relative error %2").arg(what).arg(err)));
         }
@@ -200,7 +200,8 @@ private:
         CublasLtGemm gemm;
         gemm.setUseSkinny(skinny);
         gemm.matmul(dx.get(), dw.get(), out.get(), M, N, K, type, outFloat, nullptr, accumulate ? 1.0f : 0.0f);
-        std::vector<float> got = outFloat ? download<float>(out, size_t(M) * N) : toHostFloat(download<E>(out, size_t(M) * N));
+        std::vector<float> got =
+            outFloat ? download<float>(out, size_t(M) * N) : toHostFloat(download<E>(out, size_t(M) * N));
         std::vector<float> want(size_t(M) * N);
         cpu::linear(toHostFloat(x).data(), toHostFloat(w).data(), want.data(), M, K, N);
         if (accumulate) {

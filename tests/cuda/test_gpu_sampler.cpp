@@ -11,7 +11,6 @@
 #include "cuda/gpu_sampler.h"
 #include "engine/sampler.h"
 
-
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -53,8 +52,8 @@ struct Row {
                std::to_string(p.topP) + " min_p " + std::to_string(p.minP) + " rep " +
                std::to_string(p.repetitionPenalty) + " pres " + std::to_string(p.presencePenalty) + " freq " +
                std::to_string(p.frequencyPenalty) + " min_tokens " + std::to_string(p.minTokens) + " logprobs " +
-               std::to_string(p.logprobs) + " seed " + std::to_string(seed) + " step " + std::to_string(step) +
-               " V " + std::to_string(logits.size());
+               std::to_string(p.logprobs) + " seed " + std::to_string(seed) + " step " + std::to_string(step) + " V " +
+               std::to_string(logits.size());
     }
 };
 
@@ -173,14 +172,20 @@ void expectMatchesCpu(const std::vector<const Row*>& rows, const GpuRun& run, in
             QFAIL(qPrintable(where + QString(": edited logit %1 is %2, CPU %3").arg(i).arg(edited[i]).arg(cpuRow[i])));
         QVERIFY2(closeLogprob(got.logprob, want.logprob),
                  qPrintable(where + QString(": logprob %1, CPU %2").arg(got.logprob).arg(want.logprob)));
-        QVERIFY2(got.topLogprobs.size() == want.topLogprobs.size(),
-                 qPrintable(where + QString(": %1 top logprobs, CPU %2").arg(got.topLogprobs.size()).arg(want.topLogprobs.size())));
+        QVERIFY2(
+            got.topLogprobs.size() == want.topLogprobs.size(),
+            qPrintable(where +
+                       QString(": %1 top logprobs, CPU %2").arg(got.topLogprobs.size()).arg(want.topLogprobs.size())));
         for (size_t k = 0; k < want.topLogprobs.size(); ++k) {
             const auto& g = got.topLogprobs[k];
             const auto& w = want.topLogprobs[k];
             QVERIFY2(g.token == w.token && closeLogprob(g.logprob, w.logprob),
-                     qPrintable(where + QString(": top %1 is (%2, %3), CPU (%4, %5)").arg(k).arg(g.token).arg(g.logprob)
-                                            .arg(w.token).arg(w.logprob)));
+                     qPrintable(where + QString(": top %1 is (%2, %3), CPU (%4, %5)")
+                                            .arg(k)
+                                            .arg(g.token)
+                                            .arg(g.logprob)
+                                            .arg(w.token)
+                                            .arg(w.logprob)));
         }
     }
 }
@@ -192,7 +197,7 @@ std::vector<const Row*> pointers(const std::vector<Row>& rows)
     return out;
 }
 
-} // namespace
+}  // namespace
 
 class TestGpuSampler : public QObject {
     Q_OBJECT
@@ -250,18 +255,33 @@ private slots:
         };
         const std::vector<float> uniform(kVocab, 0.25f);  // one bucket larger than the shared list
         for (float topP : {1.0f, 0.9f, 0.3f}) add(bf16Row(), [&](Row& r) { r.params.topP = topP; });
-        add(bf16Row(), [](Row& r) { r.params.topK = 300; r.params.temperature = 0.7f; });
-        add(bf16Row(), [](Row& r) { r.params.temperature = 0.0f; r.params.logprobs = 20; });
+        add(bf16Row(), [](Row& r) {
+            r.params.topK = 300;
+            r.params.temperature = 0.7f;
+        });
+        add(bf16Row(), [](Row& r) {
+            r.params.temperature = 0.0f;
+            r.params.logprobs = 20;
+        });
         for (int topK : {0, 3, 2500}) add(uniform, [&](Row& r) { r.params.topK = topK; });
-        add(uniform, [](Row& r) { r.params.topP = 0.5f; r.params.logprobs = 20; });
+        add(uniform, [](Row& r) {
+            r.params.topP = 0.5f;
+            r.params.logprobs = 20;
+        });
         add(uniform, [](Row& r) { r.params.temperature = 0.0f; });
         for (float temperature : {1.0f, 0.6f})  // peaked, as real models: most tokens carry no weight
-            add(randomRow(kVocab, rng), [&](Row& r) { r.logits[77] = 42.0f; r.params.temperature = temperature; });
-        add(randomRow(kVocab, rng), [](Row& r) { r.params.topP = 0.0f; });      // top token only
-        add(randomRow(kVocab, rng), [](Row& r) { r.params.minP = 1.5f; });      // top token only
-        add(randomRow(kVocab, rng), [](Row& r) { r.params.topK = kVocab + 5; }); // off
+            add(randomRow(kVocab, rng), [&](Row& r) {
+                r.logits[77] = 42.0f;
+                r.params.temperature = temperature;
+            });
+        add(randomRow(kVocab, rng), [](Row& r) { r.params.topP = 0.0f; });           // top token only
+        add(randomRow(kVocab, rng), [](Row& r) { r.params.minP = 1.5f; });           // top token only
+        add(randomRow(kVocab, rng), [](Row& r) { r.params.topK = kVocab + 5; });     // off
         add(randomRow(kVocab, rng), [](Row& r) { r.params.temperature = 1e-38f; });  // overflows: greedy
-        add(randomRow(kVocab, rng), [](Row& r) { r.params.temperature = 50.0f; r.params.topP = 0.999f; });
+        add(randomRow(kVocab, rng), [](Row& r) {
+            r.params.temperature = 50.0f;
+            r.params.topP = 0.999f;
+        });
         const size_t maskedRow = batch.size();
         add(randomRow(kVocab, rng), [](Row& r) {  // masked and NaN logits are never drawn
             for (int i = 0; i < kVocab; i += 2) r.logits[static_cast<size_t>(i)] = -kInf;
@@ -269,7 +289,10 @@ private slots:
             r.params.logprobs = 20;
         });
         add(std::vector<float>(kVocab, -kInf), [](Row& r) { r.params.logprobs = 3; });  // all masked
-        add(randomRow(kVocab, rng), [](Row& r) { r.logits[17] = kInf; r.params.logprobs = 3; });
+        add(randomRow(kVocab, rng), [](Row& r) {
+            r.logits[17] = kInf;
+            r.params.logprobs = 3;
+        });
         add(randomRow(kVocab, rng), [](Row& r) {  // the chosen token is penalised: logprob of its raw logit
             r.logits[42] = 30.0f;
             r.params.temperature = 0.0f;
@@ -320,14 +343,19 @@ private slots:
             for (int t : tokens) logits[static_cast<size_t>(t)] = 10.0f;
             return logits;
         };
-        struct Filter { int topK; float topP; float minP; };
-        for (const Filter f : {Filter{0, 1.0f, 0.0f}, Filter{3, 1.0f, 0.0f}, Filter{0, 0.7f, 0.0f}, Filter{0, 1.0f, 0.5f}}) {
+        struct Filter {
+            int topK;
+            float topP;
+            float minP;
+        };
+        for (const Filter f :
+             {Filter{0, 1.0f, 0.0f}, Filter{3, 1.0f, 0.0f}, Filter{0, 0.7f, 0.0f}, Filter{0, 1.0f, 0.5f}}) {
             add(std::vector<float>(kVocab, 1.0f), 1.0f, f.topK, f.topP, f.minP);  // all tied
-            add(peaks({0}, -kInf), 1.0f, f.topK, f.topP, f.minP);               // one token has all the mass
-            add(peaks({kVocab - 1}, -200.0f), 1.0f, f.topK, f.topP, f.minP);     // the same, zero-weight rest
+            add(peaks({0}, -kInf), 1.0f, f.topK, f.topP, f.minP);                 // one token has all the mass
+            add(peaks({kVocab - 1}, -200.0f), 1.0f, f.topK, f.topP, f.minP);      // the same, zero-weight rest
             add(peaks({kSeg - 1, kSeg, 5 * kSeg + 100, 5 * kSeg + 101}, -3.0f), 0.9f, f.topK, f.topP, f.minP);
-            add(peaks({0, kVocab - 1}, 0.0f), 1.0f, f.topK, f.topP, f.minP);     // mass at both ends
-            add(randomRow(kVocab, rng), 1.0f, f.topK, f.topP, f.minP);           // temperature as models
+            add(peaks({0, kVocab - 1}, 0.0f), 1.0f, f.topK, f.topP, f.minP);  // mass at both ends
+            add(randomRow(kVocab, rng), 1.0f, f.topK, f.topP, f.minP);        // temperature as models
         }
         cuda::GpuSampler sampler(static_cast<int>(batch.size()), kVocab);
         const GpuRun run = runGpu(sampler, pointers(batch), kVocab);
@@ -370,13 +398,17 @@ private slots:
         for (size_t r = 0; r < batch.size(); ++r) {
             const SampleResult& a = all.results[r];
             const SampleResult& b = backwards.results[batch.size() - 1 - r];
-            QVERIFY2(a.token == b.token && sameBits(a.logprob, b.logprob),
-                     qPrintable(QString("row %1: token %2 / %3 in the reversed batch").arg(r).arg(a.token).arg(b.token)));
+            QVERIFY2(
+                a.token == b.token && sameBits(a.logprob, b.logprob),
+                qPrintable(QString("row %1: token %2 / %3 in the reversed batch").arg(r).arg(a.token).arg(b.token)));
         }
         for (size_t r = 0; r < batch.size(); r += 5) {
             const GpuRun alone = runGpu(sampler, {&batch[r]}, kErnieVocab);
-            QVERIFY2(alone.results[0].token == all.results[r].token && sameBits(alone.results[0].logprob, all.results[r].logprob),
-                     qPrintable(QString("row %1: token %2 alone, %3 batched").arg(r).arg(alone.results[0].token)
+            QVERIFY2(alone.results[0].token == all.results[r].token &&
+                         sameBits(alone.results[0].logprob, all.results[r].logprob),
+                     qPrintable(QString("row %1: token %2 alone, %3 batched")
+                                    .arg(r)
+                                    .arg(alone.results[0].token)
                                     .arg(all.results[r].token)));
         }
     }

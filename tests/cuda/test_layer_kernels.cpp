@@ -29,8 +29,7 @@ private slots:
         launch_embedding(dIds.as<int32_t>(), dTable.get(), residual.as<float>(), T, H, ElementType::BF16, nullptr);
         auto got = download<float>(residual, size_t(T) * H);
         for (int t = 0; t < T; ++t)
-            for (int i = 0; i < H; ++i)
-                QCOMPARE(got[size_t(t) * H + i], toFloat(table[size_t(ids[t]) * H + i]));
+            for (int i = 0; i < H; ++i) QCOMPARE(got[size_t(t) * H + i], toFloat(table[size_t(ids[t]) * H + i]));
     }
 
     void addRmsnorm_data()
@@ -72,7 +71,7 @@ private slots:
         std::vector<int32_t> positions(T), slotMap(T);
         std::mt19937 rng(4);
         for (int t = 0; t < T; ++t) {
-            positions[t] = t < 5 ? t : int32_t(rng() % 131072);  // small and very large positions
+            positions[t] = t < 5 ? t : int32_t(rng() % 131072);          // small and very large positions
             slotMap[t] = t == 3 ? -1 : t * 7 % (numBlocks * blockSize);  // one padding row
         }
         std::vector<float> invFreq(size_t(HD / 2));
@@ -91,14 +90,17 @@ private slots:
         for (int t = 0; t < T; ++t) {
             const float* src = &qkvF[size_t(t) * row];
             std::copy(src, src + qDim, &wantQ[size_t(t) * qDim]);
-            for (int h = 0; h < NH; ++h) cpu::ropeInterleaved(&wantQ[size_t(t) * qDim + h * HD], HD, positions[t], theta);
+            for (int h = 0; h < NH; ++h)
+                cpu::ropeInterleaved(&wantQ[size_t(t) * qDim + h * HD], HD, positions[t], theta);
             if (slotMap[t] < 0) continue;
             std::vector<float> kRow(src + qDim, src + qDim + kvDim);
             for (int h = 0; h < KVH; ++h) cpu::ropeInterleaved(&kRow[size_t(h) * HD], HD, positions[t], theta);
             wantKRows.insert(wantKRows.end(), kRow.begin(), kRow.end());
             wantVRows.insert(wantVRows.end(), src + qDim + kvDim, src + row);
-            gotKRows.insert(gotKRows.end(), &gotK[size_t(slotMap[t]) * kvDim], &gotK[size_t(slotMap[t]) * kvDim] + kvDim);
-            gotVRows.insert(gotVRows.end(), &gotV[size_t(slotMap[t]) * kvDim], &gotV[size_t(slotMap[t]) * kvDim] + kvDim);
+            gotKRows.insert(gotKRows.end(), &gotK[size_t(slotMap[t]) * kvDim],
+                            &gotK[size_t(slotMap[t]) * kvDim] + kvDim);
+            gotVRows.insert(gotVRows.end(), &gotV[size_t(slotMap[t]) * kvDim],
+                            &gotV[size_t(slotMap[t]) * kvDim] + kvDim);
         }
         QVERIFY2(relativeError(gotQ, wantQ) < 1e-2, qPrintable(QString::number(relativeError(gotQ, wantQ))));
         QVERIFY(relativeError(gotKRows, wantKRows) < 1e-2);

@@ -17,11 +17,16 @@ using namespace brook::cudatest;
 
 namespace {
 
-template <typename T> cuda::ElementType typeOf()
+template <typename T>
+cuda::ElementType typeOf()
 {
     return std::is_same_v<T, __nv_bfloat16> ? cuda::ElementType::BF16 : cuda::ElementType::F16;
 }
-template <typename T> double tolOf() { return std::is_same_v<T, __nv_bfloat16> ? 2e-2 : 5e-3; }
+template <typename T>
+double tolOf()
+{
+    return std::is_same_v<T, __nv_bfloat16> ? 2e-2 : 5e-3;
+}
 
 AttentionProblem shape(int nh, int kvh, int hd, int bs, uint64_t seed)
 {
@@ -42,8 +47,13 @@ AttentionProblem decodeProblem(AttentionProblem p, const std::vector<int>& conte
 
 QString describe(const char* kind, const AttentionProblem& p, cuda::ElementType type)
 {
-    return QString("%1 %2 NH%3/KVH%4/HD%5/BS%6").arg(kind).arg(cuda::elementTypeName(type)).arg(p.numHeads)
-        .arg(p.numKvHeads).arg(p.headDim).arg(p.blockSize);
+    return QString("%1 %2 NH%3/KVH%4/HD%5/BS%6")
+        .arg(kind)
+        .arg(cuda::elementTypeName(type))
+        .arg(p.numHeads)
+        .arg(p.numKvHeads)
+        .arg(p.headDim)
+        .arg(p.blockSize);
 }
 
 // Sized for up to maxSeqs sequences and zeroed once, as the engine must do.
@@ -52,11 +62,12 @@ cuda::DeviceBuffer decodeWorkspace(const AttentionProblem& p, int maxSeqs, int m
     cuda::DeviceBuffer workspace(
         cuda::paged_attention_decode_workspace_bytes(maxSeqs, p.numHeads, p.numKvHeads, p.headDim, maxContextLen));
     if (workspace.bytes()) BROOK_CUDA_CHECK(cudaMemset(workspace.get(), 0, workspace.bytes()));
-    BROOK_CUDA_CHECK(cudaDeviceSynchronize()); // graph launches run on a non-blocking stream
+    BROOK_CUDA_CHECK(cudaDeviceSynchronize());  // graph launches run on a non-blocking stream
     return workspace;
 }
 
-template <typename T> QString runPrefill(const AttentionProblem& p)
+template <typename T>
+QString runPrefill(const AttentionProblem& p)
 {
     const auto c = makeAttentionCase<T>(p);
     AttentionDeviceCase d(p, c);
@@ -66,7 +77,8 @@ template <typename T> QString runPrefill(const AttentionProblem& p)
                             tolOf<T>());
 }
 
-template <typename T> QString runDecode(const AttentionProblem& p, int maxContextLen)
+template <typename T>
+QString runDecode(const AttentionProblem& p, int maxContextLen)
 {
     const auto c = makeAttentionCase<T>(p);
     AttentionDeviceCase d(p, c);
@@ -79,23 +91,24 @@ template <typename T> QString runDecode(const AttentionProblem& p, int maxContex
         d.poisonOutput();
         cuda::launch_paged_attention_decode(typeOf<T>(), d.q.get(), d.out.get(), d.k.get(), d.v.get(), d.batch(),
                                             maxContextLen, shapeOf(p), workspace.get(), workspace.bytes(), nullptr);
-        const QString label = describe("decode", p, typeOf<T>())
-            + QString(" maxContextLen %1 (%2 splits), launch %3").arg(maxContextLen).arg(splits).arg(launch);
+        const QString label =
+            describe("decode", p, typeOf<T>()) +
+            QString(" maxContextLen %1 (%2 splits), launch %3").arg(maxContextLen).arg(splits).arg(launch);
         const QString error = compareAttention(label, p, c, d.result<T>(), want, tolOf<T>());
         if (!error.isEmpty()) return error;
     }
     return {};
 }
 
-#define CHECK_EMPTY(expr)                                   \
-    do {                                                    \
-        const QString brook_error_ = (expr);                \
-        QVERIFY2(brook_error_.isEmpty(), qPrintable(brook_error_)); \
+#define CHECK_EMPTY(expr)                                                                                              \
+    do {                                                                                                               \
+        const QString brook_error_ = (expr);                                                                           \
+        QVERIFY2(brook_error_.isEmpty(), qPrintable(brook_error_));                                                    \
     } while (0)
 
 const std::vector<int> kDecodeContexts = {1, 15, 16, 17, 600, 3000};
 
-} // namespace
+}  // namespace
 
 class TestPagedAttention : public QObject {
     Q_OBJECT
@@ -104,9 +117,9 @@ private slots:
     void prefillWholePromptsSmallShapes()
     {
         BROOK_REQUIRE_GPU();
-        AttentionProblem a = shape(6, 2, 32, 16, 11); // G = 3: groups straddle the 64-row tiles
-        a.seqs = {{0, 1}, {0, 5}, {0, 1, true}, {0, 16}, {0, 33}, {0, 70}}; // + a padding slot: zeros
-        AttentionProblem b = shape(4, 4, 64, 8, 12); // G = 1, small blocks
+        AttentionProblem a = shape(6, 2, 32, 16, 11);                        // G = 3: groups straddle the 64-row tiles
+        a.seqs = {{0, 1}, {0, 5}, {0, 1, true}, {0, 16}, {0, 33}, {0, 70}};  // + a padding slot: zeros
+        AttentionProblem b = shape(4, 4, 64, 8, 12);                         // G = 1, small blocks
         b.seqs = {{0, 64}, {0, 100}, {0, 3}, {0, 65}};
         CHECK_EMPTY(runPrefill<__nv_bfloat16>(a));
         CHECK_EMPTY(runPrefill<__half>(a));
@@ -121,7 +134,7 @@ private slots:
         p.seqs = {{0, 512}, {0, 7}, {0, 129}};
         CHECK_EMPTY(runPrefill<__nv_bfloat16>(p));
         CHECK_EMPTY(runPrefill<__half>(p));
-        p.qPad = 2 * 2 * 128; // q read in place from a fused [T, (NH + 2 KVH) * HD] QKV buffer
+        p.qPad = 2 * 2 * 128;  // q read in place from a fused [T, (NH + 2 KVH) * HD] QKV buffer
         p.seed = 22;
         CHECK_EMPTY(runPrefill<__nv_bfloat16>(p));
     }
@@ -142,7 +155,7 @@ private slots:
     void prefillWideGroup()
     {
         BROOK_REQUIRE_GPU();
-        AttentionProblem p = shape(32, 1, 64, 16, 41); // G = 32: a 64-row tile holds 2 tokens x 32 heads
+        AttentionProblem p = shape(32, 1, 64, 16, 41);  // G = 32: a 64-row tile holds 2 tokens x 32 heads
         p.seqs = {{0, 33}, {50, 10}};
         CHECK_EMPTY(runPrefill<__nv_bfloat16>(p));
         CHECK_EMPTY(runPrefill<__half>(p));
@@ -196,7 +209,7 @@ private slots:
         BROOK_REQUIRE_GPU();
         const AttentionProblem a = decodeProblem(shape(6, 2, 32, 16, 71), kDecodeContexts);
         const AttentionProblem b = decodeProblem(shape(4, 4, 64, 8, 72), {3, 64, 65, 999});
-        const AttentionProblem c = decodeProblem(shape(32, 1, 64, 16, 73), {1, 100, 1500}); // two 16-head chunks
+        const AttentionProblem c = decodeProblem(shape(32, 1, 64, 16, 73), {1, 100, 1500});  // two 16-head chunks
         AttentionProblem d = decodeProblem(shape(16, 2, 128, 16, 74), {33, 700});
         d.qPad = 512;
         for (int maxContext : {128, 4096}) {
@@ -240,26 +253,32 @@ private slots:
         try {
             cuda::launch_paged_attention_prefill(cuda::ElementType::F16, d.q.get(), d.out.get(), d.k.get(), d.v.get(),
                                                  d.batch(), 1, shapeOf(p), nullptr);
-        } catch (const cuda::CudaError&) { threw = true; }
+        } catch (const cuda::CudaError&) {
+            threw = true;
+        }
         QVERIFY2(threw, "head dim 96 must be refused");
         p.headDim = 128;
         threw = false;
-        try { // positions map to blocks by shift and mask
+        try {  // positions map to blocks by shift and mask
             cuda::AttentionShape odd = shapeOf(p);
             odd.blockSize = 12;
             cuda::launch_paged_attention_prefill(cuda::ElementType::F16, d.q.get(), d.out.get(), d.k.get(), d.v.get(),
                                                  d.batch(), 1, odd, nullptr);
-        } catch (const cuda::CudaError&) { threw = true; }
+        } catch (const cuda::CudaError&) {
+            threw = true;
+        }
         QVERIFY2(threw, "block size 12 must be refused");
         p.seqs.clear();
         p = decodeProblem(p, {4000, 4000});
         const auto e = makeAttentionCase<__half>(p);
         AttentionDeviceCase f(p, e);
         threw = false;
-        try { // 4000 keys over several splits need a workspace; none given
+        try {  // 4000 keys over several splits need a workspace; none given
             cuda::launch_paged_attention_decode(cuda::ElementType::F16, f.q.get(), f.out.get(), f.k.get(), f.v.get(),
                                                 f.batch(), 4096, shapeOf(p), nullptr, 0, nullptr);
-        } catch (const cuda::CudaError&) { threw = true; }
+        } catch (const cuda::CudaError&) {
+            threw = true;
+        }
         const bool needsWorkspace = cuda::paged_attention_decode_splits(2, 16, 2, 4096) > 1;
         QCOMPARE(threw, needsWorkspace);
     }
@@ -267,7 +286,8 @@ private slots:
 private:
     // Captures one decode launch in a CUDA graph, replays it, then changes every context length,
     // block table and query behind the graph's back and replays it again.
-    template <typename T> void graphReplay()
+    template <typename T>
+    void graphReplay()
     {
         const int maxContext = 4096, blockSize = 16;
         const AttentionProblem a = decodeProblem(shape(16, 2, 128, blockSize, 101), {5, 300, 1, 2000, 0, 64});

@@ -101,8 +101,16 @@ void verifyClose(const std::vector<float>& got, const std::vector<float>& want, 
     const double err = worst / scale;
     const QString message = QString("relative error %1 (tolerance %2, max |want| %3): worst at m %4, n %5, got %6, "
                                     "want %7; %8 of %9 outputs off (%10 not finite), first:%11")
-                                .arg(err).arg(tolerance).arg(scale).arg(worstAt / N).arg(worstAt % N)
-                                .arg(got[worstAt]).arg(want[worstAt]).arg(bad).arg(size_t(M) * N).arg(nonFinite)
+                                .arg(err)
+                                .arg(tolerance)
+                                .arg(scale)
+                                .arg(worstAt / N)
+                                .arg(worstAt % N)
+                                .arg(got[worstAt])
+                                .arg(want[worstAt])
+                                .arg(bad)
+                                .arg(size_t(M) * N)
+                                .arg(nonFinite)
                                 .arg(examples);
     if (err > tolerance / 10) qInfo().noquote() << "  " << message;  // visible on the GPU run's log
     QVERIFY2(bad == 0 && err <= tolerance, qPrintable(message));
@@ -163,13 +171,14 @@ void runCase(const Case& c)
     const ElementType type = c.bf16 ? ElementType::BF16 : ElementType::F16;
     auto launch = [&] {
         if (c.gemm) launch_quant_gemm(input.get(), dw, out.get(), M, type, c.outFloat, c.accumulate, nullptr);
-        else launch_quant_gemv(input.get(), dw, out.get(), M, type, c.outFloat, c.accumulate, nullptr, c.prologue,
-                               norm.get(), eps);
+        else
+            launch_quant_gemv(input.get(), dw, out.get(), M, type, c.outFloat, c.accumulate, nullptr, c.prologue,
+                              norm.get(), eps);
     };
     launch();
     BROOK_CUDA_CHECK(cudaDeviceSynchronize());
-    const std::vector<float> got = c.outFloat ? download<float>(out, size_t(M) * N)
-                                              : toHostFloat(download<E>(out, size_t(M) * N));
+    const std::vector<float> got =
+        c.outFloat ? download<float>(out, size_t(M) * N) : toHostFloat(download<E>(out, size_t(M) * N));
     std::vector<float> want(size_t(M) * N);
     cpu::linear(fx.data(), wRef.data(), want.data(), M, K, N);
     for (size_t i = 0; i < want.size(); ++i) want[i] += base[i];
@@ -188,8 +197,8 @@ void runCase(const Case& c)
 
 void addRow(const char* name, const Case& c)
 {
-    QTest::newRow(name) << c.M << c.N << c.K << c.bits << c.groupSize << c.bf16 << c.outFloat << c.accumulate
-                        << c.gemm << int(c.prologue);
+    QTest::newRow(name) << c.M << c.N << c.K << c.bits << c.groupSize << c.bf16 << c.outFloat << c.accumulate << c.gemm
+                        << int(c.prologue);
 }
 
 struct Shape {
@@ -220,11 +229,16 @@ void addErnieRows(bool gemm, std::initializer_list<int> ms)
         int i = 0;
         for (const Shape& s : kErnieShapes) {
             for (int M : ms) {
-                const Case c{M, s.N, s.K, bits, 128, (i & 1) == 0, (i & 2) != 0, (i & 4) != 0, gemm,
-                             SkinnyPrologue::None};
-                const QByteArray name = QString("%1 M%2 int%3 %4%5%6").arg(s.name).arg(M).arg(bits)
-                                            .arg(c.bf16 ? "bf16" : "fp16").arg(c.outFloat ? " fp32out" : "")
-                                            .arg(c.accumulate ? " +=" : "").toUtf8();
+                const Case c{
+                    M, s.N, s.K, bits, 128, (i & 1) == 0, (i & 2) != 0, (i & 4) != 0, gemm, SkinnyPrologue::None};
+                const QByteArray name = QString("%1 M%2 int%3 %4%5%6")
+                                            .arg(s.name)
+                                            .arg(M)
+                                            .arg(bits)
+                                            .arg(c.bf16 ? "bf16" : "fp16")
+                                            .arg(c.outFloat ? " fp32out" : "")
+                                            .arg(c.accumulate ? " +=" : "")
+                                            .toUtf8();
                 addRow(name.constData(), c);
                 ++i;
             }
@@ -232,7 +246,7 @@ void addErnieRows(bool gemm, std::initializer_list<int> ms)
     }
 }
 
-} // namespace
+}  // namespace
 
 class TestQuantMatmul : public QObject {
     Q_OBJECT
@@ -396,8 +410,12 @@ private:
             if (std::memcmp(&got[i], &want[i], sizeof(E)) != 0 && bad++ == 0) first = i;
         }
         QVERIFY2(bad == 0, qPrintable(QString("%1 of %2 values differ; first at n %3, k %4: got %5 want %6")
-                                          .arg(bad).arg(want.size()).arg(first / K).arg(first % K)
-                                          .arg(cuda::toFloat(got[first])).arg(cuda::toFloat(want[first]))));
+                                          .arg(bad)
+                                          .arg(want.size())
+                                          .arg(first / K)
+                                          .arg(first % K)
+                                          .arg(cuda::toFloat(got[first]))
+                                          .arg(cuda::toFloat(want[first]))));
     }
 
     void runFetched()

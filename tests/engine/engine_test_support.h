@@ -120,4 +120,4 @@ inline EngineStats waitIdle(Engine& engine)
     return engine.stats();
 }
 
-} // namespace brook::testsupport
+}  // namespace brook::testsupport

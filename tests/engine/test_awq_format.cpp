@@ -91,7 +91,7 @@ Result<QuantizedWeight> unpack(const HandCase& c)
     return fromAwqGemm(qw, qz, sc, c.N, c.K, c.bits, c.G, kName);
 }
 
-} // namespace
+}  // namespace
 
 class TestAwqFormat : public QObject {
     Q_OBJECT

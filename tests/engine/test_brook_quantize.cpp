@@ -70,7 +70,7 @@ double reported(const std::string& out, const std::string& label)
     return std::stod(out.substr(at + label.size()));
 }
 
-} // namespace
+}  // namespace
 
 class TestBrookQuantize : public QObject {
     Q_OBJECT
@@ -100,10 +100,12 @@ private slots:
         QFETCH(QString, method);
         QFETCH(int, bits);
         const bool awq = method == "awq";
-        const std::filesystem::path out = std::filesystem::path(m_dir.path().toStdString()) / (method.toStdString() + std::to_string(bits));
-        auto [code, log] = run(kQuantize, {QString::fromStdString(m_source.string()), QString::fromStdString(out.string()),
-                                           "--method", method, "--bits", QString::number(bits), "--group-size",
-                                           QString::number(kGroup), "--calibration-tokens", "1024"});
+        const std::filesystem::path out =
+            std::filesystem::path(m_dir.path().toStdString()) / (method.toStdString() + std::to_string(bits));
+        auto [code, log] =
+            run(kQuantize, {QString::fromStdString(m_source.string()), QString::fromStdString(out.string()), "--method",
+                            method, "--bits", QString::number(bits), "--group-size", QString::number(kGroup),
+                            "--calibration-tokens", "1024"});
         QVERIFY2(code == 0, log.c_str());
         m_outputs[method.toStdString() + std::to_string(bits)] = out;
         for (const char* file : {"model.safetensors", "config.json", "tokenizer.model", "tokenizer_config.json",
@@ -129,7 +131,8 @@ private slots:
             const TensorView* a = src.find(name);
             const TensorView* b = dst.find(name);
             QVERIFY2(a && b && a->dtype == b->dtype && a->shape == b->shape && a->numBytes == b->numBytes &&
-                         std::memcmp(a->data, b->data, a->numBytes) == 0, name);
+                         std::memcmp(a->data, b->data, a->numBytes) == 0,
+                     name);
         }
         const QJsonArray report = readJson(out / "quantization_report.json")["linears"].toArray();
         QCOMPARE(report.size(), qsizetype(7 * m_config.numLayers));
@@ -167,8 +170,8 @@ private slots:
                 // AWQ: W' = W diag(s) with s = source norm / folded norm for the Linears fed by a
                 // norm (v too: under GQA nothing is folded into its rows). o, up and down carry
                 // scales that cannot be read back from the folder.
-                const bool attnIn = which == "self_attn.q_proj" || which == "self_attn.k_proj" ||
-                                    which == "self_attn.v_proj";
+                const bool attnIn =
+                    which == "self_attn.q_proj" || which == "self_attn.k_proj" || which == "self_attn.v_proj";
                 const bool mlpIn = which == "mlp.gate_proj";
                 if (awq && !attnIn && !mlpIn) continue;
                 if (awq)
@@ -190,7 +193,10 @@ private slots:
                     const QJsonObject r = report[7 * layer + li].toObject();
                     QCOMPARE(r["name"].toString().toStdString(), name);
                     QVERIFY2(std::abs(r["weight_error"].toDouble() - error) < 1e-4 * error,
-                             qPrintable(QString("%1 reported %2, decoded %3").arg(name.c_str()).arg(r["weight_error"].toDouble()).arg(error)));
+                             qPrintable(QString("%1 reported %2, decoded %3")
+                                            .arg(name.c_str())
+                                            .arg(r["weight_error"].toDouble())
+                                            .arg(error)));
                 }
             }
         }
@@ -287,11 +293,12 @@ private slots:
         auto [forced, forcedLog] = run(kQuantize, {source, out, "--method", "rtn", "--group-size", "32", "--force"});
         QVERIFY2(forced == 0, forcedLog.c_str());
 
-        auto [twice, twiceLog] = run(kQuantize, {out, m_dir.filePath("twice"), "--method", "rtn", "--group-size", "32"});
+        auto [twice, twiceLog] =
+            run(kQuantize, {out, m_dir.filePath("twice"), "--method", "rtn", "--group-size", "32"});
         QVERIFY(twice != 0);
         QVERIFY2(twiceLog.find("already quantized") != std::string::npos, twiceLog.c_str());
-        auto [calib, calibLog] = run(kQuantize, {source, m_dir.filePath("c"), "--calibration", m_dir.filePath("none.txt"),
-                                                 "--group-size", "32"});
+        auto [calib, calibLog] = run(kQuantize, {source, m_dir.filePath("c"), "--calibration",
+                                                 m_dir.filePath("none.txt"), "--group-size", "32"});
         QVERIFY(calib != 0);
         QVERIFY2(calibLog.find("none.txt") != std::string::npos, calibLog.c_str());
     }

@@ -42,7 +42,7 @@ CapacityInput cuda(int64_t total, double utilization, int maxModelLen)
     return in;
 }
 
-} // namespace
+}  // namespace
 
 class TestCapacityPlanner : public QObject {
     Q_OBJECT
@@ -156,7 +156,12 @@ private slots:
         CapacityInput b = in;
         b.maxModelLen = p.suggestedMaxModelLen;
         QVERIFY(CapacityPlanner::plan(b).fits());
-        QVERIFY(!CapacityPlanner::plan([&] { CapacityInput c = a; c.gpuMemoryUtilization = 0.45; return c; }()).fits());
+        QVERIFY(!CapacityPlanner::plan([&] {
+                     CapacityInput c = a;
+                     c.gpuMemoryUtilization = 0.45;
+                     return c;
+                 }())
+                     .fits());
     }
 
     void weightsThatDoNotFitAndOtherProblems()

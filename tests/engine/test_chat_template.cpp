@@ -24,13 +24,14 @@ const std::vector<ChatMessage> kWorkedExample = {
     {"user", "What is 2+2?"},
 };
 
-} // namespace
+}  // namespace
 
 class TestChatTemplate : public QObject {
     Q_OBJECT
 
 private slots:
-    void workedExampleIsByteExact() {
+    void workedExampleIsByteExact()
+    {
         const std::string expected =
             "<|begin_of_sentence|>You are a helpful assistant.\nUser: Hi!\nAssistant: Hello! How can I "
             "help?<|end_of_sentence|>User: What is 2+2?\nAssistant: ";
@@ -38,29 +39,33 @@ private slots:
         QCOMPARE(ChatTemplate().render(kWorkedExample, true), expected);
     }
 
-    void withoutGenerationPrompt() {
+    void withoutGenerationPrompt()
+    {
         const std::string expected =
             "<|begin_of_sentence|>You are a helpful assistant.\nUser: Hi!\nAssistant: Hello! How can I "
             "help?<|end_of_sentence|>User: What is 2+2?\n";
         QCOMPARE(ChatTemplate().render(kWorkedExample, false), expected);
     }
 
-    void emptyConversation() {
+    void emptyConversation()
+    {
         QCOMPARE(ChatTemplate().render({}), std::string("<|begin_of_sentence|>Assistant: "));
         QCOMPARE(ChatTemplate().render({}, false), std::string("<|begin_of_sentence|>"));
     }
 
-    void unknownRolesAreSkipped() {
+    void unknownRolesAreSkipped()
+    {
         // Jinja's == is exact: "User", "tool", "" match no branch and render nothing.
         const std::vector<ChatMessage> messages = {
-            {"tool", "{\"result\": 4}"}, {"user", "a"}, {"User", "b"}, {"", "c"},
-            {"assistant", "d"}, {"function", "e"}, {"system ", "f"},
+            {"tool", "{\"result\": 4}"}, {"user", "a"},     {"User", "b"},    {"", "c"},
+            {"assistant", "d"},          {"function", "e"}, {"system ", "f"},
         };
         QCOMPARE(ChatTemplate().render(messages),
                  std::string("<|begin_of_sentence|>User: a\nAssistant: d<|end_of_sentence|>Assistant: "));
     }
 
-    void contentIsCopiedVerbatim() {
+    void contentIsCopiedVerbatim()
+    {
         // No trimming or escaping: newlines, spaces, special-token strings and Jinja syntax pass through.
         const std::vector<ChatMessage> messages = {
             {"user", "  {{ x }} {% if %}\n\n<|end_of_sentence|> 你好  "},
@@ -71,14 +76,16 @@ private slots:
                              "Assistant: <|end_of_sentence|>"));
     }
 
-    void customClsAndSep() {
+    void customClsAndSep()
+    {
         const ChatTemplate chat("[CLS]", "[SEP]");
         QCOMPARE(chat.render(kWorkedExample),
                  std::string("[CLS]You are a helpful assistant.\nUser: Hi!\nAssistant: Hello! How can I "
                              "help?[SEP]User: What is 2+2?\nAssistant: "));
     }
 
-    void randomConversationsFollowTheRules() {
+    void randomConversationsFollowTheRules()
+    {
         // Each turn's rendering is a contiguous piece: the output is their concatenation.
         const char* roles[] = {"system", "user", "assistant", "tool", "developer"};
         const char* words[] = {"hello", "你好", "\n", " ", "2+2", "<|LOC_3|>", "end"};
@@ -89,21 +96,18 @@ private slots:
             std::string expected = "<C>";
             for (ChatMessage& m : messages) {
                 m.role = roles[rng.bounded(5)];
-                for (int i = rng.bounded(0, 5); i > 0; --i)
-                    m.content += words[rng.bounded(7)];
-                if (m.role == "system")
-                    expected += m.content + "\n";
-                else if (m.role == "user")
-                    expected += "User: " + m.content + "\n";
-                else if (m.role == "assistant")
-                    expected += "Assistant: " + m.content + "<S>";
+                for (int i = rng.bounded(0, 5); i > 0; --i) m.content += words[rng.bounded(7)];
+                if (m.role == "system") expected += m.content + "\n";
+                else if (m.role == "user") expected += "User: " + m.content + "\n";
+                else if (m.role == "assistant") expected += "Assistant: " + m.content + "<S>";
             }
             const bool prompt = rng.bounded(2) == 1;
             QCOMPARE(chat.render(messages, prompt), expected + (prompt ? "Assistant: " : ""));
         }
     }
 
-    void renderedPromptTokenizes() {
+    void renderedPromptTokenizes()
+    {
         // With the tokenizer's own cls/sep, the prompt starts with the cls id and each finished
         // assistant turn ends with the sep id (a stop id), as the model was trained.
         QTemporaryDir dir;
@@ -123,7 +127,8 @@ private slots:
         QCOMPARE(brook::encodeChat(tok, kWorkedExample), ids);
     }
 
-    void specialTokensTypedByUsersStayText() {
+    void specialTokensTypedByUsersStayText()
+    {
         // A user (or a system prompt, or an assistant turn sent back by a client) that types the
         // template's special tokens must not be able to end a turn or start a fake one.
         QTemporaryDir dir;

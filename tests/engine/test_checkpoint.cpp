@@ -21,7 +21,8 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-ModelConfig smallConfig() {
+ModelConfig smallConfig()
+{
     ModelConfig c;
     c.architecture = "Ernie4_5ForCausalLM";
     c.vocabSize = 96;
@@ -35,7 +36,8 @@ ModelConfig smallConfig() {
     return c;
 }
 
-std::vector<std::pair<std::string, Shape>> ernieTensors(const ModelConfig& c, bool withLmHead) {
+std::vector<std::pair<std::string, Shape>> ernieTensors(const ModelConfig& c, bool withLmHead)
+{
     const int64_t V = c.vocabSize, H = c.hiddenSize, I = c.intermediateSize;
     const int64_t Q = int64_t(c.numHeads) * c.headDim, KV = int64_t(c.numKvHeads) * c.headDim;
     std::vector<std::pair<std::string, Shape>> t = {{"model.embed_tokens.weight", {V, H}}, {"model.norm.weight", {H}}};
@@ -67,7 +69,8 @@ struct WriteOptions {
 // Writes the checkpoint; returns the fp32 values each tensor should read back as.
 std::map<std::string, std::vector<float>> writeCheckpoint(const QString& dir, const ModelConfig& c,
                                                           const WriteOptions& o, std::mt19937& rng,
-                                                          std::map<std::string, int>* shardOf = nullptr) {
+                                                          std::map<std::string, int>* shardOf = nullptr)
+{
     std::normal_distribution<float> normal(0.0f, 0.5f);
     std::vector<SafetensorsWriter> writers(size_t(o.shards));
     std::map<std::string, std::vector<float>> expected;
@@ -83,20 +86,20 @@ std::map<std::string, std::vector<float>> writeCheckpoint(const QString& dir, co
         std::vector<float> values(static_cast<size_t>(n));
         for (float& v : values) v = bf16ToFloat(floatToBf16(normal(rng)));  // exactly representable
         const int shard = int(rng() % unsigned(o.shards));
-        if (dtype == DType::I32)
-            writers[size_t(shard)].add(name, dtype, shape, std::vector<std::byte>(size_t(n) * 4));
-        else
-            writers[size_t(shard)].addFloat(name, dtype, shape, values);
+        if (dtype == DType::I32) writers[size_t(shard)].add(name, dtype, shape, std::vector<std::byte>(size_t(n) * 4));
+        else writers[size_t(shard)].addFloat(name, dtype, shape, values);
         expected[name] = values;
         if (shardOf) (*shardOf)[name] = shard;
-        weightMap[name] = "model-0000" + std::to_string(shard + 1) + "-of-0000" + std::to_string(o.shards) + ".safetensors";
+        weightMap[name] =
+            "model-0000" + std::to_string(shard + 1) + "-of-0000" + std::to_string(o.shards) + ".safetensors";
     }
     if (o.shards == 1) {
         if (!writers[0].write((dir + "/model.safetensors").toStdString()).ok()) qFatal("write failed");
         return expected;
     }
     for (int s = 0; s < o.shards; ++s) {
-        const std::string file = "model-0000" + std::to_string(s + 1) + "-of-0000" + std::to_string(o.shards) + ".safetensors";
+        const std::string file =
+            "model-0000" + std::to_string(s + 1) + "-of-0000" + std::to_string(o.shards) + ".safetensors";
         if (!writers[size_t(s)].write((dir.toStdString() + "/" + file)).ok()) qFatal("write failed");
     }
     std::ofstream((dir + "/model.safetensors.index.json").toStdString())
@@ -104,11 +107,9 @@ std::map<std::string, std::vector<float>> writeCheckpoint(const QString& dir, co
     return expected;
 }
 
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-} // namespace
+}  // namespace
 
 class TestCheckpoint : public QObject {
     Q_OBJECT
@@ -129,7 +130,8 @@ private slots:
     void duplicateTensorAcrossShardsIsAnError();
 };
 
-void TestCheckpoint::opensSingleFileAndReadsValues() {
+void TestCheckpoint::opensSingleFileAndReadsValues()
+{
     QTemporaryDir dir;
     std::mt19937 rng(1);
     const ModelConfig c = smallConfig();
@@ -155,7 +157,8 @@ void TestCheckpoint::opensSingleFileAndReadsValues() {
     QVERIFY2(contains(absent.error(), "'model.layers.9.mlp.up_proj.weight'"), absent.error().c_str());
 }
 
-void TestCheckpoint::opensShardsFromIndex() {
+void TestCheckpoint::opensShardsFromIndex()
+{
     QTemporaryDir dir;
     std::mt19937 rng(2);
     const ModelConfig c = smallConfig();
@@ -179,7 +182,8 @@ void TestCheckpoint::opensShardsFromIndex() {
     QCOMPARE(used.size(), size_t(3));  // the random assignment really spread the tensors
 }
 
-void TestCheckpoint::missingShardNamesIt() {
+void TestCheckpoint::missingShardNamesIt()
+{
     QTemporaryDir dir;
     std::mt19937 rng(3);
     WriteOptions o;
@@ -191,7 +195,8 @@ void TestCheckpoint::missingShardNamesIt() {
     QVERIFY2(contains(ckpt.error(), "'model-00002-of-00002.safetensors' is missing"), ckpt.error().c_str());
 }
 
-void TestCheckpoint::indexEntryAbsentFromShardNamesTensor() {
+void TestCheckpoint::indexEntryAbsentFromShardNamesTensor()
+{
     QTemporaryDir dir;
     std::mt19937 rng(4);
     WriteOptions o;
@@ -202,13 +207,16 @@ void TestCheckpoint::indexEntryAbsentFromShardNamesTensor() {
     nlohmann::json index = nlohmann::json::parse(std::ifstream(indexPath));
     // Point one tensor at the other shard, and list one that exists nowhere.
     const std::string moved = "model.layers.1.mlp.down_proj.weight";
-    index["weight_map"][moved] = shardOf[moved] == 0 ? "model-00002-of-00002.safetensors" : "model-00001-of-00002.safetensors";
+    index["weight_map"][moved] =
+        shardOf[moved] == 0 ? "model-00002-of-00002.safetensors" : "model-00001-of-00002.safetensors";
     std::ofstream(indexPath) << index.dump();
     auto ckpt = Checkpoint::open(dir.path().toStdString());
     QVERIFY(!ckpt.ok());
-    QVERIFY2(contains(ckpt.error(), "'" + moved + "'") && contains(ckpt.error(), "does not contain"), ckpt.error().c_str());
+    QVERIFY2(contains(ckpt.error(), "'" + moved + "'") && contains(ckpt.error(), "does not contain"),
+             ckpt.error().c_str());
 
-    index["weight_map"][moved] = shardOf[moved] == 0 ? "model-00001-of-00002.safetensors" : "model-00002-of-00002.safetensors";
+    index["weight_map"][moved] =
+        shardOf[moved] == 0 ? "model-00001-of-00002.safetensors" : "model-00002-of-00002.safetensors";
     index["weight_map"]["model.ghost.weight"] = "model-00001-of-00002.safetensors";
     std::ofstream(indexPath) << index.dump();
     auto ghost = Checkpoint::open(dir.path().toStdString());
@@ -216,7 +224,8 @@ void TestCheckpoint::indexEntryAbsentFromShardNamesTensor() {
     QVERIFY2(contains(ghost.error(), "'model.ghost.weight'"), ghost.error().c_str());
 }
 
-void TestCheckpoint::badIndexNamesFile() {
+void TestCheckpoint::badIndexNamesFile()
+{
     for (const char* text : {"{\"weight_map\": ", "{\"metadata\": {}}", "{\"weight_map\": {\"a\": 3}}",
                              "{\"weight_map\": {\"a\": \"../outside.safetensors\"}}"}) {
         QTemporaryDir dir;
@@ -227,7 +236,8 @@ void TestCheckpoint::badIndexNamesFile() {
     }
 }
 
-void TestCheckpoint::noWeightsListsWhatWasLookedFor() {
+void TestCheckpoint::noWeightsListsWhatWasLookedFor()
+{
     QTemporaryDir dir;
     auto ckpt = Checkpoint::open(dir.path().toStdString());
     QVERIFY(!ckpt.ok());
@@ -238,7 +248,8 @@ void TestCheckpoint::noWeightsListsWhatWasLookedFor() {
     QVERIFY2(contains(nowhere.error(), "does-not-exist"), nowhere.error().c_str());
 }
 
-void TestCheckpoint::wrongShapeNamesTensorAndShapes() {
+void TestCheckpoint::wrongShapeNamesTensorAndShapes()
+{
     QTemporaryDir dir;
     std::mt19937 rng(5);
     WriteOptions o;
@@ -271,7 +282,8 @@ void TestCheckpoint::wrongShapeNamesTensorAndShapes() {
              tv.error().c_str());
 }
 
-void TestCheckpoint::missingTensorNamesIt() {
+void TestCheckpoint::missingTensorNamesIt()
+{
     std::mt19937 rng(6);
     const auto all = ernieTensors(smallConfig(), false);
     for (int trial = 0; trial < 8; ++trial) {
@@ -288,7 +300,8 @@ void TestCheckpoint::missingTensorNamesIt() {
     }
 }
 
-void TestCheckpoint::nonFloatDtypeNamesTensor() {
+void TestCheckpoint::nonFloatDtypeNamesTensor()
+{
     QTemporaryDir dir;
     std::mt19937 rng(7);
     WriteOptions o;
@@ -304,7 +317,8 @@ void TestCheckpoint::nonFloatDtypeNamesTensor() {
              valid.error().c_str());
 }
 
-void TestCheckpoint::tiedHeadIsOptional() {
+void TestCheckpoint::tiedHeadIsOptional()
+{
     std::mt19937 rng(8);
     QTemporaryDir withHead;
     WriteOptions o;
@@ -325,7 +339,8 @@ void TestCheckpoint::tiedHeadIsOptional() {
     QVERIFY2(contains(valid.error(), "'lm_head.weight' has shape [95, 32], expected [96, 32]"), valid.error().c_str());
 }
 
-void TestCheckpoint::untiedRequiresHead() {
+void TestCheckpoint::untiedRequiresHead()
+{
     std::mt19937 rng(9);
     ModelConfig untied = smallConfig();
     untied.tieWordEmbeddings = false;
@@ -348,7 +363,8 @@ void TestCheckpoint::untiedRequiresHead() {
     QCOMPARE((*withHead)->lmHead()->name, std::string("lm_head.weight"));
 }
 
-void TestCheckpoint::extraTensorsAreIgnored() {
+void TestCheckpoint::extraTensorsAreIgnored()
+{
     QTemporaryDir dir;
     std::mt19937 rng(10);
     WriteOptions o;
@@ -361,7 +377,8 @@ void TestCheckpoint::extraTensorsAreIgnored() {
     QVERIFY((*ckpt)->find("model.some_buffer"));
 }
 
-void TestCheckpoint::duplicateTensorAcrossShardsIsAnError() {
+void TestCheckpoint::duplicateTensorAcrossShardsIsAnError()
+{
     QTemporaryDir dir;
     std::mt19937 rng(11);
     WriteOptions o;

@@ -87,7 +87,7 @@ std::vector<std::vector<float>> run(CpuBackend& backend, int vocab)
     return out;
 }
 
-} // namespace
+}  // namespace
 
 class TestCpuBackendPaths : public QObject {
     Q_OBJECT
@@ -113,7 +113,8 @@ private slots:
             const auto got = run(*makeBackend(*model, isa), model->config.vocabSize);
             const double promptBound = isa == CpuIsa::Avx512Bf16 ? 2e-2 : 1e-4;
             const double promptError = relativeError(got[0], want[0]);
-            QVERIFY2(promptError < promptBound, qPrintable(QString("%1 prompt: %2").arg(cpuIsaName(isa)).arg(promptError)));
+            QVERIFY2(promptError < promptBound,
+                     qPrintable(QString("%1 prompt: %2").arg(cpuIsaName(isa)).arg(promptError)));
             for (size_t step = 1; step < got.size(); ++step) {
                 // The decode steps read K/V the prompt step wrote, so they inherit its error.
                 const double e = relativeError(got[step], want[step]);

@@ -62,7 +62,11 @@ bool checkAgainstExact(const CpuMatrix& w, const std::vector<float>& x, const st
             }
             const double got = out[size_t(t) * N + n];
             if (!(std::abs(got - exact) <= relative * S + 1e-30)) {
-                why = QString("t %1 n %2: got %3, exact %4, bound %5").arg(t).arg(n).arg(got, 0, 'g', 9).arg(exact, 0, 'g', 9)
+                why = QString("t %1 n %2: got %3, exact %4, bound %5")
+                          .arg(t)
+                          .arg(n)
+                          .arg(got, 0, 'g', 9)
+                          .arg(exact, 0, 'g', 9)
                           .arg(relative * S, 0, 'g', 3);
                 return false;
             }
@@ -71,7 +75,7 @@ bool checkAgainstExact(const CpuMatrix& w, const std::vector<float>& x, const st
     return true;
 }
 
-} // namespace
+}  // namespace
 
 class TestCpuGemm : public QObject {
     Q_OBJECT
@@ -160,7 +164,8 @@ private slots:
                     S += std::abs(double(w.at(n, k)) * bf16ToFloat(uint16_t(k % 2 ? pair >> 16 : pair)));
                 }
                 const double diff = std::abs(double(got[size_t(t) * N + n]) - want[size_t(t) * N + n]);
-                QVERIFY2(diff <= 4 * gamma(K) * S + 1e-30, qPrintable(QString("t %1 n %2: diff %3").arg(t).arg(n).arg(diff)));
+                QVERIFY2(diff <= 4 * gamma(K) * S + 1e-30,
+                         qPrintable(QString("t %1 n %2: diff %3").arg(t).arg(n).arg(diff)));
             }
     }
 
@@ -204,8 +209,12 @@ private slots:
                     }
                     const double got = out[size_t(t) * N + n];
                     QVERIFY2(std::abs(got - exact) <= 4 * gamma(K) * S + 1e-30,
-                             qPrintable(QString("%1 t %2 n %3: got %4, exact %5").arg(cpuIsaName(isa)).arg(t).arg(n)
-                                            .arg(got, 0, 'g', 9).arg(exact, 0, 'g', 9)));
+                             qPrintable(QString("%1 t %2 n %3: got %4, exact %5")
+                                            .arg(cpuIsaName(isa))
+                                            .arg(t)
+                                            .arg(n)
+                                            .arg(got, 0, 'g', 9)
+                                            .arg(exact, 0, 'g', 9)));
                 }
         }
     }

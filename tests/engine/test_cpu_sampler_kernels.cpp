@@ -26,9 +26,24 @@ private slots:
         std::vector<float> logits(103424 + 5);  // a ragged tail after the vector part
         std::normal_distribution<float> dist(0.0f, 6.0f);
         for (float& f : logits) f = dist(rng);
-        const float edges[] = {0.0f, -0.0f, 1.0f, 87.0f, 86.0f, 1e-40f, -1e-40f, 1e-12f, 3e-10f, -3e-10f,
-                               std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
-                               std::numeric_limits<float>::quiet_NaN(), 80.0f, 86.99f, 87.01f, -200.0f, 200.0f};
+        const float edges[] = {0.0f,
+                               -0.0f,
+                               1.0f,
+                               87.0f,
+                               86.0f,
+                               1e-40f,
+                               -1e-40f,
+                               1e-12f,
+                               3e-10f,
+                               -3e-10f,
+                               std::numeric_limits<float>::infinity(),
+                               -std::numeric_limits<float>::infinity(),
+                               std::numeric_limits<float>::quiet_NaN(),
+                               80.0f,
+                               86.99f,
+                               87.01f,
+                               -200.0f,
+                               200.0f};
         for (size_t i = 0; i < std::size(edges); ++i) logits[i * 7] = edges[i];
         for (float temperature : {1.0f, 0.8f, 0.3f, 1.7f}) {
             float maxLogit = -INFINITY;
@@ -41,8 +56,12 @@ private slots:
                 std::vector<uint32_t> got(logits.size(), 0xDEADBEEF);
                 probRow(logits.data(), logits.size(), temperature, maxScaled, got.data(), isa);
                 for (size_t i = 0; i < logits.size(); ++i)
-                    QVERIFY2(got[i] == want[i], qPrintable(QString("%1 T %2 logit %3: %4 != %5").arg(cpuIsaName(isa))
-                                                               .arg(temperature).arg(logits[i], 0, 'g', 9).arg(got[i]).arg(want[i])));
+                    QVERIFY2(got[i] == want[i], qPrintable(QString("%1 T %2 logit %3: %4 != %5")
+                                                               .arg(cpuIsaName(isa))
+                                                               .arg(temperature)
+                                                               .arg(logits[i], 0, 'g', 9)
+                                                               .arg(got[i])
+                                                               .arg(want[i])));
             }
         }
     }

@@ -33,7 +33,8 @@ private slots:
             });
             QCOMPARE(wrongCall.load(), 0);
             for (int i = 0; i < n; ++i)
-                QVERIFY2(hits[static_cast<size_t>(i)].load() == 1, qPrintable(QString("call %1 item %2").arg(call).arg(i)));
+                QVERIFY2(hits[static_cast<size_t>(i)].load() == 1,
+                         qPrintable(QString("call %1 item %2").arg(call).arg(i)));
         }
     }
 

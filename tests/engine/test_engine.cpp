@@ -202,8 +202,8 @@ private slots:
         r.params.stop.clear();
         r.params.includeStopStrInOutput = false;
         size_t k = 4;
-        while (k < full.tokens.size() &&
-               std::find(full.tokens.begin(), full.tokens.begin() + long(k), full.tokens[k]) != full.tokens.begin() + long(k))
+        while (k < full.tokens.size() && std::find(full.tokens.begin(), full.tokens.begin() + long(k),
+                                                   full.tokens[k]) != full.tokens.begin() + long(k))
             ++k;
         QVERIFY(k < full.tokens.size());
         r.params.stopTokenIds = {full.tokens[k]};

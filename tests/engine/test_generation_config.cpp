@@ -28,14 +28,16 @@ private slots:
 
 private:
     QTemporaryDir m_dir;
-    std::string write(const std::string& text) {
+    std::string write(const std::string& text)
+    {
         const std::string path = m_dir.filePath("generation_config.json").toStdString();
         std::ofstream(path) << text;
         return path;
     }
 };
 
-void TestGenerationConfig::readsErnieFile() {
+void TestGenerationConfig::readsErnieFile()
+{
     // ERNIE-4.5-0.3B's generation_config.json, verbatim.
     const std::string path = write(R"({
     "do_sample": true,
@@ -62,7 +64,8 @@ void TestGenerationConfig::readsErnieFile() {
     QCOMPARE(d->eosTokenIds, (std::vector<int32_t>{2}));
 }
 
-void TestGenerationConfig::eosListAndNulls() {
+void TestGenerationConfig::eosListAndNulls()
+{
     auto d = loadGenerationDefaults(write(R"({"eos_token_id": [2, 100272], "top_k": 40, "min_p": 0.05,
                                              "max_new_tokens": 77, "temperature": null, "unknown_key": {"x": 1}})"));
     QVERIFY2(d.ok(), d.ok() ? "" : d.error().c_str());
@@ -74,14 +77,16 @@ void TestGenerationConfig::eosListAndNulls() {
     QVERIFY(!d->doSample.has_value());
 }
 
-void TestGenerationConfig::missingFileGivesEmptyDefaults() {
+void TestGenerationConfig::missingFileGivesEmptyDefaults()
+{
     auto d = loadGenerationDefaults(m_dir.filePath("nope/generation_config.json").toStdString());
     QVERIFY(d.ok());
     QVERIFY(d->eosTokenIds.empty());
     QVERIFY(!d->temperature.has_value());
 }
 
-void TestGenerationConfig::malformedFilesNameFileAndKey() {
+void TestGenerationConfig::malformedFilesNameFileAndKey()
+{
     const std::pair<const char*, const char*> cases[] = {
         {"{\"top_p\": 0.8,", "not valid JSON"},
         {"[1]", "JSON object"},
@@ -99,7 +104,8 @@ void TestGenerationConfig::malformedFilesNameFileAndKey() {
     }
 }
 
-void TestGenerationConfig::outOfRangeNumbersAreErrorsNotWrapped() {
+void TestGenerationConfig::outOfRangeNumbersAreErrorsNotWrapped()
+{
     // 2^40 used to wrap to 0 on its way to int32 (token 0 then stopped every reply); 1e300 does
     // not fit a float (converting it is undefined behaviour).
     const std::pair<const char*, const char*> cases[] = {
@@ -118,13 +124,15 @@ void TestGenerationConfig::outOfRangeNumbersAreErrorsNotWrapped() {
         QVERIFY2(d.error().find(expected) != std::string::npos, d.error().c_str());
         QVERIFY2(d.error().find("generation_config.json") != std::string::npos, d.error().c_str());
     }
-    auto edge = loadGenerationDefaults(write(R"({"eos_token_id": [0, 2147483647], "top_k": -1, "temperature": 3.4e38})"));
+    auto edge =
+        loadGenerationDefaults(write(R"({"eos_token_id": [0, 2147483647], "top_k": -1, "temperature": 3.4e38})"));
     QVERIFY2(edge.ok(), edge.ok() ? "" : edge.error().c_str());
     QCOMPARE(edge->eosTokenIds, (std::vector<int32_t>{0, 2147483647}));
     QCOMPARE(*edge->topK, -1);
 }
 
-void TestGenerationConfig::deepNestingIsAnErrorNotACrash() {
+void TestGenerationConfig::deepNestingIsAnErrorNotACrash()
+{
     // A deep eos_token_id list used to be copied, recursing once per level.
     const int depth = 100000;
     auto d = parseGenerationDefaults("{\"eos_token_id\": " + std::string(depth, '[') + std::string(depth, ']') + "}",
@@ -134,7 +142,8 @@ void TestGenerationConfig::deepNestingIsAnErrorNotACrash() {
              d.error().c_str());
 }
 
-void TestGenerationConfig::fifoIsRefusedWithoutBlocking() {
+void TestGenerationConfig::fifoIsRefusedWithoutBlocking()
+{
 #ifdef _WIN32
     QSKIP("no FIFOs in the Windows file system");
 #else

@@ -38,12 +38,9 @@ std::vector<int32_t> ints(const SafetensorsFile& file, const std::string& name)
     return {p, p + t->numElements()};
 }
 
-int32_t argmax(std::span<const float> row)
-{
-    return int32_t(std::max_element(row.begin(), row.end()) - row.begin());
-}
+int32_t argmax(std::span<const float> row) { return int32_t(std::max_element(row.begin(), row.end()) - row.begin()); }
 
-} // namespace
+}  // namespace
 
 class TestHfReference : public QObject {
     Q_OBJECT
@@ -115,7 +112,8 @@ private slots:
         std::vector<int32_t> got;
         int cached = 0;
         for (size_t step = 0; step < wantIds.size(); ++step) {
-            BatchSequence s{std::span(tokens.data() + cached, tokens.size() - size_t(cached)), cached, blocks, true, {}};
+            BatchSequence s{
+                std::span(tokens.data() + cached, tokens.size() - size_t(cached)), cached, blocks, true, {}};
             std::vector<float> logits = backend->logits(std::span(&s, 1));
             QVERIFY(testsupport::relativeError(logits, std::span(&wantLogits[step * V], size_t(V))) < 1e-4);
             cached = int(tokens.size());

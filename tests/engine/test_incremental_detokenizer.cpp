@@ -23,34 +23,41 @@ using brook::Tokenizer;
 namespace {
 
 // Strict UTF-8 check: whole sequences only, no overlongs, surrogates or values past U+10FFFF.
-bool isCompleteUtf8(const std::string& s) {
+bool isCompleteUtf8(const std::string& s)
+{
     size_t i = 0;
     while (i < s.size()) {
         const auto c = static_cast<unsigned char>(s[i]);
         size_t n = 0;
         uint32_t cp = 0;
-        if (c < 0x80) { n = 1; cp = c; }
-        else if ((c & 0xE0) == 0xC0) { n = 2; cp = c & 0x1F; }
-        else if ((c & 0xF0) == 0xE0) { n = 3; cp = c & 0x0F; }
-        else if ((c & 0xF8) == 0xF0) { n = 4; cp = c & 0x07; }
-        else return false;
-        if (i + n > s.size())
-            return false;
+        if (c < 0x80) {
+            n = 1;
+            cp = c;
+        } else if ((c & 0xE0) == 0xC0) {
+            n = 2;
+            cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            n = 3;
+            cp = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            n = 4;
+            cp = c & 0x07;
+        } else return false;
+        if (i + n > s.size()) return false;
         for (size_t k = 1; k < n; ++k) {
             const auto cc = static_cast<unsigned char>(s[i + k]);
-            if ((cc & 0xC0) != 0x80)
-                return false;
+            if ((cc & 0xC0) != 0x80) return false;
             cp = (cp << 6) | (cc & 0x3F);
         }
         static constexpr std::array<uint32_t, 5> kMin = {0, 0, 0x80, 0x800, 0x10000};
-        if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return false;
+        if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
         i += n;
     }
     return true;
 }
 
-std::string encodeUtf8(uint32_t cp) {
+std::string encodeUtf8(uint32_t cp)
+{
     std::string out;
     if (cp < 0x80) {
         out += static_cast<char>(cp);
@@ -76,14 +83,14 @@ class TwoDecodeDetokenizer {
 public:
     TwoDecodeDetokenizer(const Tokenizer& tok, bool skipSpecial) : m_tok(tok), m_skipSpecial(skipSpecial) {}
 
-    std::string push(int32_t id) {
+    std::string push(int32_t id)
+    {
         m_ids.push_back(id);
         const std::span<const int32_t> all(m_ids);
         const std::string before = m_tok.decode(all.subspan(m_prefix, m_read - m_prefix), m_skipSpecial);
         const std::string after = m_tok.decode(all.subspan(m_prefix), m_skipSpecial);
         const bool unfinished = after.size() >= 3 && after.compare(after.size() - 3, 3, "\xEF\xBF\xBD") == 0;
-        if (after.size() <= before.size() || unfinished)
-            return {};
+        if (after.size() <= before.size() || unfinished) return {};
         m_prefix = m_read;
         m_read = m_ids.size();
         return after.substr(before.size());
@@ -101,7 +108,7 @@ struct StreamResult {
     int heldBack = 0;    // pushes that returned nothing
 };
 
-} // namespace
+}  // namespace
 
 class TestIncrementalDetokenizer : public QObject {
     Q_OBJECT
@@ -113,13 +120,13 @@ private:
 
     // Streams ids through a detokenizer, checking every delta on the way; callers check
     // QTest::currentTestFailed() afterwards.
-    void stream(const Tokenizer& tok, const std::vector<int32_t>& ids, bool skipSpecial, StreamResult& result) {
+    void stream(const Tokenizer& tok, const std::vector<int32_t>& ids, bool skipSpecial, StreamResult& result)
+    {
         IncrementalDetokenizer detok(tok, skipSpecial);
         result = {};
         for (const int32_t id : ids) {
             const std::string delta = detok.push(id);
-            if (delta.empty())
-                ++result.heldBack;
+            if (delta.empty()) ++result.heldBack;
             QVERIFY2(isCompleteUtf8(delta), qPrintable(QString("delta after id %1 is not whole UTF-8").arg(id)));
             QVERIFY(delta.size() < 3 || delta.compare(delta.size() - 3, 3, "\xEF\xBF\xBD") != 0);
             result.joined += delta;
@@ -130,7 +137,8 @@ private:
     }
 
 private slots:
-    void initTestCase() {
+    void initTestCase()
+    {
         for (int i = 0; i < 2; ++i) {
             QVERIFY(m_dirs[i].isValid());
             brook::testing::TestTokenizerOptions options;
@@ -150,7 +158,8 @@ private slots:
         }
     }
 
-    void randomTokenStreams_data() {
+    void randomTokenStreams_data()
+    {
         QTest::addColumn<int>("model");
         QTest::addColumn<bool>("skipSpecial");
         QTest::newRow("plain") << 0 << false;
@@ -159,7 +168,8 @@ private slots:
         QTest::newRow("dummy-prefix skip-special") << 1 << true;
     }
 
-    void randomTokenStreams() {
+    void randomTokenStreams()
+    {
         QFETCH(int, model);
         QFETCH(bool, skipSpecial);
         const Tokenizer& tok = *m_toks[model];
@@ -170,22 +180,22 @@ private slots:
             std::vector<int32_t> ids(rng.bounded(1, 48));
             for (int32_t& id : ids) {
                 const int kind = rng.bounded(100);
-                if (kind < 45) id = rng.bounded(pieces);                              // any piece
-                else if (kind < 85) id = m_byteIds[rng.bounded(0x80, 0x100)];         // UTF-8 lead/continuation bytes
-                else if (kind < 95) id = rng.bounded(pieces, vocab);                  // added tokens
+                if (kind < 45) id = rng.bounded(pieces);                       // any piece
+                else if (kind < 85) id = m_byteIds[rng.bounded(0x80, 0x100)];  // UTF-8 lead/continuation bytes
+                else if (kind < 95) id = rng.bounded(pieces, vocab);           // added tokens
                 else id = rng.bounded(2) ? vocab + rng.bounded(64) : -1 - rng.bounded(5);  // out of range
             }
             StreamResult result;
             stream(tok, ids, skipSpecial, result);
-            if (QTest::currentTestFailed())
-                return;
+            if (QTest::currentTestFailed()) return;
             QCOMPARE(result.joined, tok.decode(ids, skipSpecial));
         }
     }
 
     // Mostly ordinary pieces, as generated text is: the table path answers most pushes, and
     // every delta equals the two-decode definition's, around bytes, specials and window starts.
-    void directAppendsEqualTwoDecodes() {
+    void directAppendsEqualTwoDecodes()
+    {
         QFETCH(int, model);
         QFETCH(bool, skipSpecial);
         const Tokenizer& tok = *m_toks[model];
@@ -211,31 +221,32 @@ private slots:
 
     void directAppendsEqualTwoDecodes_data() { randomTokenStreams_data(); }
 
-    void chineseByteFallbackText_data() {
+    void chineseByteFallbackText_data()
+    {
         QTest::addColumn<int>("model");
         QTest::newRow("plain") << 0;
         QTest::newRow("dummy-prefix") << 1;
     }
 
-    void chineseByteFallbackText() {
+    void chineseByteFallbackText()
+    {
         QFETCH(int, model);
         const Tokenizer& tok = *m_toks[model];
         const std::string text = "龘靐齉爩，鱻麤。 Rare 字 like 𠀀 and 🙂 need bytes; 小河 does not.";
         const auto ids = tok.encode(text);
         int byteTokens = 0;
-        for (const int32_t id : ids)
-            byteTokens += tok.idToPiece(id).rfind("<0x", 0) == 0 ? 1 : 0;
+        for (const int32_t id : ids) byteTokens += tok.idToPiece(id).rfind("<0x", 0) == 0 ? 1 : 0;
         QVERIFY(byteTokens >= 20);
         StreamResult result;
         stream(tok, ids, false, result);
-        if (QTest::currentTestFailed())
-            return;
+        if (QTest::currentTestFailed()) return;
         QCOMPARE(result.joined, tok.decode(ids));
         QCOMPARE(result.joined, model == 0 ? text : tok.decode(tok.encode(text)));
         QVERIFY(result.heldBack >= byteTokens / 2);  // mid-character bytes were held back
     }
 
-    void randomUtf8AsBytes() {
+    void randomUtf8AsBytes()
+    {
         // Random code points of every length, sent byte by byte: the stream must reproduce them.
         const Tokenizer& tok = *m_toks[0];
         QRandomGenerator rng(99);
@@ -248,12 +259,10 @@ private slots:
                 text += encodeUtf8(rng.bounded(lo, hi));
             }
             std::vector<int32_t> ids;
-            for (const char c : text)
-                ids.push_back(m_byteIds[static_cast<unsigned char>(c)]);
+            for (const char c : text) ids.push_back(m_byteIds[static_cast<unsigned char>(c)]);
             IncrementalDetokenizer detok(tok, false);
             std::string joined;
-            for (const int32_t id : ids)
-                joined += detok.push(id);
+            for (const int32_t id : ids) joined += detok.push(id);
             QCOMPARE(detok.flush(), std::string());  // nothing unfinished at the end
             QCOMPARE(joined, text);
         }
@@ -261,7 +270,8 @@ private slots:
 
     void leadingSpacesSurviveWindowStarts_data() { chineseByteFallbackText_data(); }
 
-    void leadingSpacesSurviveWindowStarts() {
+    void leadingSpacesSurviveWindowStarts()
+    {
         QFETCH(int, model);
         const Tokenizer& tok = *m_toks[model];
         const std::string text = "the river behind the old mill runs faster in spring than ever";
@@ -280,27 +290,27 @@ private slots:
         QVERIFY2(detok.directAppends() + 2 >= ids.size(), "plain words after the first take the table path");
     }
 
-    void unfinishedCharacterComesOutOnFlush() {
+    void unfinishedCharacterComesOutOnFlush()
+    {
         const Tokenizer& tok = *m_toks[0];
         IncrementalDetokenizer detok(tok, false);
         const auto hello = tok.encode("hi ");
-        for (const int32_t id : hello)
-            detok.push(id);
+        for (const int32_t id : hello) detok.push(id);
         QCOMPARE(detok.push(m_byteIds[0xE4]), std::string());  // first byte of a CJK character
         QCOMPARE(detok.text(), std::string("hi "));
         QCOMPARE(detok.flush(), std::string("\xEF\xBF\xBD"));
         QCOMPARE(detok.text(), std::string("hi \xEF\xBF\xBD"));
     }
 
-    void specialTokensInTheStream() {
+    void specialTokensInTheStream()
+    {
         const Tokenizer& tok = *m_toks[0];
         const std::string text = "<|begin_of_sentence|>User: 你好\nAssistant: 好<|end_of_sentence|>";
         const auto ids = tok.encode(text);
         StreamResult kept, skipped;
         stream(tok, ids, false, kept);
         stream(tok, ids, true, skipped);
-        if (QTest::currentTestFailed())
-            return;
+        if (QTest::currentTestFailed()) return;
         QCOMPARE(kept.joined, text);
         QCOMPARE(skipped.joined, std::string("User: 你好\nAssistant: 好"));
     }

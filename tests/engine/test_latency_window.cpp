@@ -31,8 +31,8 @@ private slots:
         std::sort(values.begin(), values.end());
         const LatencySummary s = window.summary(t0 + 1s);
         QCOMPARE(s.ttft.count, 501);
-        QCOMPARE(s.ttft.p50, values[250]);                        // 501 samples: rank 250 exactly
-        QVERIFY(qAbs(s.ttft.p95 - values[475]) < 1e-12);          // 0.95 * 500 = 475
+        QCOMPARE(s.ttft.p50, values[250]);                // 501 samples: rank 250 exactly
+        QVERIFY(qAbs(s.ttft.p95 - values[475]) < 1e-12);  // 0.95 * 500 = 475
         QCOMPARE(s.itl.count, 0);
         QCOMPARE(s.e2e.count, 0);
         // Interpolation between ranks: [1, 2, 3, 4] -> p50 2.5, p95 3.85.
@@ -71,7 +71,8 @@ private slots:
         std::mt19937 rng(5);
         const int vocab = engine->tokenizer().vocabSize();
         std::vector<std::shared_ptr<RequestStream>> streams;
-        for (int i = 0; i < 4; ++i) streams.push_back(*RequestStream::submit(*engine, greedyRequest(randomPrompt(rng, 20 + i, vocab), 10)));
+        for (int i = 0; i < 4; ++i)
+            streams.push_back(*RequestStream::submit(*engine, greedyRequest(randomPrompt(rng, 20 + i, vocab), 10)));
         for (auto& s : streams) drain(*s);
         waitIdle(*engine);
         const EngineStats s = engine->stats();

@@ -14,10 +14,7 @@ using namespace brook;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& needle)
-{
-    return text.find(needle) != std::string::npos;
-}
+bool contains(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
 
 std::vector<std::string> linesStartingWith(const std::string& text, const std::string& prefix)
 {
@@ -28,7 +25,7 @@ std::vector<std::string> linesStartingWith(const std::string& text, const std::s
     return lines;
 }
 
-} // namespace
+}  // namespace
 
 class TestMetrics : public QObject {
     Q_OBJECT
@@ -146,14 +143,22 @@ private slots:
             QVERIFY2(contains(fresh, std::string(counter) + "_total{" + labels + "} 0.0\n"), counter);
         }
         for (const char* reason : {"stop", "length", "abort"})
-            QVERIFY(contains(fresh, "vllm:request_success_total{" + labels + ",finished_reason=\"" + reason + "\"} 0.0\n"));
-        const std::vector<std::string> histograms = {
-            "vllm:iteration_tokens_total", "vllm:request_prompt_tokens", "vllm:request_generation_tokens",
-            "vllm:request_max_num_generation_tokens", "vllm:request_params_max_tokens", "vllm:request_params_n",
-            "vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds",
-            "vllm:request_time_per_output_token_seconds", "vllm:e2e_request_latency_seconds",
-            "vllm:request_queue_time_seconds", "vllm:request_inference_time_seconds",
-            "vllm:request_prefill_time_seconds", "vllm:request_decode_time_seconds"};
+            QVERIFY(
+                contains(fresh, "vllm:request_success_total{" + labels + ",finished_reason=\"" + reason + "\"} 0.0\n"));
+        const std::vector<std::string> histograms = {"vllm:iteration_tokens_total",
+                                                     "vllm:request_prompt_tokens",
+                                                     "vllm:request_generation_tokens",
+                                                     "vllm:request_max_num_generation_tokens",
+                                                     "vllm:request_params_max_tokens",
+                                                     "vllm:request_params_n",
+                                                     "vllm:time_to_first_token_seconds",
+                                                     "vllm:inter_token_latency_seconds",
+                                                     "vllm:request_time_per_output_token_seconds",
+                                                     "vllm:e2e_request_latency_seconds",
+                                                     "vllm:request_queue_time_seconds",
+                                                     "vllm:request_inference_time_seconds",
+                                                     "vllm:request_prefill_time_seconds",
+                                                     "vllm:request_decode_time_seconds"};
         for (const auto& name : histograms) {
             QVERIFY2(contains(fresh, "# TYPE " + name + " histogram\n"), name.c_str());
             QVERIFY2(contains(fresh, name + "_bucket{" + labels + ",le=\"+Inf\"} 0.0\n"), name.c_str());
@@ -244,7 +249,8 @@ private slots:
         QVERIFY(contains(text, "vllm:inter_token_latency_seconds_count{" + labels + "} 1.0\n"));
         QVERIFY(contains(text, "# TYPE vllm:cache_config_info gauge\n"));
         QVERIFY(contains(text, "vllm:cache_config_info{block_size=\"16\",cache_dtype=\"auto\","
-                               "gpu_memory_utilization=\"0.9\",num_gpu_blocks=\"1200\"," + labels + "} 1.0\n"));
+                               "gpu_memory_utilization=\"0.9\",num_gpu_blocks=\"1200\"," +
+                                   labels + "} 1.0\n"));
         QVERIFY(!contains(text, "num_gpu_blocks=\"1000\""));
         QCOMPARE(std::string(finishReasonName(FinishReason::Stop)), std::string("stop"));
     }
@@ -274,9 +280,12 @@ private slots:
         const std::string text = metrics.renderPrometheus();
         const double total = static_cast<double>(kThreads) * kIterations;
         const std::string labels = "model_name=\"m\",engine=\"0\"";
-        QVERIFY(contains(text, "vllm:prompt_tokens_total{" + labels + "} " + MetricsRegistry::formatNumber(total) + "\n"));
-        QVERIFY(contains(text, "vllm:generation_tokens_total{" + labels + "} " + MetricsRegistry::formatNumber(2 * total) + "\n"));
-        QVERIFY(contains(text, "vllm:iteration_tokens_total_count{" + labels + "} " + MetricsRegistry::formatNumber(total) + "\n"));
+        QVERIFY(
+            contains(text, "vllm:prompt_tokens_total{" + labels + "} " + MetricsRegistry::formatNumber(total) + "\n"));
+        QVERIFY(contains(text, "vllm:generation_tokens_total{" + labels + "} " +
+                                   MetricsRegistry::formatNumber(2 * total) + "\n"));
+        QVERIFY(contains(text, "vllm:iteration_tokens_total_count{" + labels + "} " +
+                                   MetricsRegistry::formatNumber(total) + "\n"));
         QVERIFY(contains(text, "vllm:inter_token_latency_seconds_bucket{" + labels + ",le=\"+Inf\"} " +
                                    MetricsRegistry::formatNumber(total) + "\n"));
         for (int t = 0; t < kThreads; ++t)

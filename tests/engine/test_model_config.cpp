@@ -22,7 +22,8 @@ using nlohmann::json;
 namespace {
 
 // config.json exactly as Baidu shipped ERNIE-4.5-0.3B (docs/model-ernie-4.5.md section 1).
-json baiduConfig() {
+json baiduConfig()
+{
     return json::parse(R"({
       "architectures": ["Ernie4_5_ForCausalLM"],
       "auto_map": {"AutoConfig": "configuration_ernie4_5.Ernie4_5_Config"},
@@ -33,15 +34,11 @@ json baiduConfig() {
       "rope_theta": 500000, "use_bias": false, "tie_word_embeddings": true, "torch_dtype": "bfloat16"})");
 }
 
-Result<ModelConfig> parse(const json& j) {
-    return parseModelConfig(j.dump(), "model/config.json");
-}
+Result<ModelConfig> parse(const json& j) { return parseModelConfig(j.dump(), "model/config.json"); }
 
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-} // namespace
+}  // namespace
 
 class TestModelConfig : public QObject {
     Q_OBJECT
@@ -66,7 +63,8 @@ private slots:
     void fifoIsRefusedWithoutBlocking();
 };
 
-void TestModelConfig::parsesBaiduConfig() {
+void TestModelConfig::parsesBaiduConfig()
+{
     auto c = parse(baiduConfig());
     QVERIFY2(c.ok(), c.ok() ? "" : c.error().c_str());
     QCOMPARE(c->architecture, std::string("Ernie4_5_ForCausalLM"));
@@ -93,7 +91,8 @@ void TestModelConfig::parsesBaiduConfig() {
     QCOMPARE(c->kvBytesPerToken(2), int64_t(18432));
 }
 
-void TestModelConfig::acceptsBothArchitectureNames() {
+void TestModelConfig::acceptsBothArchitectureNames()
+{
     for (const char* name : {"Ernie4_5ForCausalLM", "Ernie4_5_ForCausalLM"}) {
         json j = baiduConfig();
         j["architectures"] = {name};
@@ -104,7 +103,8 @@ void TestModelConfig::acceptsBothArchitectureNames() {
     }
 }
 
-void TestModelConfig::rejectsOtherArchitectures() {
+void TestModelConfig::rejectsOtherArchitectures()
+{
     for (const char* name : {"LlamaForCausalLM", "Ernie4_5_MoeForCausalLM", "ernie4_5forcausallm"}) {
         json j = baiduConfig();
         j["architectures"] = {name};
@@ -115,7 +115,8 @@ void TestModelConfig::rejectsOtherArchitectures() {
     }
 }
 
-void TestModelConfig::readsTransformers5RopeParameters() {
+void TestModelConfig::readsTransformers5RopeParameters()
+{
     json j = baiduConfig();
     j.erase("rope_theta");
     j.erase("torch_dtype");
@@ -132,7 +133,8 @@ void TestModelConfig::readsTransformers5RopeParameters() {
     QVERIFY2(contains(missing.error(), "'rope_theta'"), missing.error().c_str());
 }
 
-void TestModelConfig::rejectsUnsupportedRopeType() {
+void TestModelConfig::rejectsUnsupportedRopeType()
+{
     json j = baiduConfig();
     j.erase("rope_theta");
     j["rope_parameters"] = {{"rope_theta", 500000}, {"rope_type", "yarn"}, {"factor", 4.0}};
@@ -147,10 +149,11 @@ void TestModelConfig::rejectsUnsupportedRopeType() {
     QVERIFY2(contains(s.error(), "unsupported") && contains(s.error(), "linear"), s.error().c_str());
 }
 
-void TestModelConfig::missingRequiredKeyNamesFileAndKey() {
-    for (const char* key : {"architectures", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
-                            "num_attention_heads", "num_key_value_heads", "max_position_embeddings", "rms_norm_eps",
-                            "rope_theta"}) {
+void TestModelConfig::missingRequiredKeyNamesFileAndKey()
+{
+    for (const char* key :
+         {"architectures", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+          "num_key_value_heads", "max_position_embeddings", "rms_norm_eps", "rope_theta"}) {
         json j = baiduConfig();
         j.erase(key);
         auto c = parse(j);
@@ -160,12 +163,20 @@ void TestModelConfig::missingRequiredKeyNamesFileAndKey() {
     }
 }
 
-void TestModelConfig::wrongTypeNamesKey() {
+void TestModelConfig::wrongTypeNamesKey()
+{
     const std::pair<const char*, json> cases[] = {
-        {"hidden_size", "1024"},         {"vocab_size", 103424.5},       {"num_hidden_layers", nullptr},
-        {"rms_norm_eps", "1e-5"},        {"tie_word_embeddings", "yes"}, {"use_bias", 0},
-        {"torch_dtype", 16},             {"architectures", "Ernie4_5ForCausalLM"},
-        {"head_dim", json::array({128})}, {"rope_theta", "500000"},       {"eos_token_id", "</s>"},
+        {"hidden_size", "1024"},
+        {"vocab_size", 103424.5},
+        {"num_hidden_layers", nullptr},
+        {"rms_norm_eps", "1e-5"},
+        {"tie_word_embeddings", "yes"},
+        {"use_bias", 0},
+        {"torch_dtype", 16},
+        {"architectures", "Ernie4_5ForCausalLM"},
+        {"head_dim", json::array({128})},
+        {"rope_theta", "500000"},
+        {"eos_token_id", "</s>"},
     };
     for (const auto& [key, value] : cases) {
         json j = baiduConfig();
@@ -177,7 +188,8 @@ void TestModelConfig::wrongTypeNamesKey() {
     }
 }
 
-void TestModelConfig::badJsonNamesFile() {
+void TestModelConfig::badJsonNamesFile()
+{
     for (const char* text : {"", "{", "{\"vocab_size\": 12,}", "[1, 2, 3]", "\"config\"", "\x01\x02garbage"}) {
         auto c = parseModelConfig(text, "some/dir/config.json");
         QVERIFY2(!c.ok(), text);
@@ -185,7 +197,8 @@ void TestModelConfig::badJsonNamesFile() {
     }
 }
 
-void TestModelConfig::headDimDefaultsToHiddenOverHeads() {
+void TestModelConfig::headDimDefaultsToHiddenOverHeads()
+{
     json j = baiduConfig();
     j.erase("head_dim");
     auto c = parse(j);
@@ -198,7 +211,8 @@ void TestModelConfig::headDimDefaultsToHiddenOverHeads() {
     QVERIFY2(contains(bad.error(), "head_dim"), bad.error().c_str());
 }
 
-void TestModelConfig::optionalKeysHaveErnieDefaults() {
+void TestModelConfig::optionalKeysHaveErnieDefaults()
+{
     json j = baiduConfig();
     for (const char* key : {"tie_word_embeddings", "use_bias", "bos_token_id", "eos_token_id", "pad_token_id",
                             "torch_dtype", "model_type", "hidden_act"})
@@ -217,7 +231,8 @@ void TestModelConfig::optionalKeysHaveErnieDefaults() {
     QCOMPARE(untied->eosTokenId, 2);
 }
 
-void TestModelConfig::consistencyChecks() {
+void TestModelConfig::consistencyChecks()
+{
     const std::vector<std::pair<json, std::string>> cases = {
         {{{"num_key_value_heads", 3}}, "not divisible by num_key_value_heads"},
         {{{"hidden_size", 0}}, "'hidden_size' must be positive"},
@@ -239,7 +254,8 @@ void TestModelConfig::consistencyChecks() {
     }
 }
 
-void TestModelConfig::randomDimensionsReadBack() {
+void TestModelConfig::randomDimensionsReadBack()
+{
     std::mt19937 rng(2024);
     for (int i = 0; i < 200; ++i) {
         const int kv = 1 + int(rng() % 8), group = 1 + int(rng() % 8), hd = 2 * (1 + int(rng() % 128));
@@ -277,7 +293,8 @@ void TestModelConfig::randomDimensionsReadBack() {
     }
 }
 
-void TestModelConfig::loadsFromFileAndNamesMissingFile() {
+void TestModelConfig::loadsFromFileAndNamesMissingFile()
+{
     QTemporaryDir dir;
     const std::string path = dir.filePath("config.json").toStdString();
     std::ofstream(path) << baiduConfig().dump(2);
@@ -293,13 +310,18 @@ void TestModelConfig::loadsFromFileAndNamesMissingFile() {
     QVERIFY2(contains(truncated.error(), path), truncated.error().c_str());
 }
 
-void TestModelConfig::hugeCountsAreRefusedBeforeUse() {
+void TestModelConfig::hugeCountsAreRefusedBeforeUse()
+{
     // Each passes the int32 range check; used as counts they cost gigabytes or overflow int.
     const std::pair<const char*, json> cases[] = {
-        {"num_hidden_layers", 100000000},       {"num_hidden_layers", 2147483647},
-        {"vocab_size", 2000000000},             {"hidden_size", 1 << 30},
-        {"intermediate_size", 1 << 30},         {"max_position_embeddings", 2147483647},
-        {"head_dim", 1 << 30},                  {"num_attention_heads", 1 << 20},
+        {"num_hidden_layers", 100000000},
+        {"num_hidden_layers", 2147483647},
+        {"vocab_size", 2000000000},
+        {"hidden_size", 1 << 30},
+        {"intermediate_size", 1 << 30},
+        {"max_position_embeddings", 2147483647},
+        {"head_dim", 1 << 30},
+        {"num_attention_heads", 1 << 20},
     };
     for (const auto& [key, value] : cases) {
         json j = baiduConfig();
@@ -308,7 +330,8 @@ void TestModelConfig::hugeCountsAreRefusedBeforeUse() {
         auto c = parse(j);
         QVERIFY2(!c.ok(), key);
         QVERIFY2(contains(c.error(), "model/config.json"), c.error().c_str());
-        QVERIFY2(contains(c.error(), std::string("'") + key + "' " + value.dump() + " is larger than"), c.error().c_str());
+        QVERIFY2(contains(c.error(), std::string("'") + key + "' " + value.dump() + " is larger than"),
+                 c.error().c_str());
     }
     // Within each limit, but heads x head_dim would overflow int in qDim().
     json j = baiduConfig();
@@ -320,10 +343,11 @@ void TestModelConfig::hugeCountsAreRefusedBeforeUse() {
     QVERIFY2(contains(wide.error(), "num_attention_heads 1024 x head_dim 4096"), wide.error().c_str());
 }
 
-void TestModelConfig::outOfRangeIntegersNameTheKey() {
+void TestModelConfig::outOfRangeIntegersNameTheKey()
+{
     const std::pair<const char*, json> cases[] = {
-        {"eos_token_id", int64_t{1} << 40},     {"eos_token_id", json::array({int64_t{1} << 40})},
-        {"bos_token_id", uint64_t(-1)},         {"hidden_size", int64_t{1} << 32},
+        {"eos_token_id", int64_t{1} << 40},       {"eos_token_id", json::array({int64_t{1} << 40})},
+        {"bos_token_id", uint64_t(-1)},           {"hidden_size", int64_t{1} << 32},
         {"num_hidden_layers", uint64_t(1) << 63}, {"pad_token_id", -5},
     };
     for (const auto& [key, value] : cases) {
@@ -341,7 +365,8 @@ void TestModelConfig::outOfRangeIntegersNameTheKey() {
     QCOMPARE(c->padTokenId, -1);
 }
 
-void TestModelConfig::deepNestingIsAnErrorNotACrash() {
+void TestModelConfig::deepNestingIsAnErrorNotACrash()
+{
     const int depth = 100000;
     const std::string deep = std::string(depth, '[') + std::string(depth, ']');
     std::string text = baiduConfig().dump();
@@ -355,7 +380,8 @@ void TestModelConfig::deepNestingIsAnErrorNotACrash() {
     QVERIFY(parse(j).ok());
 }
 
-void TestModelConfig::fifoIsRefusedWithoutBlocking() {
+void TestModelConfig::fifoIsRefusedWithoutBlocking()
+{
 #ifdef _WIN32
     QSKIP("no FIFOs in the Windows file system");
 #else

@@ -29,17 +29,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-std::vector<float> toFloat(const TensorView& t) {
+std::vector<float> toFloat(const TensorView& t)
+{
     std::vector<float> v(static_cast<size_t>(t.numElements()));
     convertToFloat32(t, v.data());
     return v;
 }
 
-std::pair<double, double> meanStd(const std::vector<float>& v) {
+std::pair<double, double> meanStd(const std::vector<float>& v)
+{
     double sum = 0, sq = 0;
     for (float x : v) sum += x;
     const double mean = sum / double(v.size());
@@ -47,12 +47,13 @@ std::pair<double, double> meanStd(const std::vector<float>& v) {
     return {mean, std::sqrt(sq / double(v.size()))};
 }
 
-std::string fileBytes(const fs::path& path) {
+std::string fileBytes(const fs::path& path)
+{
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-} // namespace
+}  // namespace
 
 class TestModelFolder : public QObject {
     Q_OBJECT
@@ -83,7 +84,8 @@ private slots:
 
 private:
     // A copy of the good folder to break.
-    fs::path copyGood(const char* name) {
+    fs::path copyGood(const char* name)
+    {
         const fs::path dir = fs::path(m_root.path().toStdString()) / name;
         fs::copy(m_good, dir, fs::copy_options::recursive);
         return dir;
@@ -95,7 +97,8 @@ private:
     TestModelOptions m_options;
 };
 
-void TestModelFolder::initTestCase() {
+void TestModelFolder::initTestCase()
+{
     QVERIFY(m_root.isValid());
     m_good = fs::path(m_root.path().toStdString()) / "good";
     m_options.shape = TestModelShape::tiny();
@@ -104,7 +107,8 @@ void TestModelFolder::initTestCase() {
     QVERIFY2(written.ok(), written.ok() ? "" : written.error().c_str());
 }
 
-void TestModelFolder::goodFolderLoads() {
+void TestModelFolder::goodFolderLoads()
+{
     auto folder = load(m_good);
     QVERIFY2(folder.ok(), folder.ok() ? "" : folder.error().c_str());
     const ModelConfig& c = folder->config;
@@ -144,7 +148,8 @@ void TestModelFolder::goodFolderLoads() {
         QVERIFY2(config.contains(key), key);
 }
 
-void TestModelFolder::weightsHaveDocumentedScales() {
+void TestModelFolder::weightsHaveDocumentedScales()
+{
     auto folder = load(m_good);
     QVERIFY(folder.ok());
     const Checkpoint& ckpt = *folder->checkpoint;
@@ -170,7 +175,8 @@ void TestModelFolder::weightsHaveDocumentedScales() {
             toFloat(*ckpt.find("model.layers.1.self_attn.q_proj.weight")));
 }
 
-void TestModelFolder::logitsAreNeitherFlatNorSaturated() {
+void TestModelFolder::logitsAreNeitherFlatNorSaturated()
+{
     // The final step of the forward pass: logits = (rmsnorm(x) * w_final) . E^T for a residual x.
     auto folder = load(m_good);
     QVERIFY(folder.ok());
@@ -190,7 +196,8 @@ void TestModelFolder::logitsAreNeitherFlatNorSaturated() {
         std::vector<double> logits(static_cast<size_t>(V));
         for (int j = 0; j < V; ++j) {
             double dot = 0;
-            for (int k = 0; k < H; ++k) dot += x[size_t(k)] / std::sqrt(ms + 1e-5) * w[size_t(k)] * E[size_t(j) * H + k];
+            for (int k = 0; k < H; ++k)
+                dot += x[size_t(k)] / std::sqrt(ms + 1e-5) * w[size_t(k)] * E[size_t(j) * H + k];
             logits[size_t(j)] = dot;
         }
         double mean = 0, sq = 0, maxLogit = -1e30;
@@ -205,7 +212,8 @@ void TestModelFolder::logitsAreNeitherFlatNorSaturated() {
     }
 }
 
-void TestModelFolder::seedDeterminesWeights() {
+void TestModelFolder::seedDeterminesWeights()
+{
     const fs::path again = fs::path(m_root.path().toStdString()) / "again";
     const fs::path other = fs::path(m_root.path().toStdString()) / "other";
     QVERIFY(testing::writeTestModel(again, m_options).ok());
@@ -217,7 +225,8 @@ void TestModelFolder::seedDeterminesWeights() {
     QCOMPARE(fs::file_size(other / "model.safetensors"), fs::file_size(m_good / "model.safetensors"));
 }
 
-void TestModelFolder::shardedEqualsSingleFile() {
+void TestModelFolder::shardedEqualsSingleFile()
+{
     const fs::path sharded = fs::path(m_root.path().toStdString()) / "sharded";
     TestModelOptions o = m_options;
     o.shardWeights = true;
@@ -245,7 +254,8 @@ void TestModelFolder::shardedEqualsSingleFile() {
     QCOMPARE(index["weight_map"].size(), size_t(2 + 9 * TestModelShape::tiny().numLayers));
 }
 
-void TestModelFolder::dtypesRoundFromTheSameValues() {
+void TestModelFolder::dtypesRoundFromTheSameValues()
+{
     std::map<DType, std::vector<float>> embeddings;
     for (DType dtype : {DType::F32, DType::F16, DType::BF16}) {
         const fs::path dir = fs::path(m_root.path().toStdString()) / (std::string("dtype_") + dtypeName(dtype));
@@ -265,7 +275,8 @@ void TestModelFolder::dtypesRoundFromTheSameValues() {
     }
 }
 
-void TestModelFolder::lmHeadOptions() {
+void TestModelFolder::lmHeadOptions()
+{
     const fs::path tied = fs::path(m_root.path().toStdString()) / "tied_head";
     TestModelOptions o = m_options;
     o.writeLmHead = true;
@@ -287,7 +298,8 @@ void TestModelFolder::lmHeadOptions() {
     QVERIFY(toFloat(*b->checkpoint->lmHead()) != toFloat(*b->checkpoint->find("model.embed_tokens.weight")));
 }
 
-void TestModelFolder::shapesMatchErnie() {
+void TestModelFolder::shapesMatchErnie()
+{
     const TestModelShape s = TestModelShape::ernie03b();
     QCOMPARE(s.vocabSize, 103424);
     QCOMPARE(s.hiddenSize, 1024);
@@ -301,7 +313,8 @@ void TestModelFolder::shapesMatchErnie() {
     QCOMPARE(TestModelShape::tiny().vocabSize, 0);
 }
 
-void TestModelFolder::queryWidthOtherThanHidden() {
+void TestModelFolder::queryWidthOtherThanHidden()
+{
     // As in ERNIE (q width 2048, hidden 1024): tiny's q width equals its hidden size, hiding transpositions.
     TestModelOptions o = m_options;
     o.shape.headDim = 32;
@@ -312,13 +325,16 @@ void TestModelFolder::queryWidthOtherThanHidden() {
     auto folder = load(dir);
     QVERIFY2(folder.ok(), folder.ok() ? "" : folder.error().c_str());
     QCOMPARE(folder->config.qDim(), 128);
-    QCOMPARE(folder->checkpoint->find("model.layers.0.self_attn.q_proj.weight")->shape, (std::vector<int64_t>{128, 64}));
-    QCOMPARE(folder->checkpoint->find("model.layers.0.self_attn.o_proj.weight")->shape, (std::vector<int64_t>{64, 128}));
+    QCOMPARE(folder->checkpoint->find("model.layers.0.self_attn.q_proj.weight")->shape,
+             (std::vector<int64_t>{128, 64}));
+    QCOMPARE(folder->checkpoint->find("model.layers.0.self_attn.o_proj.weight")->shape,
+             (std::vector<int64_t>{64, 128}));
     QCOMPARE(folder->checkpoint->find("model.layers.0.self_attn.k_proj.weight")->shape, (std::vector<int64_t>{64, 64}));
     QCOMPARE(folder->checkpoint->find("model.layers.0.mlp.down_proj.weight")->shape, (std::vector<int64_t>{64, 96}));
 }
 
-void TestModelFolder::missingFolder() {
+void TestModelFolder::missingFolder()
+{
     const fs::path nowhere = fs::path(m_root.path().toStdString()) / "no-such-model";
     auto r = load(nowhere);
     QVERIFY(!r.ok());
@@ -328,7 +344,8 @@ void TestModelFolder::missingFolder() {
     QVERIFY2(contains(file.error(), "not a folder"), file.error().c_str());
 }
 
-void TestModelFolder::missingConfig() {
+void TestModelFolder::missingConfig()
+{
     const fs::path dir = copyGood("no_config");
     fs::remove(dir / "config.json");
     auto r = load(dir);
@@ -336,7 +353,8 @@ void TestModelFolder::missingConfig() {
     QVERIFY2(contains(r.error(), "config.json is missing"), r.error().c_str());
 }
 
-void TestModelFolder::missingTokenizerModel() {
+void TestModelFolder::missingTokenizerModel()
+{
     const fs::path dir = copyGood("no_tokenizer");
     fs::remove(dir / "tokenizer.model");
     auto r = load(dir);
@@ -344,7 +362,8 @@ void TestModelFolder::missingTokenizerModel() {
     QVERIFY2(contains(r.error(), "tokenizer.model"), r.error().c_str());
 }
 
-void TestModelFolder::missingWeights() {
+void TestModelFolder::missingWeights()
+{
     const fs::path dir = copyGood("no_weights");
     fs::remove(dir / "model.safetensors");
     auto r = load(dir);
@@ -352,7 +371,8 @@ void TestModelFolder::missingWeights() {
     QVERIFY2(contains(r.error(), "model.safetensors") && contains(r.error(), "no weights"), r.error().c_str());
 }
 
-void TestModelFolder::truncatedSafetensors() {
+void TestModelFolder::truncatedSafetensors()
+{
     const fs::path dir = copyGood("truncated");
     const auto size = fs::file_size(dir / "model.safetensors");
     fs::resize_file(dir / "model.safetensors", size / 2);
@@ -363,7 +383,8 @@ void TestModelFolder::truncatedSafetensors() {
              r.error().c_str());
 }
 
-void TestModelFolder::badConfig() {
+void TestModelFolder::badConfig()
+{
     const fs::path dir = copyGood("bad_config");
     auto config = nlohmann::json::parse(std::ifstream(dir / "config.json"));
     config["architectures"] = {"Qwen2ForCausalLM"};
@@ -381,7 +402,8 @@ void TestModelFolder::badConfig() {
     QVERIFY2(contains(mismatch.error(), "'model.layers.0.mlp.gate_proj.weight' has shape"), mismatch.error().c_str());
 }
 
-void TestModelFolder::tokenizerLargerThanVocab() {
+void TestModelFolder::tokenizerLargerThanVocab()
+{
     const fs::path dir = copyGood("small_vocab");
     auto config = nlohmann::json::parse(std::ifstream(dir / "config.json"));
     config["vocab_size"] = 1000;
@@ -391,7 +413,8 @@ void TestModelFolder::tokenizerLargerThanVocab() {
     QVERIFY2(contains(r.error(), "tokenizer") && contains(r.error(), "vocab_size 1000"), r.error().c_str());
 }
 
-void TestModelFolder::malformedGenerationConfig() {
+void TestModelFolder::malformedGenerationConfig()
+{
     const fs::path dir = copyGood("bad_generation");
     std::ofstream(dir / "generation_config.json") << "{\"temperature\": \"warm\"}";
     auto r = load(dir);
@@ -404,7 +427,8 @@ void TestModelFolder::malformedGenerationConfig() {
     QVERIFY(!ok->generationDefaults.temperature.has_value());
 }
 
-void TestModelFolder::vocabSmallerThanTokenizerIsRefused() {
+void TestModelFolder::vocabSmallerThanTokenizerIsRefused()
+{
     TestModelOptions o = m_options;
     o.shape.vocabSize = 64;
     auto r = testing::writeTestModel(fs::path(m_root.path().toStdString()) / "tiny_vocab", o);
@@ -412,7 +436,8 @@ void TestModelFolder::vocabSmallerThanTokenizerIsRefused() {
     QVERIFY2(contains(r.error(), "smaller than the tokenizer"), r.error().c_str());
 }
 
-void TestModelFolder::moreLayersThanTheCheckpointNamesTheField() {
+void TestModelFolder::moreLayersThanTheCheckpointNamesTheField()
+{
     const fs::path dir = copyGood("many_layers");
     auto config = nlohmann::json::parse(std::ifstream(dir / "config.json"));
     // 100,000,000 layers used to build a 6 GB expected layout before any tensor was compared.
@@ -420,7 +445,8 @@ void TestModelFolder::moreLayersThanTheCheckpointNamesTheField() {
     std::ofstream(dir / "config.json") << config.dump();
     auto huge = load(dir);
     QVERIFY(!huge.ok());
-    QVERIFY2(contains(huge.error(), "config.json: key 'num_hidden_layers' 100000000 is larger than"), huge.error().c_str());
+    QVERIFY2(contains(huge.error(), "config.json: key 'num_hidden_layers' 100000000 is larger than"),
+             huge.error().c_str());
     // Within the limit but more than the weights hold: counted against the checkpoint first.
     config["num_hidden_layers"] = 1000;
     std::ofstream(dir / "config.json") << config.dump();
@@ -430,7 +456,8 @@ void TestModelFolder::moreLayersThanTheCheckpointNamesTheField() {
              more.error().c_str());
 }
 
-void TestModelFolder::deepTokenizerConfigIsAnError() {
+void TestModelFolder::deepTokenizerConfigIsAnError()
+{
     const fs::path dir = copyGood("deep_tokenizer_config");
     std::string text = fileBytes(dir / "tokenizer_config.json");
     const int depth = 100000;
@@ -441,7 +468,8 @@ void TestModelFolder::deepTokenizerConfigIsAnError() {
     QVERIFY2(contains(r.error(), "tokenizer_config.json: JSON nested deeper than"), r.error().c_str());
 }
 
-void TestModelFolder::fifosAreRefusedWithoutBlocking() {
+void TestModelFolder::fifosAreRefusedWithoutBlocking()
+{
 #ifdef _WIN32
     QSKIP("no FIFOs in the Windows file system");
 #else

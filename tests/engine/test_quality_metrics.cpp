@@ -22,7 +22,7 @@ std::vector<float> randomRow(std::mt19937& rng, int V, float spread)
     return row;
 }
 
-} // namespace
+}  // namespace
 
 class TestQualityMetrics : public QObject {
     Q_OBJECT

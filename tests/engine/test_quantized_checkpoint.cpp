@@ -97,11 +97,11 @@ Result<void> writeAwqModel(const fs::path& dense, const fs::path& out, int bits,
     nlohmann::json config = nlohmann::json::parse(in);
     // AutoAWQ's own key spellings for 4 bits, its older aliases for 8, so both are read.
     if (bits == 4)
-        config["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4}, {"group_size", kGroup},
-                                         {"zero_point", true}, {"version", "gemm"}};
+        config["quantization_config"] = {
+            {"quant_method", "awq"}, {"bits", 4}, {"group_size", kGroup}, {"zero_point", true}, {"version", "gemm"}};
     else
-        config["quantization_config"] = {{"quant_method", "awq"}, {"w_bit", 8}, {"q_group_size", kGroup},
-                                         {"zero_point", true}};
+        config["quantization_config"] = {
+            {"quant_method", "awq"}, {"w_bit", 8}, {"q_group_size", kGroup}, {"zero_point", true}};
     if (editConfig) editConfig(config);
     std::ofstream(out / "config.json") << config.dump(2);
     return {};
@@ -136,7 +136,7 @@ std::string launchError(const fs::path& dir, const std::string& quantization)
     return launched.ok() ? std::string() : launched.error();
 }
 
-} // namespace
+}  // namespace
 
 class TestQuantizedCheckpoint : public QObject {
     Q_OBJECT
@@ -167,8 +167,10 @@ private slots:
         const std::vector<float> awq4 = logits("awq4", ""), int4 = logits("dense", "int4");
         const std::vector<float> awq8 = logits("awq8", "awq"), int8 = logits("dense", "int8");
         QCOMPARE(awq4.size(), size_t(2 * m_vocab));
-        QVERIFY2(testsupport::relativeError(awq4, int4) < 1e-5, qPrintable(QString::number(testsupport::relativeError(awq4, int4))));
-        QVERIFY2(testsupport::relativeError(awq8, int8) < 1e-5, qPrintable(QString::number(testsupport::relativeError(awq8, int8))));
+        QVERIFY2(testsupport::relativeError(awq4, int4) < 1e-5,
+                 qPrintable(QString::number(testsupport::relativeError(awq4, int4))));
+        QVERIFY2(testsupport::relativeError(awq8, int8) < 1e-5,
+                 qPrintable(QString::number(testsupport::relativeError(awq8, int8))));
     }
 
     // Stated tolerances, in max |diff| / max |dense logit| over two prompts. This random model
@@ -204,7 +206,8 @@ private slots:
         QCOMPARE(a.tokens, b.tokens);
         QCOMPARE(a.logprobs.size(), b.logprobs.size());
         for (size_t i = 0; i < a.logprobs.size(); ++i)
-            QVERIFY(std::abs(a.logprobs[i].logprob - b.logprobs[i].logprob) <= 1e-5f * (1 + std::abs(b.logprobs[i].logprob)));
+            QVERIFY(std::abs(a.logprobs[i].logprob - b.logprobs[i].logprob) <=
+                    1e-5f * (1 + std::abs(b.logprobs[i].logprob)));
     }
 
     void misusesAreClearErrors()
@@ -214,7 +217,8 @@ private slots:
                      awqOnDense.find("quantization_config") != std::string::npos,
                  awqOnDense.c_str());
         const std::string int8OnAwq = launchError(m_root / "awq4", "int8");
-        QVERIFY2(int8OnAwq.find("--quantization int8") != std::string::npos && int8OnAwq.find("awq 4-bit") != std::string::npos,
+        QVERIFY2(int8OnAwq.find("--quantization int8") != std::string::npos &&
+                     int8OnAwq.find("awq 4-bit") != std::string::npos,
                  int8OnAwq.c_str());
         QVERIFY(!launchError(m_root / "dense", "int3").empty());
         QVERIFY(launchError(m_root / "awq4", "awq").empty());  // naming the checkpoint's own method is fine

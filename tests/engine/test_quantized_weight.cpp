@@ -45,7 +45,7 @@ double relativeRmsError(const std::vector<float>& w, const QuantizedWeight& q)
     return std::sqrt(err / ref);
 }
 
-} // namespace
+}  // namespace
 
 class TestQuantizedWeight : public QObject {
     Q_OBJECT
@@ -91,7 +91,11 @@ private slots:
                     // Half a step, plus the rounding of x / scale in fp32.
                     if (err > 0.5 * scale * (1 + 1e-5) + 1e-6 * std::abs(x))
                         QFAIL(qPrintable(QString("row %1 k %2: w %3, dequantized %4, scale %5")
-                                             .arg(n).arg(k).arg(x).arg(q->value(n, k)).arg(scale)));
+                                             .arg(n)
+                                             .arg(k)
+                                             .arg(x)
+                                             .arg(q->value(n, k))
+                                             .arg(scale)));
                     QVERIFY(q->code(n, k) <= maxCode);
                     absErrorSum += err;
                     scaleSum += scale;
@@ -220,9 +224,9 @@ private slots:
         QVERIFY(!notDivisible.ok());
         QVERIFY2(notDivisible.error().find("48") != std::string::npos, notDivisible.error().c_str());
         const std::vector<float> odd(size_t(4) * 63, 1.0f);
-        QVERIFY(!quantizeRtn(odd, 4, 63, 4, 63).ok());           // K odd
-        QVERIFY(!quantizeRtn(w, 4, 64, 8, 0).ok());              // no group size
-        QVERIFY(!quantizeRtn(w, 5, 64, 4, 64).ok());             // too few values for the shape
+        QVERIFY(!quantizeRtn(odd, 4, 63, 4, 63).ok());  // K odd
+        QVERIFY(!quantizeRtn(w, 4, 64, 8, 0).ok());     // no group size
+        QVERIFY(!quantizeRtn(w, 5, 64, 4, 64).ok());    // too few values for the shape
         std::vector<float> withNan = w;
         withNan[17] = std::nanf("");
         QVERIFY(!quantizeRtn(withNan, 4, 64, 4, 64).ok());

@@ -44,7 +44,7 @@ const RequestSnapshot* find(const std::vector<RequestSnapshot>& all, RequestId i
     return nullptr;
 }
 
-} // namespace
+}  // namespace
 
 class TestRequestTracker : public QObject {
     Q_OBJECT
@@ -90,7 +90,7 @@ private slots:
         QCOMPARE(find(snap, 1)->generatedTokens, 1);
         QVERIFY(qAbs(find(snap, 1)->secondsIn(RequestPhase::Prefill) - 0.024) < 1e-6);  // 6 + 18 ms
         QVERIFY(qAbs(find(snap, 1)->secondsIn(RequestPhase::Decode) - 0.007) < 1e-6);   // 2 + 5 as of the snapshot
-        QVERIFY(qAbs(find(snap, 2)->secondsIn(RequestPhase::Queued) - 0.034) < 1e-6);  // arrived 1 ms later
+        QVERIFY(qAbs(find(snap, 2)->secondsIn(RequestPhase::Queued) - 0.034) < 1e-6);   // arrived 1 ms later
         QVERIFY(qAbs(find(snap, 1)->ageSeconds - 0.035) < 1e-6);
 
         // Decode until the cache (24 slots) runs out... with one sequence it never preempts, so

@@ -24,7 +24,8 @@ using namespace brook;
 namespace {
 
 // Independent decoders: sign, exponent and mantissa fields put together with ldexp.
-double fp16Reference(uint16_t h) {
+double fp16Reference(uint16_t h)
+{
     const int e = (h >> 10) & 31, m = h & 1023;
     const double sign = (h & 0x8000) ? -1.0 : 1.0;
     if (e == 31) return m ? std::nan("") : sign * INFINITY;
@@ -32,7 +33,8 @@ double fp16Reference(uint16_t h) {
     return sign * std::ldexp(double(1024 + m), e - 25);
 }
 
-double bf16Reference(uint16_t h) {
+double bf16Reference(uint16_t h)
+{
     const int e = (h >> 7) & 255, m = h & 127;
     const double sign = (h & 0x8000) ? -1.0 : 1.0;
     if (e == 255) return m ? std::nan("") : sign * INFINITY;
@@ -41,14 +43,16 @@ double bf16Reference(uint16_t h) {
 }
 
 // Magnitude of code m, treating the inf code as the next power of two (the rounding target).
-double magnitude(uint16_t m, bool fp16) {
+double magnitude(uint16_t m, bool fp16)
+{
     if (fp16 && m == 0x7c00) return 65536.0;
     if (!fp16 && m == 0x7f80) return std::ldexp(1.0, 128);
     return fp16 ? fp16Reference(m) : bf16Reference(m);
 }
 
 // True when `code` is `x` rounded to nearest, ties to even (x finite).
-bool isNearestEven(float x, uint16_t code, bool fp16) {
+bool isNearestEven(float x, uint16_t code, bool fp16)
+{
     if (bool(code & 0x8000) != std::signbit(x)) return false;
     const uint16_t m = code & 0x7fff;
     const uint16_t infCode = fp16 ? 0x7c00 : 0x7f80;
@@ -66,7 +70,8 @@ bool isNearestEven(float x, uint16_t code, bool fp16) {
 }
 
 void writeRaw(const QString& path, const std::string& header, const std::vector<char>& data,
-              std::optional<uint64_t> declaredLength = std::nullopt) {
+              std::optional<uint64_t> declaredLength = std::nullopt)
+{
     std::ofstream out(path.toStdString(), std::ios::binary);
     const uint64_t length = declaredLength.value_or(header.size());
     for (int i = 0; i < 8; ++i) out.put(char((length >> (8 * i)) & 0xff));
@@ -74,7 +79,8 @@ void writeRaw(const QString& path, const std::string& header, const std::vector<
     out.write(data.data(), std::streamsize(data.size()));
 }
 
-std::vector<float> randomValues(size_t n, std::mt19937& rng) {
+std::vector<float> randomValues(size_t n, std::mt19937& rng)
+{
     std::normal_distribution<float> normal(0.0f, 1.0f);
     std::uniform_int_distribution<int> exponent(-20, 12);
     std::vector<float> v(n);
@@ -82,7 +88,7 @@ std::vector<float> randomValues(size_t n, std::mt19937& rng) {
     return v;
 }
 
-} // namespace
+}  // namespace
 
 class TestSafetensors : public QObject {
     Q_OBJECT
@@ -114,7 +120,8 @@ private:
     QString path(const char* name) const { return m_dir.filePath(name); }
 };
 
-void TestSafetensors::widensEveryHalfExactly() {
+void TestSafetensors::widensEveryHalfExactly()
+{
     // All 65536 codes, through the bulk converter at an odd address (mapped data need not be aligned).
     std::vector<std::byte> storage(2 * 65536 + 1);
     for (uint32_t h = 0; h < 65536; ++h) {
@@ -140,7 +147,8 @@ void TestSafetensors::widensEveryHalfExactly() {
     }
 }
 
-void TestSafetensors::narrowsToNearestEven() {
+void TestSafetensors::narrowsToNearestEven()
+{
     // Every exact midpoint between neighbouring codes (a tie) and its float neighbours, both signs.
     for (bool fp16 : {true, false}) {
         const uint16_t infCode = fp16 ? 0x7c00 : 0x7f80;
@@ -149,8 +157,10 @@ void TestSafetensors::narrowsToNearestEven() {
             if (!std::isfinite(mid)) continue;  // bf16's last midpoint is 2^128 - 2^119 > FLT_MAX
             for (float x : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY), -mid}) {
                 const uint16_t code = fp16 ? floatToFp16(x) : floatToBf16(x);
-                QVERIFY2(isNearestEven(x, code, fp16),
-                         qPrintable(QStringLiteral("%1: %2 -> %3").arg(fp16 ? "fp16" : "bf16").arg(double(x), 0, 'g', 12).arg(code, 0, 16)));
+                QVERIFY2(isNearestEven(x, code, fp16), qPrintable(QStringLiteral("%1: %2 -> %3")
+                                                                      .arg(fp16 ? "fp16" : "bf16")
+                                                                      .arg(double(x), 0, 'g', 12)
+                                                                      .arg(code, 0, 16)));
             }
         }
     }
@@ -164,12 +174,13 @@ void TestSafetensors::narrowsToNearestEven() {
     }
 }
 
-void TestSafetensors::narrowsSpecialValues() {
+void TestSafetensors::narrowsSpecialValues()
+{
     QCOMPARE(floatToFp16(INFINITY), uint16_t(0x7c00));
     QCOMPARE(floatToFp16(-INFINITY), uint16_t(0xfc00));
     QCOMPARE(floatToBf16(INFINITY), uint16_t(0x7f80));
     QCOMPARE(floatToBf16(-INFINITY), uint16_t(0xff80));
-    QCOMPARE(floatToFp16(65520.0f), uint16_t(0x7c00));          // the tie above 65504 goes to inf
+    QCOMPARE(floatToFp16(65520.0f), uint16_t(0x7c00));  // the tie above 65504 goes to inf
     QCOMPARE(floatToFp16(65519.0f), uint16_t(0x7bff));
     QCOMPARE(floatToBf16(std::numeric_limits<float>::max()), uint16_t(0x7f80));
     QCOMPARE(floatToFp16(std::ldexp(1.0f, -24)), uint16_t(0x0001));  // smallest subnormal
@@ -183,7 +194,8 @@ void TestSafetensors::narrowsSpecialValues() {
     QVERIFY(std::isnan(fp16ToFloat(floatToFp16(-std::nanf("")))));
 }
 
-void TestSafetensors::roundTripsEveryFloatDtype() {
+void TestSafetensors::roundTripsEveryFloatDtype()
+{
     std::mt19937 rng(42);
     for (DType dtype : {DType::F32, DType::F16, DType::BF16}) {
         const std::vector<int64_t> shapeA = {37, 19}, shapeB = {1001};
@@ -210,7 +222,7 @@ void TestSafetensors::roundTripsEveryFloatDtype() {
             convertToFloat32(*t, back.data());
             for (size_t i = 0; i < values->size(); ++i) {
                 const float x = (*values)[i];
-                const float expected = dtype == DType::F32 ? x
+                const float expected = dtype == DType::F32   ? x
                                        : dtype == DType::F16 ? fp16ToFloat(floatToFp16(x))
                                                              : bf16ToFloat(floatToBf16(x));
                 QCOMPARE(back[i], expected);
@@ -223,7 +235,8 @@ void TestSafetensors::roundTripsEveryFloatDtype() {
     }
 }
 
-void TestSafetensors::roundTripsIntegerDtypesAndMetadata() {
+void TestSafetensors::roundTripsIntegerDtypesAndMetadata()
+{
     SafetensorsWriter writer;
     std::vector<int32_t> ints = {-5, 0, 7, 123456};
     std::vector<std::byte> bytes(ints.size() * 4);
@@ -245,7 +258,8 @@ void TestSafetensors::roundTripsIntegerDtypesAndMetadata() {
     QCOMPARE(std::to_integer<int>((*f)->find("bytes")->data[2]), 255);
 }
 
-void TestSafetensors::padsHeaderToMultipleOfEight() {
+void TestSafetensors::padsHeaderToMultipleOfEight()
+{
     for (int nameLength = 1; nameLength <= 9; ++nameLength) {
         SafetensorsWriter writer;
         writer.addFloat(std::string(size_t(nameLength), 'w'), DType::F32, {3}, {1.0f, 2.0f, 3.0f});
@@ -264,7 +278,8 @@ void TestSafetensors::padsHeaderToMultipleOfEight() {
     }
 }
 
-void TestSafetensors::writerRejectsSizeMismatch() {
+void TestSafetensors::writerRejectsSizeMismatch()
+{
     SafetensorsWriter writer;
     writer.add("short", DType::F32, {4}, std::vector<std::byte>(12));
     auto result = writer.write(path("bad_write.safetensors").toStdString());
@@ -272,7 +287,8 @@ void TestSafetensors::writerRejectsSizeMismatch() {
     QVERIFY(result.error().find("'short'") != std::string::npos);
 }
 
-void TestSafetensors::truncatedFileNamesFirstTensorPastEnd() {
+void TestSafetensors::truncatedFileNamesFirstTensorPastEnd()
+{
     SafetensorsWriter writer;  // laid out in name order: a, b, c
     std::mt19937 rng(3);
     writer.addFloat("a", DType::BF16, {64}, randomValues(64, rng));
@@ -290,7 +306,8 @@ void TestSafetensors::truncatedFileNamesFirstTensorPastEnd() {
     QVERIFY(f.error().find("'c'") == std::string::npos);
 }
 
-void TestSafetensors::headerLengthPastEndOfFile() {
+void TestSafetensors::headerLengthPastEndOfFile()
+{
     const std::string header = R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
     writeRaw(path("long_header.safetensors"), header, {0, 0, 0, 0}, 5000);
     auto f = SafetensorsFile::open(path("long_header.safetensors").toStdString());
@@ -299,7 +316,8 @@ void TestSafetensors::headerLengthPastEndOfFile() {
     QVERIFY2(f.error().find("header length 5000") != std::string::npos, f.error().c_str());
 }
 
-void TestSafetensors::wrongOffsetsNameTensor() {
+void TestSafetensors::wrongOffsetsNameTensor()
+{
     const struct {
         const char* header;
         const char* expected;
@@ -323,7 +341,8 @@ void TestSafetensors::wrongOffsetsNameTensor() {
     }
 }
 
-void TestSafetensors::unknownDtypeNamesTensor() {
+void TestSafetensors::unknownDtypeNamesTensor()
+{
     writeRaw(path("f8.safetensors"), R"({"scales":{"dtype":"F8_E4M3","shape":[4],"data_offsets":[0,4]}})",
              {1, 2, 3, 4});
     auto f = SafetensorsFile::open(path("f8.safetensors").toStdString());
@@ -332,7 +351,8 @@ void TestSafetensors::unknownDtypeNamesTensor() {
     QVERIFY2(f.error().find("F8_E4M3") != std::string::npos, f.error().c_str());
 }
 
-void TestSafetensors::garbageFilesGiveErrors() {
+void TestSafetensors::garbageFilesGiveErrors()
+{
     std::mt19937 rng(11);
     const std::string file = path("garbage.safetensors").toStdString();
     for (int i = 0; i < 300; ++i) {
@@ -354,13 +374,15 @@ void TestSafetensors::garbageFilesGiveErrors() {
     QVERIFY2(f.error().find("not valid JSON") != std::string::npos, f.error().c_str());
 }
 
-void TestSafetensors::missingFileNamesPath() {
+void TestSafetensors::missingFileNamesPath()
+{
     auto f = SafetensorsFile::open(path("nowhere.safetensors").toStdString());
     QVERIFY(!f.ok());
     QVERIFY2(f.error().find("nowhere.safetensors") != std::string::npos, f.error().c_str());
 }
 
-void TestSafetensors::deepMetadataIsAnErrorNotACrash() {
+void TestSafetensors::deepMetadataIsAnErrorNotACrash()
+{
     // 100,000 levels: dumping or copying such a value recursed until the stack overflowed.
     const int depth = 100000;
     const std::string header = R"({"__metadata__":{"x":)" + std::string(depth, '[') + std::string(depth, ']') +
@@ -372,7 +394,8 @@ void TestSafetensors::deepMetadataIsAnErrorNotACrash() {
     QVERIFY2(f.error().find("nests deeper") != std::string::npos, f.error().c_str());
 }
 
-void TestSafetensors::metadataValuesMustBeStrings() {
+void TestSafetensors::metadataValuesMustBeStrings()
+{
     for (const char* value : {"5", "[\"a\"]", "{\"k\":\"v\"}", "null", "true"}) {
         const std::string header = std::string(R"({"__metadata__":{"format":"pt","n":)") + value +
                                    R"(},"t":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})";
@@ -384,7 +407,8 @@ void TestSafetensors::metadataValuesMustBeStrings() {
     }
 }
 
-void TestSafetensors::offsetsMustTileTheDataSection() {
+void TestSafetensors::offsetsMustTileTheDataSection()
+{
     const struct {
         const char* header;
         size_t dataBytes;
@@ -416,12 +440,14 @@ void TestSafetensors::offsetsMustTileTheDataSection() {
     }
 }
 
-void TestSafetensors::zeroSizeTensorsMayShareAnOffset() {
+void TestSafetensors::zeroSizeTensorsMayShareAnOffset()
+{
     // Empty tensors take no bytes, so several may sit at one offset, also where a tensor starts.
-    writeRaw(path("empty.safetensors"),
-             R"({"e1":{"dtype":"F32","shape":[0],"data_offsets":[4,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
-             R"("e2":{"dtype":"F16","shape":[3,0],"data_offsets":[4,4]},"b":{"dtype":"U8","shape":[2],"data_offsets":[4,6]}})",
-             {1, 2, 3, 4, 5, 6});
+    writeRaw(
+        path("empty.safetensors"),
+        R"({"e1":{"dtype":"F32","shape":[0],"data_offsets":[4,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+        R"("e2":{"dtype":"F16","shape":[3,0],"data_offsets":[4,4]},"b":{"dtype":"U8","shape":[2],"data_offsets":[4,6]}})",
+        {1, 2, 3, 4, 5, 6});
     auto f = SafetensorsFile::open(path("empty.safetensors").toStdString());
     QVERIFY2(f.ok(), f.ok() ? "" : f.error().c_str());
     QCOMPARE((*f)->tensors().size(), size_t(4));
@@ -435,7 +461,8 @@ void TestSafetensors::zeroSizeTensorsMayShareAnOffset() {
     }
 }
 
-void TestSafetensors::hugeHeaderLengthIsRefused() {
+void TestSafetensors::hugeHeaderLengthIsRefused()
+{
     // -1 as a u64: 8 + N wraps around if added before comparing.
     for (uint64_t length : {~uint64_t(0), ~uint64_t(0) - 7, uint64_t(1) << 63}) {
         writeRaw(path("minus_one.safetensors"), "{}", {}, length);
@@ -446,11 +473,13 @@ void TestSafetensors::hugeHeaderLengthIsRefused() {
     }
 }
 
-void TestSafetensors::shapeProductOverflowIsRefused() {
+void TestSafetensors::shapeProductOverflowIsRefused()
+{
     // 2^62 x 2^62 overflows even when a zero dimension comes first; 2^61 F32 elements are 2^63 bytes.
-    for (const char* shape : {"[0,4611686018427387904,4611686018427387904]", "[2305843009213693952]",
-                              "[18446744073709551615]"}) {
-        const std::string header = std::string(R"({"w":{"dtype":"F32","shape":)") + shape + R"(,"data_offsets":[0,0]}})";
+    for (const char* shape :
+         {"[0,4611686018427387904,4611686018427387904]", "[2305843009213693952]", "[18446744073709551615]"}) {
+        const std::string header =
+            std::string(R"({"w":{"dtype":"F32","shape":)") + shape + R"(,"data_offsets":[0,0]}})";
         writeRaw(path("overflow.safetensors"), header, {});
         auto f = SafetensorsFile::open(path("overflow.safetensors").toStdString());
         QVERIFY2(!f.ok(), shape);
@@ -459,7 +488,8 @@ void TestSafetensors::shapeProductOverflowIsRefused() {
     }
 }
 
-void TestSafetensors::fifoIsRefusedWithoutBlocking() {
+void TestSafetensors::fifoIsRefusedWithoutBlocking()
+{
 #ifdef _WIN32
     QSKIP("no FIFOs in the Windows file system");
 #else

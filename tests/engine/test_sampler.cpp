@@ -56,7 +56,8 @@ std::vector<double> softmax(const std::vector<float>& logits, double temperature
 std::vector<double> frequencies(const std::vector<float>& logits, const SamplingParams& params, int draws)
 {
     std::vector<double> freq(logits.size(), 0.0);
-    for (int seed = 0; seed < draws; ++seed) freq[draw(logits, params, static_cast<uint64_t>(seed) * 7919u + 13u)] += 1.0;
+    for (int seed = 0; seed < draws; ++seed)
+        freq[draw(logits, params, static_cast<uint64_t>(seed) * 7919u + 13u)] += 1.0;
     for (double& f : freq) f /= draws;
     return freq;
 }
@@ -73,7 +74,8 @@ void expectFrequencies(const std::vector<double>& freq, const std::vector<double
 
 // The inverse-CDF walk of the definition over `walk` (token ids in walking order): the first
 // kept token whose running mass C has double(C) > u * double(Z), else the last kept one walked.
-int32_t walkDraw(const std::vector<uint64_t>& w, const std::vector<bool>& kept, const std::vector<int32_t>& walk, double u)
+int32_t walkDraw(const std::vector<uint64_t>& w, const std::vector<bool>& kept, const std::vector<int32_t>& walk,
+                 double u)
 {
     uint64_t mass = 0;
     for (int32_t token : walk)
@@ -160,7 +162,7 @@ std::vector<float> fourTokenLogits()
     return {std::log(0.5f) + 1.7f, std::log(0.3f) + 1.7f, std::log(0.15f) + 1.7f, std::log(0.05f) + 1.7f};
 }
 
-} // namespace
+}  // namespace
 
 class TestSampler : public QObject {
     Q_OBJECT
@@ -217,7 +219,8 @@ private slots:
         constexpr int kDraws = 20000;
         const auto freq = frequencies(logits, params, kDraws);
         std::vector<float> topLogits;
-        for (int32_t token : byLogit) if (allowed.count(token)) topLogits.push_back(logits[token]);
+        for (int32_t token : byLogit)
+            if (allowed.count(token)) topLogits.push_back(logits[token]);
         const auto expectedTop = softmax(topLogits, 1.3);
         for (size_t token = 0; token < logits.size(); ++token) {
             if (!allowed.count(static_cast<int32_t>(token))) {
@@ -233,9 +236,13 @@ private slots:
     void topPBoundaries()
     {
         const auto logits = fourTokenLogits();  // probabilities 0.5, 0.3, 0.15, 0.05
-        struct Case { float topP; std::set<int32_t> expected; };
-        const std::vector<Case> cases = {{0.0f, {0}},       {0.49f, {0}},       {0.51f, {0, 1}},   {0.79f, {0, 1}},
-                                         {0.81f, {0, 1, 2}}, {0.94f, {0, 1, 2}}, {0.96f, {0, 1, 2, 3}}, {1.0f, {0, 1, 2, 3}}};
+        struct Case {
+            float topP;
+            std::set<int32_t> expected;
+        };
+        const std::vector<Case> cases = {{0.0f, {0}},           {0.49f, {0}},        {0.51f, {0, 1}},
+                                         {0.79f, {0, 1}},       {0.81f, {0, 1, 2}},  {0.94f, {0, 1, 2}},
+                                         {0.96f, {0, 1, 2, 3}}, {1.0f, {0, 1, 2, 3}}};
         for (const auto& c : cases) {
             SamplingParams params;
             params.topP = c.topP;
@@ -251,13 +258,17 @@ private slots:
     void minPDropsTheTail()
     {
         const auto logits = fourTokenLogits();
-        struct Case { float minP; int topK; float topP; std::set<int32_t> expected; };
+        struct Case {
+            float minP;
+            int topK;
+            float topP;
+            std::set<int32_t> expected;
+        };
         // Thresholds are min_p * 0.5 in probability terms.
-        const std::vector<Case> cases = {{0.09f, 0, 1.0f, {0, 1, 2, 3}}, {0.11f, 0, 1.0f, {0, 1, 2}},
-                                         {0.35f, 0, 1.0f, {0, 1}},       {0.61f, 0, 1.0f, {0}},
-                                         {2.0f, 0, 1.0f, {0}},           {0.11f, 2, 1.0f, {0, 1}},
-                                         {0.09f, 3, 0.9f, {0, 1, 2}},    {0.35f, 3, 0.9f, {0, 1}},
-                                         {0.09f, 0, 0.7f, {0, 1}}};
+        const std::vector<Case> cases = {
+            {0.09f, 0, 1.0f, {0, 1, 2, 3}}, {0.11f, 0, 1.0f, {0, 1, 2}}, {0.35f, 0, 1.0f, {0, 1}},
+            {0.61f, 0, 1.0f, {0}},          {2.0f, 0, 1.0f, {0}},        {0.11f, 2, 1.0f, {0, 1}},
+            {0.09f, 3, 0.9f, {0, 1, 2}},    {0.35f, 3, 0.9f, {0, 1}},    {0.09f, 0, 0.7f, {0, 1}}};
         for (const auto& c : cases) {
             SamplingParams params;
             params.minP = c.minP;
@@ -274,8 +285,8 @@ private slots:
     void penaltiesFollowTheFormulas()
     {
         auto logits = randomLogits(64, 5);
-        logits[3] = 2.5f;   // a positive prompt token
-        logits[10] = -1.5f; // a negative prompt token
+        logits[3] = 2.5f;    // a positive prompt token
+        logits[10] = -1.5f;  // a negative prompt token
         const std::vector<int32_t> prompt = {3, 3, 10, 7, 99999, -4};
         const std::vector<int32_t> output = {7, 12, 12, 12, 40, 70};
         SamplingParams params;
@@ -301,7 +312,8 @@ private slots:
         for (size_t i = 0; i < row.size(); ++i)
             QVERIFY2(std::abs(row[i] - expected[i]) <= 1e-6f * std::max(1.0f, std::abs(expected[i])),
                      qPrintable(QString("token %1: %2 vs %3").arg(i).arg(row[i]).arg(expected[i])));
-        QCOMPARE(result.token, static_cast<int32_t>(std::max_element(expected.begin(), expected.end()) - expected.begin()));
+        QCOMPARE(result.token,
+                 static_cast<int32_t>(std::max_element(expected.begin(), expected.end()) - expected.begin()));
         QVERIFY(row[3] < logits[3] && row[10] < logits[10]);  // both directions push the logit down
 
         // A presence penalty moves the argmax off a repeated token.
@@ -435,7 +447,12 @@ private slots:
     void matchesTheFullSortReference()
     {
         // The lazy partial sorts must give exactly the documented inverse-CDF draw.
-        struct Case { float temperature; int topK; float topP; float minP; };
+        struct Case {
+            float temperature;
+            int topK;
+            float topP;
+            float minP;
+        };
         const std::vector<Case> cases = {{1.0f, 0, 1.0f, 0.0f},  {0.7f, 50, 1.0f, 0.0f}, {1.2f, 0, 0.9f, 0.0f},
                                          {1.0f, 0, 1.0f, 0.05f}, {0.9f, 20, 0.8f, 0.1f}, {2.0f, 0, 0.95f, 0.01f},
                                          {1.0f, 500, 1.0f, 0.0f}};
@@ -499,13 +516,19 @@ private slots:
     void drawWalksKeptTokensInIndexOrder()
     {
         // Hand-built rows: probabilities not in index order, ties, and one token with all the mass.
-        const std::vector<std::vector<float>> rows = {
-            {0.5f, 2.0f, 1.0f, 3.0f, -1.0f}, {1.0f, 1.0f, 1.0f, 1.0f, 1.0f}, {0.0f, -200.0f, -200.0f, -200.0f, -200.0f},
-            {-1.0f, 2.0f, 2.0f, -kInfinity, 0.25f}};
-        struct Variant { float temperature; int topK; float topP; float minP; };
-        const std::vector<Variant> variants = {{1.0f, 0, 1.0f, 0.0f},  {0.7f, 0, 1.0f, 0.0f},  {1.0f, 2, 1.0f, 0.0f},
-                                               {1.0f, 3, 1.0f, 0.0f},  {1.0f, 0, 0.5f, 0.0f},  {1.3f, 0, 0.8f, 0.0f},
-                                               {1.0f, 0, 1.0f, 0.2f},  {1.0f, 4, 0.9f, 0.05f}, {2.0f, 0, 0.95f, 0.3f}};
+        const std::vector<std::vector<float>> rows = {{0.5f, 2.0f, 1.0f, 3.0f, -1.0f},
+                                                      {1.0f, 1.0f, 1.0f, 1.0f, 1.0f},
+                                                      {0.0f, -200.0f, -200.0f, -200.0f, -200.0f},
+                                                      {-1.0f, 2.0f, 2.0f, -kInfinity, 0.25f}};
+        struct Variant {
+            float temperature;
+            int topK;
+            float topP;
+            float minP;
+        };
+        const std::vector<Variant> variants = {{1.0f, 0, 1.0f, 0.0f}, {0.7f, 0, 1.0f, 0.0f},  {1.0f, 2, 1.0f, 0.0f},
+                                               {1.0f, 3, 1.0f, 0.0f}, {1.0f, 0, 0.5f, 0.0f},  {1.3f, 0, 0.8f, 0.0f},
+                                               {1.0f, 0, 1.0f, 0.2f}, {1.0f, 4, 0.9f, 0.05f}, {2.0f, 0, 0.95f, 0.3f}};
         for (size_t r = 0; r < rows.size(); ++r) {
             for (const Variant& v : variants) {
                 SamplingParams params;

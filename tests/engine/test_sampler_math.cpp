@@ -30,8 +30,9 @@ private slots:
             const double want = std::exp(static_cast<double>(x));
             const auto rounded = static_cast<float>(want);
             const float ulp = std::nextafter(rounded, 2.0f) - rounded;
-            QVERIFY2(std::abs(p - want) <= ulp,
-                     qPrintable(QString("x %1: got %2, exp %3").arg(x, 0, 'g', 9).arg(p, 0, 'g', 9).arg(want, 0, 'g', 17)));
+            QVERIFY2(
+                std::abs(p - want) <= ulp,
+                qPrintable(QString("x %1: got %2, exp %3").arg(x, 0, 'g', 9).arg(p, 0, 'g', 9).arg(want, 0, 'g', 17)));
             exact += p == rounded;
         }
         QVERIFY2(exact > kSamples * 9 / 10, qPrintable(QString("only %1 correctly rounded").arg(exact)));

@@ -28,7 +28,7 @@ SchedulerOutput runStep(Scheduler& scheduler)
     return plan;
 }
 
-} // namespace
+}  // namespace
 
 class TestScheduler : public QObject {
     Q_OBJECT
@@ -97,10 +97,10 @@ private slots:
             SchedulerOutput p = runStep(scheduler);
             if (!p.preempted.empty()) {
                 sawPreemption = true;
-                QCOMPARE(p.preempted[0]->id, RequestId(2));       // the later arrival gives way
-                QCOMPARE(p.preempted[0]->numComputedTokens, 0);   // recompute from scratch
+                QCOMPARE(p.preempted[0]->id, RequestId(2));      // the later arrival gives way
+                QCOMPARE(p.preempted[0]->numComputedTokens, 0);  // recompute from scratch
                 QVERIFY(p.preempted[0]->blockTable.empty());
-                QVERIFY(p.preempted[0]->numOutputTokens() > 0);   // keeps what it generated
+                QVERIFY(p.preempted[0]->numOutputTokens() > 0);  // keeps what it generated
             }
         }
         QVERIFY(sawPreemption);
@@ -118,7 +118,9 @@ private slots:
         scheduler.add(makeSeq(1, 6));
         scheduler.add(makeSeq(2, 6));
         SchedulerOutput p;
-        do { p = runStep(scheduler); } while (p.preempted.empty());
+        do {
+            p = runStep(scheduler);
+        } while (p.preempted.empty());
         scheduler.add(makeSeq(3, 2));
         scheduler.finish(1);  // memory comes back
         p = runStep(scheduler);

@@ -31,7 +31,7 @@ ModelConfig ernieShape()
     c.tieWordEmbeddings = true;
     return c;
 }
-} // namespace
+}  // namespace
 
 class TestServingSettings : public QObject {
     Q_OBJECT
@@ -91,7 +91,7 @@ private slots:
         QCOMPARE(CapacityPlanner::cpuKvCacheBytes(in.model, in, 4096), wanted);
         const CapacityPlan plan = CapacityPlanner::plan(in);
         QCOMPARE(plan.kvCacheBytes, wanted);  // whole blocks: 4096 is a multiple of 16
-        in.cpuKvCacheBytes = 1 << 20;          // less than wanted: the offer binds
+        in.cpuKvCacheBytes = 1 << 20;         // less than wanted: the offer binds
         QCOMPARE(CapacityPlanner::cpuKvCacheBytes(in.model, in, 4096), int64_t(1) << 20);
     }
 

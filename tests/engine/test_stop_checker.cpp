@@ -12,7 +12,7 @@ using namespace brook;
 namespace {
 
 struct Run {
-    std::string text;     // everything emitted, including flush()
+    std::string text;  // everything emitted, including flush()
     bool stopped = false;
     std::string matched;
 };
@@ -53,7 +53,7 @@ Run reference(const std::string& text, const std::vector<std::string>& stops, bo
     return {text.substr(0, include ? bestEnd : bestStart), true, matched};
 }
 
-} // namespace
+}  // namespace
 
 class TestStopChecker : public QObject {
     Q_OBJECT

@@ -21,24 +21,26 @@ namespace {
 
 constexpr int kPieces = 1200;
 
-QJsonObject readJson(const std::filesystem::path& file) {
+QJsonObject readJson(const std::filesystem::path& file)
+{
     QFile f(QString::fromStdString(file.string()));
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
+    if (!f.open(QIODevice::ReadOnly)) return {};
     return QJsonDocument::fromJson(f.readAll()).object();
 }
 
-void writeBytes(const std::filesystem::path& file, const QByteArray& bytes) {
+void writeBytes(const std::filesystem::path& file, const QByteArray& bytes)
+{
     QFile f(QString::fromStdString(file.string()));
     QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
     f.write(bytes);
 }
 
-bool contains(const std::vector<int32_t>& ids, int32_t id) {
+bool contains(const std::vector<int32_t>& ids, int32_t id)
+{
     return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
-} // namespace
+}  // namespace
 
 class TestTokenizer : public QObject {
     Q_OBJECT
@@ -48,15 +50,17 @@ private:
     std::filesystem::path m_path;
     std::unique_ptr<Tokenizer> m_tok;
 
-    std::filesystem::path freshCopy(const QTemporaryDir& dir) {
+    std::filesystem::path freshCopy(const QTemporaryDir& dir)
+    {
         const std::filesystem::path path = dir.path().toStdString();
-        std::filesystem::copy(m_path, path,
-                              std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
+        std::filesystem::copy(
+            m_path, path, std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
         return path;
     }
 
 private slots:
-    void initTestCase() {
+    void initTestCase()
+    {
         QVERIFY(m_dir.isValid());
         m_path = m_dir.path().toStdString();
         auto written = brook::testing::writeTestTokenizer(m_path, kPieces);
@@ -66,7 +70,8 @@ private slots:
         m_tok = std::move(loaded.value());
     }
 
-    void roundTrip_data() {
+    void roundTrip_data()
+    {
         QTest::addColumn<QString>("text");
         QTest::newRow("english") << "The river behind the old mill runs faster in spring.";
         QTest::newRow("chinese") << "老磨坊后面的那条小河，春天的时候流得最快。";
@@ -79,29 +84,29 @@ private slots:
         QTest::newRow("empty") << "";
     }
 
-    void roundTrip() {
+    void roundTrip()
+    {
         QFETCH(QString, text);
         const std::string s = text.toStdString();
         for (const bool parseSpecial : {true, false}) {
             const auto ids = m_tok->encode(s, parseSpecial);
             QCOMPARE(QString::fromStdString(m_tok->decode(ids)), text);
-            for (const int32_t id : ids)
-                QVERIFY(!m_tok->isSpecial(id));
+            for (const int32_t id : ids) QVERIFY(!m_tok->isSpecial(id));
         }
         QCOMPARE(m_tok->encode(s).empty(), s.empty());
     }
 
-    void randomRoundTrip() {
+    void randomRoundTrip()
+    {
         const std::vector<std::string> fragments = {
-            "the", " river", "mill", " ", "  ", "\n", "\t", "，", "河水", "春天", "龘", "🙂",
-            "x = 1;", "<", "|", ">", "<|", "3", "90", "Ünïcödé", "\r\n", "a", "。", "<|LOC_",
+            "the",    " river", "mill", " ", "  ", "\n", "\t", "，",      "河水", "春天", "龘", "🙂",
+            "x = 1;", "<",      "|",    ">", "<|", "3",  "90", "Ünïcödé", "\r\n", "a",    "。", "<|LOC_",
         };
         QRandomGenerator rng(20240611);
         for (int trial = 0; trial < 300; ++trial) {
             std::string s;
             const int n = rng.bounded(1, 30);
-            for (int i = 0; i < n; ++i)
-                s += fragments[rng.bounded(static_cast<int>(fragments.size()))];
+            for (int i = 0; i < n; ++i) s += fragments[rng.bounded(static_cast<int>(fragments.size()))];
             for (const bool parseSpecial : {true, false}) {
                 const auto ids = m_tok->encode(s, parseSpecial);
                 QCOMPARE(m_tok->decode(ids), s);
@@ -109,7 +114,8 @@ private slots:
         }
     }
 
-    void specialTokensSplitOutAndMappedWhole() {
+    void specialTokensSplitOutAndMappedWhole()
+    {
         const QJsonObject map = readJson(m_path / "special_tokens_map.json");
         const std::string cls = map["cls_token"].toString().toStdString();
         const std::string sep = map["sep_token"].toString().toStdString();
@@ -131,7 +137,8 @@ private slots:
         QVERIFY(!contains(ids, *m_tok->pieceToId("<s>")));
     }
 
-    void appendedTextOfOrdinaryPiecesOnly() {
+    void appendedTextOfOrdinaryPiecesOnly()
+    {
         // Every ordinary piece: its text with "▁" as spaces, and decoding it after visible text
         // appends exactly that (the detokenizer's table path relies on it).
         const auto anchor = m_tok->encode("river");
@@ -158,11 +165,11 @@ private slots:
         QVERIFY(m_tok->startsNonEmptyText(anchor.front()));
     }
 
-    void everyNamedTokenIsSpecial() {
+    void everyNamedTokenIsSpecial()
+    {
         const QJsonObject map = readJson(m_path / "special_tokens_map.json");
         for (auto it = map.begin(); it != map.end(); ++it) {
-            if (!it.value().isString())
-                continue;
+            if (!it.value().isString()) continue;
             const std::string token = it.value().toString().toStdString();
             const auto id = m_tok->pieceToId(token);
             QVERIFY2(id.has_value(), token.c_str());
@@ -171,18 +178,19 @@ private slots:
         }
     }
 
-    void plainTextSpellingSpecialTokensStaysText() {
+    void plainTextSpellingSpecialTokensStaysText()
+    {
         const std::string text = "say <|begin_of_sentence|> and <|LOC_5|> or </s><unk><mask:1>";
         const auto ids = m_tok->encode(text, /*parseSpecial=*/false);
-        for (const int32_t id : ids)
-            QVERIFY2(!m_tok->isSpecial(id), m_tok->idToPiece(id).c_str());
+        for (const int32_t id : ids) QVERIFY2(!m_tok->isSpecial(id), m_tok->idToPiece(id).c_str());
         QVERIFY(!contains(ids, *m_tok->pieceToId("<|begin_of_sentence|>")));
         QCOMPARE(m_tok->decode(ids), text);
         // The same text parsed for specials yields them.
         QVERIFY(contains(m_tok->encode(text, true), *m_tok->pieceToId("<|begin_of_sentence|>")));
     }
 
-    void addedTokensMapToTheirIds() {
+    void addedTokensMapToTheirIds()
+    {
         const QJsonObject added = readJson(m_path / "added_tokens.json");
         QCOMPARE(added.size(), 1009);
         int maxId = 0;
@@ -203,13 +211,14 @@ private slots:
         QCOMPARE(ids.size(), size_t(3));
     }
 
-    void longestMatchWins() {
+    void longestMatchWins()
+    {
         // An added token that extends another one: the longer is taken where both match.
         QTemporaryDir dir;
         const auto path = freshCopy(dir);
         const int base = m_tok->vocabSize();
-        const QByteArray added = QStringLiteral("{\"[A]\": %1, \"[A][B]\": %2, \"[B]\": %3}")
-                                     .arg(base).arg(base + 1).arg(base + 2).toUtf8();
+        const QByteArray added =
+            QStringLiteral("{\"[A]\": %1, \"[A][B]\": %2, \"[B]\": %3}").arg(base).arg(base + 1).arg(base + 2).toUtf8();
         writeBytes(path / "added_tokens.json", added);
         auto loaded = Tokenizer::load(path);
         QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().c_str());
@@ -220,14 +229,16 @@ private slots:
         QCOMPARE((*loaded)->decode(ids), std::string("[A][B][A]x[B]"));
     }
 
-    void decodeSkipSpecial() {
+    void decodeSkipSpecial()
+    {
         const std::string text = "<|begin_of_sentence|>Hello<|LOC_5|> world 世界<|end_of_sentence|></s>";
         const auto ids = m_tok->encode(text);
         QCOMPARE(m_tok->decode(ids), text);
         QCOMPARE(m_tok->decode(ids, /*skipSpecial=*/true), std::string("Hello world 世界"));
     }
 
-    void decodeToleratesBadIds() {
+    void decodeToleratesBadIds()
+    {
         const auto hello = m_tok->encode("hello");
         std::vector<int32_t> ids = {-5, m_tok->vocabSize(), m_tok->vocabSize() + 1000};
         ids.insert(ids.end(), hello.begin(), hello.end());
@@ -236,19 +247,20 @@ private slots:
         QVERIFY(!m_tok->pieceToId("no such piece at all").has_value());
     }
 
-    void byteFallback() {
+    void byteFallback()
+    {
         const std::string rare = "龘";  // not in the corpus: encoded as its three UTF-8 bytes
         const auto ids = m_tok->encode(rare);
         QCOMPARE(ids.size(), size_t(3));
-        for (const int32_t id : ids)
-            QVERIFY(m_tok->idToPiece(id).rfind("<0x", 0) == 0);
+        for (const int32_t id : ids) QVERIFY(m_tok->idToPiece(id).rfind("<0x", 0) == 0);
         QCOMPARE(m_tok->decode(ids), rare);
         // An unfinished character decodes to U+FFFD, never to raw bytes.
         const std::vector<int32_t> partial(ids.begin(), ids.begin() + 2);
         QVERIFY(QString::fromStdString(m_tok->decode(partial)).contains(QChar(0xFFFD)));
     }
 
-    void stopTokenIds() {
+    void stopTokenIds()
+    {
         const QJsonObject map = readJson(m_path / "special_tokens_map.json");
         const auto eos = m_tok->pieceToId(map["eos_token"].toString().toStdString());
         const auto sep = m_tok->pieceToId(map["sep_token"].toString().toStdString());
@@ -257,7 +269,8 @@ private slots:
         QCOMPARE(m_tok->stopTokenIds(), (std::vector<int32_t>{*eos, *sep}));
     }
 
-    void writerOutputIsShapedLikeErnies() {
+    void writerOutputIsShapedLikeErnies()
+    {
         const std::filesystem::path ernie = BROOK_TEST_DATA_DIR "/ernie-4.5-0.3b-tokenizer";
         const QJsonObject ours = readJson(m_path / "tokenizer_config.json");
         const QJsonObject theirs = readJson(ernie / "tokenizer_config.json");
@@ -277,7 +290,8 @@ private slots:
             QCOMPARE(ourAdded[key].toInt() - ourOffset, theirAdded[key].toInt() - 100295);
     }
 
-    void trainingIsCachedAndReproducible() {
+    void trainingIsCachedAndReproducible()
+    {
         QTemporaryDir other;
         const std::filesystem::path path = other.path().toStdString();
         QVERIFY(brook::testing::writeTestTokenizer(path, kPieces).ok());
@@ -287,7 +301,8 @@ private slots:
         QCOMPARE(a.readAll(), b.readAll());
     }
 
-    void loadsErniesOwnJsonFiles() {
+    void loadsErniesOwnJsonFiles()
+    {
         // Baidu's JSON files beside our model: added ids start at 100295 as in the real model.
         QTemporaryDir dir;
         const std::filesystem::path path = dir.path().toStdString();
@@ -308,27 +323,29 @@ private slots:
         QCOMPARE(tok.decode(tok.encode(text)), text);
     }
 
-    void missingModelIsAnError() {
+    void missingModelIsAnError()
+    {
         QTemporaryDir dir;
         auto loaded = Tokenizer::load(dir.path().toStdString());
         QVERIFY(!loaded.ok());
         QVERIFY2(loaded.error().find("tokenizer.model") != std::string::npos, loaded.error().c_str());
     }
 
-    void corruptModelIsAnError() {
+    void corruptModelIsAnError()
+    {
         QTemporaryDir dir;
         const auto path = freshCopy(dir);
         QByteArray garbage(4096, '\0');
         QRandomGenerator rng(7);
-        for (char& c : garbage)
-            c = static_cast<char>(rng.bounded(256));
+        for (char& c : garbage) c = static_cast<char>(rng.bounded(256));
         writeBytes(path / "tokenizer.model", garbage);
         auto loaded = Tokenizer::load(path);
         QVERIFY(!loaded.ok());
         QVERIFY2(loaded.error().find("tokenizer.model") != std::string::npos, loaded.error().c_str());
     }
 
-    void corruptJsonIsAnError_data() {
+    void corruptJsonIsAnError_data()
+    {
         QTest::addColumn<QString>("file");
         QTest::addColumn<QByteArray>("contents");
         for (const char* file : {"added_tokens.json", "special_tokens_map.json", "tokenizer_config.json"}) {
@@ -340,7 +357,8 @@ private slots:
         QTest::newRow("eos not a string") << "special_tokens_map.json" << QByteArray("{\"eos_token\": 2}");
     }
 
-    void corruptJsonIsAnError() {
+    void corruptJsonIsAnError()
+    {
         QFETCH(QString, file);
         QFETCH(QByteArray, contents);
         QTemporaryDir dir;

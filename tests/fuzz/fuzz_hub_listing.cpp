@@ -30,15 +30,17 @@ void checkHeaderLine(std::string_view line)
         require(range->first >= 0 && range->last >= range->first && (range->total == -1 || range->total > range->last));
     const std::string text(line);
     if (auto url = brook::BlobDownloader::splitUrl(text))
-        require(url->port >= 1 && url->port <= 65535 && !url->host.empty() && !url->path.empty() && url->path.front() == '/');
+        require(url->port >= 1 && url->port <= 65535 && !url->host.empty() && !url->path.empty() &&
+                url->path.front() == '/');
     if (auto next = brook::HubHttp::resolveLocation("https://huggingface.co/api/models/o/n?blobs=true", text))
         require(brook::BlobDownloader::splitUrl(*next).ok());
     (void)brook::unsafePathReason(line);
 }
 
-} // namespace
+}  // namespace
 
-int brookFuzzHubListing(const uint8_t* data, size_t size) {
+int brookFuzzHubListing(const uint8_t* data, size_t size)
+{
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     if (auto info = brook::parseHubListing(text, "fuzz/repo")) {
         require(brook::isLowerHex(info->commit, 40));

@@ -12,7 +12,8 @@
 #include <cstdint>
 #include <string>
 
-int brookFuzzModelJson(const uint8_t* data, size_t size) {
+int brookFuzzModelJson(const uint8_t* data, size_t size)
+{
     static const bool quiet = (spdlog::set_level(spdlog::level::off), true);  // warnings on odd model_type
     (void)quiet;
     const std::string text(reinterpret_cast<const char*>(data), size);

@@ -55,7 +55,7 @@ TinyModel& tinyModel()
     return model;
 }
 
-} // namespace
+}  // namespace
 
 int brookFuzzOpenAIRequest(const uint8_t* data, size_t size)
 {

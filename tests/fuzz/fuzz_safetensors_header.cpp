@@ -7,7 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-int brookFuzzSafetensorsHeader(const uint8_t* data, size_t size) {
+int brookFuzzSafetensorsHeader(const uint8_t* data, size_t size)
+{
     const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
     auto contents = brook::parseSafetensors(bytes, "fuzz/model.safetensors");
     if (!contents) return 0;

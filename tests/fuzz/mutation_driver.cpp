@@ -44,7 +44,8 @@ const uint8_t* g_input = nullptr;
 size_t g_inputSize = 0;
 std::string g_crashPath = "crash-input";
 
-void saveCurrentInput() {
+void saveCurrentInput()
+{
     // Only async-signal-safe calls from here on.
     const int fd = ::open(g_crashPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
@@ -62,13 +63,15 @@ void saveCurrentInput() {
     }
 }
 
-void onFatalSignal(int sig) {
+void onFatalSignal(int sig)
+{
     saveCurrentInput();
     std::signal(sig, SIG_DFL);
     std::raise(sig);
 }
 
-void installCrashHandlers() {
+void installCrashHandlers()
+{
     // Its own stack, so a stack overflow can still be reported.
     static std::vector<char> altStack(1 << 16);
     stack_t ss{};
@@ -83,13 +86,15 @@ void installCrashHandlers() {
     if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(saveCurrentInput);
 }
 
-int runOne(const Bytes& input) {
+int runOne(const Bytes& input)
+{
     g_input = input.data();
     g_inputSize = input.size();
     return LLVMFuzzerTestOneInput(input.data(), input.size());
 }
 
-Bytes readFile(const std::filesystem::path& path) {
+Bytes readFile(const std::filesystem::path& path)
+{
     std::ifstream in(path, std::ios::binary);
     return Bytes(std::istreambuf_iterator<char>(in), {});
 }
@@ -98,9 +103,11 @@ Bytes readFile(const std::filesystem::path& path) {
 class Mutator {
 public:
     Mutator(uint64_t seed, size_t maxLen, const std::vector<Bytes>& corpus)
-        : m_rng(seed), m_maxLen(maxLen), m_corpus(corpus) {}
+        : m_rng(seed), m_maxLen(maxLen), m_corpus(corpus)
+    {}
 
-    Bytes next() {
+    Bytes next()
+    {
         Bytes input = (!m_last.empty() && below(4) == 0) ? m_last
                       : m_corpus.empty()                 ? Bytes{}
                                                          : m_corpus[below(m_corpus.size())];
@@ -114,9 +121,13 @@ public:
 private:
     size_t below(size_t n) { return n == 0 ? 0 : size_t(m_rng() % n); }
 
-    void insert(Bytes& b, size_t at, std::string_view text) { b.insert(b.begin() + long(at), text.begin(), text.end()); }
+    void insert(Bytes& b, size_t at, std::string_view text)
+    {
+        b.insert(b.begin() + long(at), text.begin(), text.end());
+    }
 
-    void mutate(Bytes& b) {
+    void mutate(Bytes& b)
+    {
         switch (below(10)) {
         case 0:  // flip a bit
             if (!b.empty()) b[below(b.size())] ^= uint8_t(1u << below(8));
@@ -156,9 +167,22 @@ private:
             break;
         }
         case 6: {  // an interesting integer, little-endian, over 1, 2, 4 or 8 bytes
-            static const uint64_t values[] = {0, 1, 0x7f, 0x80, 0xff, 0x7fff, 0x8000, 0xffff, 0x7fffffff, 0x80000000,
-                                              0xffffffff, uint64_t(1) << 40, 0x7fffffffffffffff, 0x8000000000000000,
-                                              ~uint64_t(0), ~uint64_t(0) - 7};
+            static const uint64_t values[] = {0,
+                                              1,
+                                              0x7f,
+                                              0x80,
+                                              0xff,
+                                              0x7fff,
+                                              0x8000,
+                                              0xffff,
+                                              0x7fffffff,
+                                              0x80000000,
+                                              0xffffffff,
+                                              uint64_t(1) << 40,
+                                              0x7fffffffffffffff,
+                                              0x8000000000000000,
+                                              ~uint64_t(0),
+                                              ~uint64_t(0) - 7};
             const size_t width = size_t(1) << below(4);
             if (b.size() < width) break;
             const uint64_t v = values[below(std::size(values))];
@@ -167,10 +191,27 @@ private:
             break;
         }
         case 7: {  // an interesting JSON number in place of the digits near a random position
-            static const char* numbers[] = {"0", "-1", "-2", "2147483647", "2147483648", "-2147483649", "4294967296",
-                                            "1099511627776", "100000000", "9223372036854775807", "9223372036854775808",
-                                            "-9223372036854775809", "18446744073709551615", "18446744073709551616",
-                                            "1e309", "-1e309", "1e-400", "0.5", "-0", "3.4e38", "1e39"};
+            static const char* numbers[] = {"0",
+                                            "-1",
+                                            "-2",
+                                            "2147483647",
+                                            "2147483648",
+                                            "-2147483649",
+                                            "4294967296",
+                                            "1099511627776",
+                                            "100000000",
+                                            "9223372036854775807",
+                                            "9223372036854775808",
+                                            "-9223372036854775809",
+                                            "18446744073709551615",
+                                            "18446744073709551616",
+                                            "1e309",
+                                            "-1e309",
+                                            "1e-400",
+                                            "0.5",
+                                            "-0",
+                                            "3.4e38",
+                                            "1e39"};
             const std::string_view number = numbers[below(std::size(numbers))];
             size_t at = below(b.size() + 1);
             while (at < b.size() && !(b[at] >= '0' && b[at] <= '9')) ++at;
@@ -181,9 +222,28 @@ private:
             break;
         }
         case 8: {  // a JSON token
-            static const char* tokens[] = {"[", "]", "{", "}", "\"", ":", ",", "null", "true", "false", "\"\":",
-                                           "\\u0000", "\\ud800", "\\", "\xff", "\xc3", "[[[[[[[[", "{\"a\":",
-                                           "\"__metadata__\":", "\"dtype\":\"F32\"", "\"shape\":[", "\"data_offsets\":["};
+            static const char* tokens[] = {"[",
+                                           "]",
+                                           "{",
+                                           "}",
+                                           "\"",
+                                           ":",
+                                           ",",
+                                           "null",
+                                           "true",
+                                           "false",
+                                           "\"\":",
+                                           "\\u0000",
+                                           "\\ud800",
+                                           "\\",
+                                           "\xff",
+                                           "\xc3",
+                                           "[[[[[[[[",
+                                           "{\"a\":",
+                                           "\"__metadata__\":",
+                                           "\"dtype\":\"F32\"",
+                                           "\"shape\":[",
+                                           "\"data_offsets\":["};
             insert(b, below(b.size() + 1), tokens[below(std::size(tokens))]);
             break;
         }
@@ -203,15 +263,17 @@ private:
     Bytes m_last;
 };
 
-bool readOption(std::string_view arg, std::string_view name, uint64_t& out) {
+bool readOption(std::string_view arg, std::string_view name, uint64_t& out)
+{
     if (arg.substr(0, name.size()) != name) return false;
     out = std::strtoull(std::string(arg.substr(name.size())).c_str(), nullptr, 10);
     return true;
 }
 
-} // namespace
+}  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv)
+{
     uint64_t seconds = 60, runs = 0, seed = 1, maxLen = 65536;
     std::string artifactPrefix;
     std::vector<std::filesystem::path> dirs, files;

@@ -31,4 +31,4 @@ inline bool waitFor(const std::function<bool()>& done, int timeoutMs = 20000)
     return true;
 }
 
-} // namespace brook::guitest
+}  // namespace brook::guitest

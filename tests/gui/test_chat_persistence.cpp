@@ -50,10 +50,12 @@ int runStreamingChild(const QString& databasePath)
     // machine that takes longer than a few intervals; how soon is not what this test is about).
     HistoryStore reader;
     if (!reader.open(databasePath).ok()) return 8;
-    const bool saved = waitFor([&] {
-        const QList<MessageRecord> stored = reader.messages(id);
-        return stored.size() == 2 && stored[1].content.startsWith(earlier);
-    }, 30000);
+    const bool saved = waitFor(
+        [&] {
+            const QList<MessageRecord> stored = reader.messages(id);
+            return stored.size() == 2 && stored[1].content.startsWith(earlier);
+        },
+        30000);
     if (!saved) return 9;
     if (!session.isGenerating()) return 6;  // finished already: the kill would prove nothing
     std::printf("READY %s\n", earlier.toUtf8().toHex().constData());
@@ -62,7 +64,7 @@ int runStreamingChild(const QString& databasePath)
     return 7;
 }
 
-} // namespace
+}  // namespace
 
 class TestChatPersistence : public QObject {
     Q_OBJECT
@@ -76,12 +78,15 @@ private slots:
         child.start(QCoreApplication::applicationFilePath(), {QStringLiteral("--streaming-child"), db});
         QVERIFY(child.waitForStarted());
         QByteArray line;  // the child's log lines go to stdout too: wait for the READY line
-        QVERIFY2(waitFor([&] {
-                     while (child.canReadLine() && !line.startsWith("READY ")) line = child.readLine().trimmed();
-                     return line.startsWith("READY ") || child.state() == QProcess::NotRunning;
-                 }, 60000),
+        QVERIFY2(waitFor(
+                     [&] {
+                         while (child.canReadLine() && !line.startsWith("READY ")) line = child.readLine().trimmed();
+                         return line.startsWith("READY ") || child.state() == QProcess::NotRunning;
+                     },
+                     60000),
                  "the child never reported");
-        QVERIFY2(line.startsWith("READY "), qPrintable(QStringLiteral("child exit %1: %2").arg(child.exitCode()).arg(QString::fromUtf8(line))));
+        QVERIFY2(line.startsWith("READY "),
+                 qPrintable(QStringLiteral("child exit %1: %2").arg(child.exitCode()).arg(QString::fromUtf8(line))));
         const QString earlier = QString::fromUtf8(QByteArray::fromHex(line.mid(6)));
         child.kill();  // SIGKILL: no destructor, no close event
         QVERIFY(child.waitForFinished());
@@ -96,9 +101,11 @@ private slots:
         QCOMPARE(reply.role, QStringLiteral("assistant"));
         QCOMPARE(reply.parentId, messages[0].id);
         // Everything streamed more than a save interval before the kill is there.
-        QVERIFY2(reply.content.startsWith(earlier) && !earlier.isEmpty(),
-                 qPrintable(QStringLiteral("stored %1 chars, %2 streamed earlier").arg(reply.content.size()).arg(earlier.size())));
-        QVERIFY(reply.finishReason.isEmpty());  // interrupted: it never finished
+        QVERIFY2(
+            reply.content.startsWith(earlier) && !earlier.isEmpty(),
+            qPrintable(
+                QStringLiteral("stored %1 chars, %2 streamed earlier").arg(reply.content.size()).arg(earlier.size())));
+        QVERIFY(reply.finishReason.isEmpty());               // interrupted: it never finished
         QCOMPARE(conversations[0].currentLeafId, reply.id);  // reopens on the partial reply
     }
 
@@ -146,8 +153,9 @@ private slots:
             db.setDatabaseName(path);
             QVERIFY(db.open());
             QSqlQuery q(db);
-            QVERIFY(q.exec(QStringLiteral("CREATE TRIGGER stop_at_100 BEFORE INSERT ON messages WHEN "
-                                          "(SELECT count(*) FROM messages) >= 100 BEGIN SELECT RAISE(ABORT, 'full'); END")));
+            QVERIFY(q.exec(
+                QStringLiteral("CREATE TRIGGER stop_at_100 BEFORE INSERT ON messages WHEN "
+                               "(SELECT count(*) FROM messages) >= 100 BEGIN SELECT RAISE(ABORT, 'full'); END")));
         }
         QSqlDatabase::removeDatabase(QStringLiteral("trigger"));
         ImportedConversation big;
@@ -175,7 +183,8 @@ private slots:
 int main(int argc, char** argv)
 {
     QApplication app(argc, argv);
-    if (argc == 3 && QByteArray(argv[1]) == "--streaming-child") return runStreamingChild(QString::fromLocal8Bit(argv[2]));
+    if (argc == 3 && QByteArray(argv[1]) == "--streaming-child")
+        return runStreamingChild(QString::fromLocal8Bit(argv[2]));
     TestChatPersistence test;
     return QTest::qExec(&test, argc, argv);
 }

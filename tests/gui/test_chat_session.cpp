@@ -157,7 +157,8 @@ private slots:
             editedUser = path[0].id;
             QCOMPARE(path[0].content, QStringLiteral("Question one, reworded"));
             QCOMPARE(session.tree().siblings(editedUser), (QList<qint64>{firstUser, editedUser}));
-            QCOMPARE(session.tree().children(firstUser), (QList<qint64>{firstReply, secondReply}));  // old branch intact
+            QCOMPARE(session.tree().children(firstUser),
+                     (QList<qint64>{firstReply, secondReply}));  // old branch intact
         }
         // Reopened: every message is there and the shown branch is the one last looked at.
         ChatSession reopened(m_store, *m_generator, id);

@@ -42,9 +42,9 @@ private slots:
         QCOMPARE(blocks[0]->code(), code);
         const QString rendered = view.renderedText();
         QVERIFY(rendered.contains(QStringLiteral("Title")));
-        QVERIFY(!rendered.contains(QStringLiteral("# Title")));   // a heading, not literal text
+        QVERIFY(!rendered.contains(QStringLiteral("# Title")));  // a heading, not literal text
         QVERIFY(!rendered.contains(QStringLiteral("**bold**")));
-        QVERIFY(!rendered.contains(QStringLiteral("|---|")));     // a table
+        QVERIFY(!rendered.contains(QStringLiteral("|---|")));  // a table
         QTextBrowser* prose = view.findChildren<QTextBrowser*>().first();
         QVERIFY(prose->document()->toHtml().contains(QStringLiteral("<table")));
 
@@ -72,7 +72,8 @@ private slots:
         dialog.addPreset();
         QCOMPARE(list->count(), before + 1);
         dialog.findChild<QLineEdit*>(QStringLiteral("presetName"))->setText(QStringLiteral("Poems"));
-        dialog.findChild<QPlainTextEdit*>(QStringLiteral("presetTemplate"))->setPlainText(QStringLiteral("写一首诗：{input}"));
+        dialog.findChild<QPlainTextEdit*>(QStringLiteral("presetTemplate"))
+            ->setPlainText(QStringLiteral("写一首诗：{input}"));
         dialog.findChild<QLineEdit*>(QStringLiteral("presetKeywords"))->setText(QStringLiteral("诗，poem"));
         const PresetLibrary& edited = dialog.library();
         const auto chosen = edited.chooseFor(QStringLiteral("a poem please"));
@@ -178,7 +179,7 @@ private slots:
         const ChatSettings reset = dialog.settings();
         QCOMPARE(reset.temperature, 0.8);
         QCOMPARE(reset.maxTokens, 1000);
-        QCOMPARE(reset.systemPrompt, QStringLiteral("sys"));   // the prompts are the user's
+        QCOMPARE(reset.systemPrompt, QStringLiteral("sys"));  // the prompts are the user's
         QCOMPARE(reset.inputTemplate, QStringLiteral("T{input}"));
         QCOMPARE(dialog.findChild<QSpinBox*>(QStringLiteral("maxTokens"))->maximum(), 4096);
     }

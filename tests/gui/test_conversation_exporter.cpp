@@ -19,16 +19,18 @@ namespace {
 
 QString randomText(std::mt19937& rng)
 {
-    static const QStringList words = {QStringLiteral("hello"), QStringLiteral("你好"), QStringLiteral("\"quoted\""),
-                                      QStringLiteral("new\nline"), QStringLiteral("```code```"), QStringLiteral("# head"),
-                                      QStringLiteral("emoji 🌊"), QStringLiteral("tab\t")};
+    static const QStringList words = {QStringLiteral("hello"),      QStringLiteral("你好"),
+                                      QStringLiteral("\"quoted\""), QStringLiteral("new\nline"),
+                                      QStringLiteral("```code```"), QStringLiteral("# head"),
+                                      QStringLiteral("emoji 🌊"),    QStringLiteral("tab\t")};
     QString s;
     const int n = std::uniform_int_distribution<int>(1, 8)(rng);
-    for (int i = 0; i < n; ++i) s += words[std::uniform_int_distribution<int>(0, int(words.size()) - 1)(rng)] + QLatin1Char(' ');
+    for (int i = 0; i < n; ++i)
+        s += words[std::uniform_int_distribution<int>(0, int(words.size()) - 1)(rng)] + QLatin1Char(' ');
     return s;
 }
 
-} // namespace
+}  // namespace
 
 class TestConversationExporter : public QObject {
     Q_OBJECT
@@ -54,7 +56,8 @@ private slots:
                 m.content = randomText(rng);
                 messages.append(m);
             }
-            auto back = ConversationExporter::fromOpenAiJson(ConversationExporter::toOpenAiJson(c, messages, QStringLiteral("m")));
+            auto back = ConversationExporter::fromOpenAiJson(
+                ConversationExporter::toOpenAiJson(c, messages, QStringLiteral("m")));
             QVERIFY2(back.ok(), back.ok() ? "" : back.error().c_str());
             QCOMPARE(back->title, c.title);
             QCOMPARE(back->settings.systemPrompt, c.settings.systemPrompt);
@@ -80,7 +83,8 @@ private slots:
         MessageRecord u;
         u.role = QStringLiteral("user");
         u.content = QStringLiteral("Hi");
-        const QJsonObject body = QJsonDocument::fromJson(ConversationExporter::toOpenAiJson(c, {u}, QStringLiteral("ernie"))).object();
+        const QJsonObject body =
+            QJsonDocument::fromJson(ConversationExporter::toOpenAiJson(c, {u}, QStringLiteral("ernie"))).object();
         QCOMPARE(body.value("model").toString(), QStringLiteral("ernie"));
         const QJsonArray messages = body.value("messages").toArray();
         QCOMPARE(messages.size(), 2);
@@ -127,7 +131,8 @@ private slots:
         QVERIFY(error("{\"title\": \"x\"}").contains(QStringLiteral("messages")));
         QVERIFY(error("[{\"role\": \"bot\", \"content\": \"x\"}]").contains(QStringLiteral("messages[0].role")));
         QVERIFY(error("[{\"role\": \"user\", \"content\": 5}]").contains(QStringLiteral("messages[0].content")));
-        QVERIFY(error("[{\"role\": \"system\", \"content\": \"only a system prompt\"}]").contains(QStringLiteral("no user")));
+        QVERIFY(error("[{\"role\": \"system\", \"content\": \"only a system prompt\"}]")
+                    .contains(QStringLiteral("no user")));
         // A bare array of messages and OpenAI content parts are accepted.
         auto ok = ConversationExporter::fromOpenAiJson(
             "[{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"part one\"}]}]");

@@ -30,7 +30,10 @@ std::string fixture(const char* name)
     return file.readAll().toStdString();
 }
 
-bool near(double a, double b, double tolerance = 1e-9) { return std::abs(a - b) <= tolerance * std::max(1.0, std::abs(b)); }
+bool near(double a, double b, double tolerance = 1e-9)
+{
+    return std::abs(a - b) <= tolerance * std::max(1.0, std::abs(b));
+}
 
 // A histogram family with buckets 0.1, 0.5, 1.0 and the given cumulative counts.
 std::string ttftText(double b01, double b05, double b1, double inf)
@@ -39,8 +42,8 @@ std::string ttftText(double b01, double b05, double b1, double inf)
     const char* les[] = {"0.1", "0.5", "1.0", "+Inf"};
     const double counts[] = {b01, b05, b1, inf};
     for (int i = 0; i < 4; ++i)
-        t += std::string("vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"") + les[i] + "\",model_name=\"m\"} " +
-             std::to_string(counts[i]) + "\n";
+        t += std::string("vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"") + les[i] +
+             "\",model_name=\"m\"} " + std::to_string(counts[i]) + "\n";
     t += "vllm:time_to_first_token_seconds_count{engine=\"0\",model_name=\"m\"} " + std::to_string(inf) + "\n";
     return t;
 }
@@ -55,10 +58,13 @@ public:
                 connect(socket, &QTcpSocket::readyRead, socket, [this, socket] {
                     const QByteArray request = socket->readAll();
                     paths << QString::fromLatin1(request.split(' ').value(1));
-                    authorization << QString::fromLatin1(request).section(QStringLiteral("Authorization: "), 1, 1).section(QLatin1Char('\r'), 0, 0);
+                    authorization << QString::fromLatin1(request)
+                                         .section(QStringLiteral("Authorization: "), 1, 1)
+                                         .section(QLatin1Char('\r'), 0, 0);
                     const QByteArray body = request.startsWith("GET /metrics") ? m_metrics : QByteArray();
-                    socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nConnection: close\r\nContent-Length: " +
-                                  QByteArray::number(body.size()) + "\r\n\r\n" + body);
+                    socket->write(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nConnection: close\r\nContent-Length: " +
+                        QByteArray::number(body.size()) + "\r\n\r\n" + body);
                     socket->disconnectFromHost();
                 });
             }
@@ -70,7 +76,7 @@ private:
     QByteArray m_metrics;
 };
 
-} // namespace
+}  // namespace
 
 class TestDashboardData : public QObject {
     Q_OBJECT
@@ -184,7 +190,8 @@ private slots:
         QVERIFY2(bad.error().find("line 2") != std::string::npos, bad.error().c_str());
         QVERIFY(!PrometheusText::parse("x{a=\"open} 1\n").ok());
         QVERIFY(!PrometheusText::parse("x 12abc\n").ok());
-        auto escaped = PrometheusText::parse("\n# a comment\ny{path=\"C:\\\\models\\\\\\\"x\\\"\",n=\"a\\nb\"} -Inf 1700000000000\nz NaN\n");
+        auto escaped = PrometheusText::parse(
+            "\n# a comment\ny{path=\"C:\\\\models\\\\\\\"x\\\"\",n=\"a\\nb\"} -Inf 1700000000000\nz NaN\n");
         QVERIFY(escaped.ok());
         QCOMPARE(escaped->samples().size(), size_t(2));
         QCOMPARE(escaped->samples()[0].label("path"), std::string("C:\\models\\\"x\""));
@@ -192,8 +199,9 @@ private slots:
         QVERIFY(std::isinf(escaped->samples()[0].value) && escaped->samples()[0].value < 0);
         QVERIFY(std::isnan(escaped->samples()[1].value));
         // Several engines: gauges and counters add up, KV-cache use is the fullest engine's.
-        auto two = PrometheusText::parse("vllm:num_requests_running{engine=\"0\"} 3\nvllm:num_requests_running{engine=\"1\"} 4\n"
-                                         "vllm:kv_cache_usage_perc{engine=\"0\"} 0.2\nvllm:kv_cache_usage_perc{engine=\"1\"} 0.7\n");
+        auto two = PrometheusText::parse(
+            "vllm:num_requests_running{engine=\"0\"} 3\nvllm:num_requests_running{engine=\"1\"} 4\n"
+            "vllm:kv_cache_usage_perc{engine=\"0\"} 0.2\nvllm:kv_cache_usage_perc{engine=\"1\"} 0.7\n");
         VllmMetricsReader reader;
         const MetricsSnapshot s = reader.read(*two, 1.0);
         QCOMPARE(s.running, 7.0);
@@ -225,7 +233,7 @@ private slots:
         QCOMPARE(*first.value(DashboardField::KvCacheUsagePercent), 25.0);
         QCOMPARE(*first.value(DashboardField::Running), 6.0);
         QVERIFY(!first.value(DashboardField::GenerationTokensPerSecond));  // no rate from one snapshot
-        QVERIFY(!first.value(DashboardField::TtftP50Ms));                 // no request yet
+        QVERIFY(!first.value(DashboardField::TtftP50Ms));                  // no request yet
 
         stats.promptTokensTotal = 1600;
         stats.generationTokensTotal = 900;
@@ -242,15 +250,19 @@ private slots:
 
         // A counter that went down (the engine reloaded) is a rate of 0, not a negative one.
         stats.generationTokensTotal = 10;
-        QCOMPARE(*series.append(MetricsSnapshot::fromEngineStats(stats, 103.0)).value(DashboardField::GenerationTokensPerSecond), 0.0);
+        QCOMPARE(*series.append(MetricsSnapshot::fromEngineStats(stats, 103.0))
+                      .value(DashboardField::GenerationTokensPerSecond),
+                 0.0);
 
         const std::string csv = series.toCsv();
         const QStringList lines = QString::fromStdString(csv).trimmed().split(QLatin1Char('\n'));
         QCOMPARE(lines.size(), 4);
         QVERIFY(lines[0].startsWith(QStringLiteral("time,unix_seconds,weights_gib,kv_cache_gib")));
         QCOMPARE(lines[0].count(QLatin1Char(',')), 1 + kNumDashboardFields);
-        QVERIFY2(lines[2].startsWith(QStringLiteral("1970-01-01T00:01:42Z,102.000,1,15,4,60,25,6,2,0.5,")), qPrintable(lines[2]));
-        QCOMPARE(lines[1].split(QLatin1Char(',')).value(1 + 1 + int(DashboardField::TtftP50Ms)), QString());  // empty: no value
+        QVERIFY2(lines[2].startsWith(QStringLiteral("1970-01-01T00:01:42Z,102.000,1,15,4,60,25,6,2,0.5,")),
+                 qPrintable(lines[2]));
+        QCOMPARE(lines[1].split(QLatin1Char(',')).value(1 + 1 + int(DashboardField::TtftP50Ms)),
+                 QString());  // empty: no value
 
         // Samples older than the longest window go.
         series.append(MetricsSnapshot::fromEngineStats(stats, 100.0 + DashboardSeries::kMaxAgeSeconds + 1.5));

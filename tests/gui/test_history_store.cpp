@@ -47,7 +47,7 @@ QString randomText(std::mt19937& rng, int length)
     return s;
 }
 
-} // namespace
+}  // namespace
 
 class TestHistoryStore : public QObject {
     Q_OBJECT
@@ -82,7 +82,9 @@ private slots:
             for (int i = 0; i < 40; ++i) {
                 MessageRecord m;
                 m.conversationId = conversation;
-                m.parentId = written.isEmpty() ? 0 : written[std::uniform_int_distribution<int>(0, int(written.size()) - 1)(rng)].id;
+                m.parentId = written.isEmpty()
+                                 ? 0
+                                 : written[std::uniform_int_distribution<int>(0, int(written.size()) - 1)(rng)].id;
                 m.role = i % 2 ? QStringLiteral("assistant") : QStringLiteral("user");
                 m.content = randomText(rng, 5 + i * 3);
                 m.outputTokens = i * 7;
@@ -163,10 +165,10 @@ private slots:
         };
         QCOMPARE(ids(QString()).size(), 3);
         QCOMPARE(ids(QStringLiteral("rust")), QList<qint64>{a});
-        QCOMPARE(ids(QStringLiteral("borrow")), QList<qint64>{b});   // message text, any case
+        QCOMPARE(ids(QStringLiteral("borrow")), QList<qint64>{b});  // message text, any case
         QCOMPARE(ids(QStringLiteral("总结")), QList<qint64>{b});
         QCOMPARE(ids(QStringLiteral("旅行")), QList<qint64>{b});
-        QCOMPARE(ids(QStringLiteral("%")), QList<qint64>{c});        // wildcards are literal
+        QCOMPARE(ids(QStringLiteral("%")), QList<qint64>{c});  // wildcards are literal
         QCOMPARE(ids(QStringLiteral("_")), QList<qint64>{c});
         QVERIFY(ids(QStringLiteral("nothing like this")).isEmpty());
         // Newest activity first: b got a message last.

@@ -152,7 +152,10 @@ private slots:
         QCOMPARE(bubbles.size(), 2);
         QVERIFY(!bubbles[1]->isStreaming());
         QCOMPARE(bubbles[1]->message().outputTokens, 400);
-        QVERIFY(bubbles[1]->findChild<QLabel*>(QStringLiteral("messageStats"))->text().contains(QStringLiteral("400 tokens")));
+        QVERIFY(bubbles[1]
+                    ->findChild<QLabel*>(QStringLiteral("messageStats"))
+                    ->text()
+                    .contains(QStringLiteral("400 tokens")));
         // The list shows the conversation under its new title.
         QListWidget* list = m_window->conversationList()->list();
         QVERIFY(waitFor([&] { return list->count() == 1 && list->item(0)->text() == QStringLiteral("Hello there"); }));
@@ -281,7 +284,9 @@ private slots:
         OpenAiClient client(base.chopped(3).toStdString());
         const HttpResult models = client.get("/v1/models");
         QCOMPARE(models.status, 200);
-        nlohmann::json body{{"model", models.json["data"][0]["id"]}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"max_tokens", 5}};
+        nlohmann::json body{{"model", models.json["data"][0]["id"]},
+                            {"messages", {{{"role", "user"}, {"content", "hi"}}}},
+                            {"max_tokens", 5}};
         const HttpResult chat = client.post("/v1/chat/completions", body);
         QCOMPARE(chat.status, 200);
         QVERIFY(waitFor([&] { return m_window->endpoint().servedRequests() == 1; }));

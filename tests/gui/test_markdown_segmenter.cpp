@@ -12,11 +12,13 @@ class TestMarkdownSegmenter : public QObject {
 private slots:
     void splitsProseAndCode()
     {
-        const QString md = QStringLiteral("Intro **bold**\n\n```cpp\nint main() {\n  return 0;\n}\n```\nBetween\n~~~\nplain ``` inside\n~~~\nEnd");
+        const QString md = QStringLiteral(
+            "Intro **bold**\n\n```cpp\nint main() {\n  return 0;\n}\n```\nBetween\n~~~\nplain ``` inside\n~~~\nEnd");
         const QList<MarkdownSegment> s = MarkdownSegmenter::split(md);
         QCOMPARE(s.size(), 5);
         QCOMPARE(s[0], (MarkdownSegment{Kind::Prose, QStringLiteral("Intro **bold**\n"), {}}));
-        QCOMPARE(s[1], (MarkdownSegment{Kind::Code, QStringLiteral("int main() {\n  return 0;\n}"), QStringLiteral("cpp")}));
+        QCOMPARE(s[1],
+                 (MarkdownSegment{Kind::Code, QStringLiteral("int main() {\n  return 0;\n}"), QStringLiteral("cpp")}));
         QCOMPARE(s[2], (MarkdownSegment{Kind::Prose, QStringLiteral("Between"), {}}));
         QCOMPARE(s[3], (MarkdownSegment{Kind::Code, QStringLiteral("plain ``` inside"), {}}));
         QCOMPARE(s[4], (MarkdownSegment{Kind::Prose, QStringLiteral("End"), {}}));
@@ -24,7 +26,8 @@ private slots:
 
     void anUnclosedFenceRunsToTheEnd()
     {
-        const QList<MarkdownSegment> s = MarkdownSegmenter::split(QStringLiteral("Look:\n```python\nprint(1)\nprint(2"));
+        const QList<MarkdownSegment> s =
+            MarkdownSegmenter::split(QStringLiteral("Look:\n```python\nprint(1)\nprint(2"));
         QCOMPARE(s.size(), 2);
         QCOMPARE(s[1].kind, Kind::Code);
         QCOMPARE(s[1].language, QStringLiteral("python"));
@@ -33,7 +36,8 @@ private slots:
 
     void shortOrIndentedRunsAreNotFences()
     {
-        const QList<MarkdownSegment> s = MarkdownSegmenter::split(QStringLiteral("use `x` and ``y``\n    ```not a fence"));
+        const QList<MarkdownSegment> s =
+            MarkdownSegmenter::split(QStringLiteral("use `x` and ``y``\n    ```not a fence"));
         QCOMPARE(s.size(), 1);
         QCOMPARE(s[0].kind, Kind::Prose);
         // A longer closing fence closes; a shorter one does not.

@@ -24,7 +24,7 @@ QList<MessageRecord> randomTree(std::mt19937& rng, int size)
     return out;
 }
 
-} // namespace
+}  // namespace
 
 class TestMessageTree : public QObject {
     Q_OBJECT

@@ -43,32 +43,37 @@ public:
         m_weights.resize(3 << 20);
         for (char& c : m_weights) c = char(rng());
         m_config = R"({"architectures": ["Ernie4_5ForCausalLM"], "hidden_size": 64})";
-        m_server.Get("/api/models/acme/tiny-model/revision/main", [this](const httplib::Request&, httplib::Response& res) {
+        m_server.Get("/api/models/acme/tiny-model/revision/main", [this](const httplib::Request&,
+                                                                         httplib::Response& res) {
             const std::string sha = corrupt ? std::string(64, 'a') : Sha256::hash(m_weights);
-            const std::string body = R"({"sha": ")" + kCommit + R"(", "siblings": [)" + R"({"rfilename": "config.json", "size": )" +
-                                     std::to_string(m_config.size()) + R"(, "blobId": ")" + Sha1::gitBlobId(m_config) + R"("},)" +
-                                     R"({"rfilename": "model.safetensors", "size": )" + std::to_string(m_weights.size()) +
-                                     R"(, "blobId": "2222222222222222222222222222222222222222", "lfs": {"sha256": ")" + sha +
-                                     R"(", "size": )" + std::to_string(m_weights.size()) + R"(}}, {"rfilename": "README.md", "size": 3}]})";
+            const std::string body =
+                R"({"sha": ")" + kCommit + R"(", "siblings": [)" + R"({"rfilename": "config.json", "size": )" +
+                std::to_string(m_config.size()) + R"(, "blobId": ")" + Sha1::gitBlobId(m_config) + R"("},)" +
+                R"({"rfilename": "model.safetensors", "size": )" + std::to_string(m_weights.size()) +
+                R"(, "blobId": "2222222222222222222222222222222222222222", "lfs": {"sha256": ")" + sha +
+                R"(", "size": )" + std::to_string(m_weights.size()) + R"(}}, {"rfilename": "README.md", "size": 3}]})";
             res.set_content(body, "application/json");
         });
-        m_server.Get("/acme/tiny-model/resolve/" + kCommit + "/config.json",
-                     [this](const httplib::Request&, httplib::Response& res) { res.set_content(m_config, "application/json"); });
-        m_server.Get("/acme/tiny-model/resolve/" + kCommit + "/model.safetensors", [this](const httplib::Request& req, httplib::Response& res) {
+        m_server.Get(
+            "/acme/tiny-model/resolve/" + kCommit + "/config.json",
+            [this](const httplib::Request&, httplib::Response& res) { res.set_content(m_config, "application/json"); });
+        m_server.Get("/acme/tiny-model/resolve/" + kCommit + "/model.safetensors", [this](const httplib::Request& req,
+                                                                                          httplib::Response& res) {
             {
                 std::lock_guard lock(m_mutex);
                 m_rangeHeaders.push_back(req.get_header_value("Range"));
             }
             const bool drop = dropNext.exchange(false);
-            res.set_content_provider(m_weights.size(), "application/octet-stream",
-                                     [this, drop, sent = size_t(0)](size_t offset, size_t length, httplib::DataSink& sink) mutable {
-                                         const size_t chunk = std::min<size_t>(length, 64 << 10);
-                                         if (drop && sent >= m_weights.size() / 3) return false;  // hang up mid-file
-                                         if (slowMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slowMs.load()));
-                                         sink.write(m_weights.data() + offset, chunk);
-                                         sent += chunk;
-                                         return true;
-                                     });
+            res.set_content_provider(
+                m_weights.size(), "application/octet-stream",
+                [this, drop, sent = size_t(0)](size_t offset, size_t length, httplib::DataSink& sink) mutable {
+                    const size_t chunk = std::min<size_t>(length, 64 << 10);
+                    if (drop && sent >= m_weights.size() / 3) return false;  // hang up mid-file
+                    if (slowMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slowMs.load()));
+                    sink.write(m_weights.data() + offset, chunk);
+                    sent += chunk;
+                    return true;
+                });
         });
         m_port = m_server.bind_to_any_port("127.0.0.1");
         m_thread = std::thread([this] { m_server.listen_after_bind(); });
@@ -118,7 +123,7 @@ QByteArray readAll(const QString& path)
 
 bool waitForSignal(QSignalSpy& spy, int timeoutMs = 30000) { return spy.count() > 0 || spy.wait(timeoutMs); }
 
-} // namespace
+}  // namespace
 
 class TestModelDownloader : public QObject {
     Q_OBJECT
@@ -158,7 +163,8 @@ private slots:
         const auto ranges = hub.ranges();
         QCOMPARE(ranges.size(), size_t(2));
         QVERIFY(ranges[0].empty());
-        QVERIFY2(ranges[1].rfind("bytes=", 0) == 0 && ranges[1] != "bytes=0-", ranges[1].c_str());  // from where it stopped
+        QVERIFY2(ranges[1].rfind("bytes=", 0) == 0 && ranges[1] != "bytes=0-",
+                 ranges[1].c_str());  // from where it stopped
         QCOMPARE(readAll(finished[0][0].toString() + "/model.safetensors"), QByteArray::fromStdString(hub.weights()));
     }
 
@@ -172,10 +178,13 @@ private slots:
         QSignalSpy cancelled(&downloader, &ModelDownloader::cancelled);
         QSignalSpy finished(&downloader, &ModelDownloader::finished);
         downloader.start(QString::fromStdString(kRepo), hub.options(cache.path()));
-        QVERIFY(QTest::qWaitFor([&] {
-            return !progress.isEmpty() && progress.last()[0].value<DownloadStatus>().file == QStringLiteral("model.safetensors") &&
-                   progress.last()[0].value<DownloadStatus>().bytesDone > 200000;
-        }, 30000));
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                return !progress.isEmpty() &&
+                       progress.last()[0].value<DownloadStatus>().file == QStringLiteral("model.safetensors") &&
+                       progress.last()[0].value<DownloadStatus>().bytesDone > 200000;
+            },
+            30000));
         downloader.cancel();
         QVERIFY(waitForSignal(cancelled));
         QCOMPARE(finished.count(), 0);
@@ -204,7 +213,8 @@ private slots:
         const QString message = failed[0][0].toString();
         QVERIFY2(message.contains(QStringLiteral("sha256")), qPrintable(message));
         QVERIFY(!ModelDownloader::isOfflineError(message));
-        QVERIFY(!QFile::exists(cache.filePath(QString::fromStdString("models--acme--tiny-model/snapshots/" + kCommit + "/model.safetensors"))));
+        QVERIFY(!QFile::exists(cache.filePath(
+            QString::fromStdString("models--acme--tiny-model/snapshots/" + kCommit + "/model.safetensors"))));
     }
 
     void anUnreachableHubReadsAsOffline()
@@ -223,7 +233,8 @@ private slots:
 
     void mirrorEndpointOverridesTheEnvironment()
     {
-        QCOMPARE(ModelDownloader::optionsFor(QStringLiteral("https://hf-mirror.com/")).endpoint, std::string("https://hf-mirror.com"));
+        QCOMPARE(ModelDownloader::optionsFor(QStringLiteral("https://hf-mirror.com/")).endpoint,
+                 std::string("https://hf-mirror.com"));
         QCOMPARE(ModelDownloader::optionsFor(QString()).endpoint, HubOptions::fromEnvironment().endpoint);
     }
 
@@ -256,7 +267,8 @@ private slots:
         QVERIFY(ModelFolder::load(folder.toStdString()).ok());
         QVERIFY(progress.count() >= 1);
         bool resumed = false;
-        for (const auto& s : site.seen()) resumed = resumed || (s.path == "/oss/model.safetensors" && s.range.rfind("bytes=", 0) == 0);
+        for (const auto& s : site.seen())
+            resumed = resumed || (s.path == "/oss/model.safetensors" && s.range.rfind("bytes=", 0) == 0);
         QVERIFY(resumed);
 
         // Unreachable reads as offline, as for the hub.
@@ -297,20 +309,23 @@ private slots:
 
         QSignalSpy downloaded(&dialog, &DownloadDialog::modelDownloaded);
         dialog.startDownload();
-        QVERIFY2(dialog.statusText().contains(QString::fromStdString(site.endpoint())), qPrintable(dialog.statusText()));
+        QVERIFY2(dialog.statusText().contains(QString::fromStdString(site.endpoint())),
+                 qPrintable(dialog.statusText()));
         QVERIFY(waitForSignal(downloaded));
         const QString folder = downloaded[0][0].toString();
         QCOMPARE(folder, cache.filePath(QStringLiteral("models/test-org/tiny-ernie-4___5")));
         QCOMPARE(dialog.downloadedFolder(), folder);
         QVERIFY(ModelFolder::load(folder.toStdString()).ok());
         bool listed = false;
-        for (const auto& s : site.seen()) listed = listed || s.path == "/api/v1/models/" + testsupport::kModelScopeModel + "/repo/files";
+        for (const auto& s : site.seen())
+            listed = listed || s.path == "/api/v1/models/" + testsupport::kModelScopeModel + "/repo/files";
         QVERIFY(listed);
 
         // The saved choice reopens on ModelScope with ERNIE's ModelScope id.
         DownloadDialog again(dialog.endpoint());
         QCOMPARE(again.source(), DownloadDialog::Source::ModelScope);
-        QCOMPARE(again.findChild<QLineEdit*>(QStringLiteral("repoId"))->text(), QStringLiteral("PaddlePaddle/ERNIE-4.5-0.3B-PT"));
+        QCOMPARE(again.findChild<QLineEdit*>(QStringLiteral("repoId"))->text(),
+                 QStringLiteral("PaddlePaddle/ERNIE-4.5-0.3B-PT"));
         qunsetenv("MODELSCOPE_DOMAIN");
         qunsetenv("MODELSCOPE_CACHE");
     }

@@ -170,7 +170,8 @@ private slots:
         QVERIFY(*last.value(DashboardField::WeightsGiB) > 0);
         // The chat's tokens show up as a generation rate and as latency percentiles.
         bool sawRate = false;
-        for (const DashboardSample& s : samples) sawRate |= s.value(DashboardField::GenerationTokensPerSecond).value_or(0) > 0;
+        for (const DashboardSample& s : samples)
+            sawRate |= s.value(DashboardField::GenerationTokensPerSecond).value_or(0) > 0;
         QVERIFY(sawRate);
         QVERIFY(last.value(DashboardField::TtftP50Ms).has_value());
         QVERIFY(*last.value(DashboardField::ItlP95Ms) >= *last.value(DashboardField::ItlP50Ms));
@@ -192,7 +193,8 @@ private slots:
 
         const DashboardSample last = *dashboard()->series().latest();
         const QString hover = dashboard()->charts()[2]->hoverText(last.timeSeconds * 1000.0 + 100);
-        QVERIFY2(hover.contains(QStringLiteral("Running: %1").arg(*last.value(DashboardField::Running), 0, 'f', 1)), qPrintable(hover));
+        QVERIFY2(hover.contains(QStringLiteral("Running: %1").arg(*last.value(DashboardField::Running), 0, 'f', 1)),
+                 qPrintable(hover));
         QVERIFY(hover.contains(QStringLiteral("Waiting: ")));
 
         QTemporaryDir out;
@@ -232,7 +234,11 @@ private slots:
 
         // A small GPU: the tiny model's plan cannot hold one long request; the suggested fix fits.
         serving()->setPlanDeviceGiB(1);
-        setKnobs([](LaunchOptions& o) { o.gpuMemoryUtilization = 0.5; o.maxNumBatchedTokens = 8192; o.maxNumSeqs = 256; });
+        setKnobs([](LaunchOptions& o) {
+            o.gpuMemoryUtilization = 0.5;
+            o.maxNumBatchedTokens = 8192;
+            o.maxNumSeqs = 256;
+        });
         QVERIFY(!view->plan().fits());
         QVERIFY(!view->warningText().isEmpty());
         auto* fix = view->findChild<QPushButton*>(QStringLiteral("planFixUtilization"));
@@ -256,9 +262,15 @@ private slots:
 
     void profilesSaveLoadAndExportAsBrookServeYaml()
     {
-        setKnobs([](LaunchOptions& o) { o.maxNumSeqs = 2; o.maxModelLen = 2048; });
+        setKnobs([](LaunchOptions& o) {
+            o.maxNumSeqs = 2;
+            o.maxModelLen = 2048;
+        });
         QVERIFY(serving()->saveProfile(QStringLiteral("narrow")));
-        setKnobs([](LaunchOptions& o) { o.maxNumSeqs = 8; o.maxModelLen = 4096; });
+        setKnobs([](LaunchOptions& o) {
+            o.maxNumSeqs = 8;
+            o.maxModelLen = 4096;
+        });
         QVERIFY(serving()->saveProfile(QStringLiteral("wide")));
         QCOMPARE(m_settings->servingProfiles().size(), 2);
         QVERIFY(serving()->loadProfile(QStringLiteral("narrow")));
@@ -346,7 +358,10 @@ private slots:
         QVERIFY(waitFor([&] { return failed.count() == 1; }, 30000));
         QCOMPARE(engine(), before);
         QVERIFY(!m_window->showingWelcome());
-        QVERIFY(perf()->findChild<QLabel*>(QStringLiteral("performanceMessage"))->text().contains(QStringLiteral("previous")));
+        QVERIFY(perf()
+                    ->findChild<QLabel*>(QStringLiteral("performanceMessage"))
+                    ->text()
+                    .contains(QStringLiteral("previous")));
         QCOMPARE(m_settings->servingOptions().device, std::string("cpu"));
         setKnobs([](LaunchOptions& o) { o.device = "cpu"; });
     }
@@ -415,7 +430,8 @@ private slots:
         std::vector<std::shared_ptr<RequestStream>> fillers;
         std::mt19937 rng(4);
         for (int i = 0; i < seqs; ++i) {
-            GenerationRequest r = testsupport::greedyRequest(testsupport::randomPrompt(rng, 8, engine()->tokenizer().vocabSize()), 3900);
+            GenerationRequest r =
+                testsupport::greedyRequest(testsupport::randomPrompt(rng, 8, engine()->tokenizer().vocabSize()), 3900);
             r.source = "bench";
             fillers.push_back(*RequestStream::submit(*engine(), r));
         }
@@ -508,7 +524,10 @@ private slots:
         QCoreApplication::processEvents();
         QCOMPARE(perf()->tabs()->tabText(PerformanceWindow::ServingTab), QStringLiteral("服务参数"));
         QVERIFY(perf()->windowTitle().contains(QStringLiteral("性能")));
-        QVERIFY(!dashboard()->charts()[2]->hoverText(dashboard()->series().latest()->timeSeconds * 1000).contains(QStringLiteral("Running")));
+        QVERIFY(!dashboard()
+                     ->charts()[2]
+                     ->hoverText(dashboard()->series().latest()->timeSeconds * 1000)
+                     .contains(QStringLiteral("Running")));
         m_window->setLanguage(QStringLiteral("en"));
         QCoreApplication::processEvents();
         QCOMPARE(perf()->tabs()->tabText(PerformanceWindow::ServingTab), QStringLiteral("Serving parameters"));

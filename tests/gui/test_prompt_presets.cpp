@@ -18,10 +18,13 @@ private slots:
         const PromptPreset* summary = library.find(QStringLiteral("summary"));
         QVERIFY(writing && summary);
         const QString input = QStringLiteral("写一篇关于春天的短文");
-        QCOMPARE(writing->expand(input),
-                 QStringLiteral("【任务】写一篇关于春天的短文\n【要求】语言简洁专业，段落清晰，不使用markdown格式，直接输出正文。\n【输出】"));
-        QCOMPARE(summary->expand(QStringLiteral("总结这段话：ABC")),
-                 QStringLiteral("【任务】总结这段话：ABC\n【要求】用3句话以内完成，每句不超过25字，不加序号。\n【输出】"));
+        QCOMPARE(
+            writing->expand(input),
+            QStringLiteral(
+                "【任务】写一篇关于春天的短文\n【要求】语言简洁专业，段落清晰，不使用markdown格式，直接输出正文。\n【输出】"));
+        QCOMPARE(
+            summary->expand(QStringLiteral("总结这段话：ABC")),
+            QStringLiteral("【任务】总结这段话：ABC\n【要求】用3句话以内完成，每句不超过25字，不加序号。\n【输出】"));
         // No template: the text as typed; several markers: each replaced.
         QCOMPARE(library.find(QStringLiteral("general"))->expand(input), input);
         PromptPreset twice;

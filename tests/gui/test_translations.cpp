@@ -63,12 +63,13 @@ void checkComplete(const QList<Entry>& entries)
     for (const Entry& e : entries) {
         if (e.vanished) continue;
         if (e.unfinished || e.translation.trimmed().isEmpty()) problems << QStringLiteral("unfinished ") + describe(e);
-        else if (placeholders(e.source) != placeholders(e.translation)) problems << QStringLiteral("placeholders differ ") + describe(e);
+        else if (placeholders(e.source) != placeholders(e.translation))
+            problems << QStringLiteral("placeholders differ ") + describe(e);
     }
     QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('\n'))));
 }
 
-} // namespace
+}  // namespace
 
 class TestTranslations : public QObject {
     Q_OBJECT
@@ -91,7 +92,8 @@ private slots:
         QProcess lupdate;
         lupdate.start(QStringLiteral(BROOK_LUPDATE),
                       {QStringLiteral("-I"), QStringLiteral(BROOK_SOURCE_DIR "/src"), QStringLiteral("-no-obsolete"),
-                       QStringLiteral("-locations"), QStringLiteral("none"), QStringLiteral(BROOK_SOURCE_DIR "/src/gui"),
+                       QStringLiteral("-locations"), QStringLiteral("none"),
+                       QStringLiteral(BROOK_SOURCE_DIR "/src/gui"),
                        QStringLiteral(BROOK_SOURCE_DIR "/src/app/gui_main.cpp"), QStringLiteral("-ts"), copy});
         QVERIFY(lupdate.waitForFinished(120000));
         QVERIFY2(lupdate.exitCode() == 0, lupdate.readAllStandardError().constData());
@@ -99,7 +101,8 @@ private slots:
         QVERIFY(entries.size() > 150);
         checkComplete(entries);
         // Contexts carry the namespace, as tr() does at run time.
-        QVERIFY(std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return e.context == QLatin1String("brook::MainWindow"); }));
+        QVERIFY(std::any_of(entries.begin(), entries.end(),
+                            [](const Entry& e) { return e.context == QLatin1String("brook::MainWindow"); }));
     }
 
     void theEmbeddedCatalogueSwitchesAtRunTime()

@@ -92,7 +92,7 @@ void checkFoldKeepsLogits(const LoadedModel& m, const std::vector<AwqLayerScales
     QVERIFY2(err < 1e-5, qPrintable(QString("folded logits differ by %1").arg(err)));
 }
 
-} // namespace
+}  // namespace
 
 class TestAwq : public QObject {
     Q_OBJECT
@@ -165,7 +165,7 @@ private slots:
             bool found = false;
             for (int t = 0; t < N && !found; ++t)
                 found = testsupport::relativeError(std::span<const float>(qkv.sample).subspan(size_t(r) * H, H),
-                                      std::span<const float>(direct).subspan(size_t(t) * H, H)) < 1e-6;
+                                                   std::span<const float>(direct).subspan(size_t(t) * H, H)) < 1e-6;
             QVERIFY2(found, qPrintable(QString("sample row %1 is no input row").arg(r)));
         }
     }
@@ -187,7 +187,8 @@ private slots:
         const AwqSearch search({4, 128, 20});
         auto found = search.search(w, N, K, x, meanAbs, "synthetic");
         QVERIFY2(found.ok(), found.ok() ? "" : found.error().c_str());
-        qInfo("alpha %.2f: output error AWQ %.4f, RTN %.4f", found->alpha, found->awqOutputError, found->rtnOutputError);
+        qInfo("alpha %.2f: output error AWQ %.4f, RTN %.4f", found->alpha, found->awqOutputError,
+              found->rtnOutputError);
         QVERIFY(found->alpha > 0.0f);
         QVERIFY2(found->awqOutputError < 0.8 * found->rtnOutputError, "AWQ should cut the error by a fifth at least");
         // The reported numbers are what outputError computes for those scales.
@@ -204,8 +205,9 @@ private slots:
         QVERIFY(s[3] > 3.0f * s[4]);
         for (float v : AwqSearch::scalesForAlpha(meanAbs, 0.0f)) QCOMPARE(v, 1.0f);
 
-        QVERIFY(!search.search(w, N, K - 1, std::span<const float>(x).first(size_t(K - 1)),
-                               std::span<const float>(meanAbs).first(size_t(K - 1)), "bad")
+        QVERIFY(!search
+                     .search(w, N, K - 1, std::span<const float>(x).first(size_t(K - 1)),
+                             std::span<const float>(meanAbs).first(size_t(K - 1)), "bad")
                      .ok());  // 255 is not a multiple of the group size
     }
 

@@ -45,39 +45,47 @@ class FakeHub {
 public:
     explicit FakeHub(const std::filesystem::path& modelDir)
     {
-        for (const auto& entry : std::filesystem::directory_iterator(modelDir)) m_files[entry.path().filename().string()] = readFile(entry.path());
+        for (const auto& entry : std::filesystem::directory_iterator(modelDir))
+            m_files[entry.path().filename().string()] = readFile(entry.path());
         m_files["README.md"] = "# tiny\n";
         m_files["onnx/model.onnx"] = "not for us";
-        m_server.Get(R"(/api/models/([^/]+/[^/]+)/revision/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+        m_server.Get(R"(/api/models/([^/]+/[^/]+)/revision/([^/]+))", [this](const httplib::Request& req,
+                                                                             httplib::Response& res) {
             record(req);
             if (const std::string elsewhere = knob(m_redirectListingTo); !elsewhere.empty())
                 return res.set_redirect(elsewhere + req.path + "?blobs=true", 302);
             if (gated && !req.has_header("Authorization")) return void(res.status = 401);
             if (std::string(req.matches[1]) == knob(m_renamedFrom))  // as the hub answers for renamed repositories
-                return res.set_redirect("/api/models/" + kRepo + "/revision/" + std::string(req.matches[2]) + "?blobs=true", 307);
+                return res.set_redirect(
+                    "/api/models/" + kRepo + "/revision/" + std::string(req.matches[2]) + "?blobs=true", 307);
             if (std::string(req.matches[1]) != kRepo) return void(res.status = 404);
             nlohmann::json siblings = nlohmann::json::array();
             for (const auto& [name, content] : m_files) {
-                nlohmann::json s = {{"rfilename", name}, {"size", content.size()}, {"blobId", Sha1::gitBlobId(content)}};
-                if (isLfs(name)) s["lfs"] = {{"sha256", Sha256::hash(content)}, {"size", content.size()}, {"pointerSize", 134}};
+                nlohmann::json s = {
+                    {"rfilename", name}, {"size", content.size()}, {"blobId", Sha1::gitBlobId(content)}};
+                if (isLfs(name))
+                    s["lfs"] = {{"sha256", Sha256::hash(content)}, {"size", content.size()}, {"pointerSize", 134}};
                 siblings.push_back(s);
             }
             {
                 std::lock_guard lock(m_mutex);
                 if (m_editListing) m_editListing(siblings);
             }
-            res.set_content(nlohmann::json{{"id", kRepo}, {"sha", kCommit}, {"siblings", siblings}}.dump(), "application/json");
+            res.set_content(nlohmann::json{{"id", kRepo}, {"sha", kCommit}, {"siblings", siblings}}.dump(),
+                            "application/json");
         });
-        m_server.Get(R"(/([^/]+/[^/]+)/resolve/([^/]+)/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
-            record(req);
-            const std::string file = req.matches[3];
-            if (gated && !req.has_header("Authorization")) return void(res.status = 401);
-            if (!m_files.count(file)) return void(res.status = 404);
-            if (const std::string elsewhere = knob(m_redirectFilesTo); !elsewhere.empty())
-                return res.set_redirect(elsewhere + "/cdn/" + file, 302);
-            if (isLfs(file)) return res.set_redirect("http://localhost:" + std::to_string(port) + "/cdn/" + file, 302);
-            serve(req, res, file);
-        });
+        m_server.Get(R"(/([^/]+/[^/]+)/resolve/([^/]+)/(.+))",
+                     [this](const httplib::Request& req, httplib::Response& res) {
+                         record(req);
+                         const std::string file = req.matches[3];
+                         if (gated && !req.has_header("Authorization")) return void(res.status = 401);
+                         if (!m_files.count(file)) return void(res.status = 404);
+                         if (const std::string elsewhere = knob(m_redirectFilesTo); !elsewhere.empty())
+                             return res.set_redirect(elsewhere + "/cdn/" + file, 302);
+                         if (isLfs(file))
+                             return res.set_redirect("http://localhost:" + std::to_string(port) + "/cdn/" + file, 302);
+                         serve(req, res, file);
+                     });
         m_server.Get(R"(/cdn/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
             record(req);
             serve(req, res, req.matches[1]);
@@ -129,12 +137,15 @@ public:
 
     int port = 0;
     std::atomic<bool> gated{false};
-    std::atomic<int> dropLfsOnce{0};  // > 0: the next LFS body stops after this many bytes
+    std::atomic<int> dropLfsOnce{0};      // > 0: the next LFS body stops after this many bytes
     std::atomic<bool> corruptLfs{false};  // serve LFS bytes that do not match the listed sha256
     std::atomic<bool> wholeAs206{false};  // answer a Range with 206 and the whole file ("bytes 0-...")
 
 private:
-    static bool isLfs(const std::string& name) { return name.size() > 12 && name.substr(name.size() - 12) == ".safetensors"; }
+    static bool isLfs(const std::string& name)
+    {
+        return name.size() > 12 && name.substr(name.size() - 12) == ".safetensors";
+    }
 
     std::string knob(const std::string& value)
     {
@@ -163,7 +174,8 @@ private:
             // cpp-httplib applies a request's Range by itself; forget it to send the whole file.
             const_cast<httplib::Request&>(req).ranges.clear();
             res.status = 206;
-            res.set_header("Content-Range", "bytes 0-" + std::to_string(content.size() - 1) + "/" + std::to_string(content.size()));
+            res.set_header("Content-Range",
+                           "bytes 0-" + std::to_string(content.size() - 1) + "/" + std::to_string(content.size()));
             res.set_content(content, "application/octet-stream");
             return;
         }
@@ -188,4 +200,4 @@ private:
     std::string m_redirectListingTo, m_redirectFilesTo, m_badContentLength, m_renamedFrom;
 };
 
-} // namespace brook::testsupport
+}  // namespace brook::testsupport

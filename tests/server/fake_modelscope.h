@@ -45,41 +45,54 @@ public:
         m_files["configuration.json"] = R"({"framework": "pytorch", "task": "text-generation"})";
         m_files["onnx/model.onnx"] = "not for us";
 
-        m_server.Get(R"(/api/v1/models/([^/]+/[^/]+)/repo/files)", [this](const httplib::Request& req, httplib::Response& res) {
+        m_server.Get(R"(/api/v1/models/([^/]+/[^/]+)/repo/files)", [this](const httplib::Request& req,
+                                                                          httplib::Response& res) {
             record(req);
             if (req.get_param_value("Revision") != "master" || req.get_param_value("Recursive") != "True") {
                 res.status = 400;
-                return res.set_content(R"({"Code": 400, "Message": "bad parameters", "Success": false})", "application/json");
+                return res.set_content(R"({"Code": 400, "Message": "bad parameters", "Success": false})",
+                                       "application/json");
             }
             if (std::string(req.matches[1]) != kModelScopeModel) {
                 res.status = 404;
                 return res.set_content(R"({"Code": 10010205001, "Message": "model not found", "Success": false})",
                                        "application/json");
             }
-            if (refuse) return res.set_content(R"({"Code": 10010101004, "Message": "unauthorized permission", "Success": false})",
-                                               "application/json");
+            if (refuse)
+                return res.set_content(
+                    R"({"Code": 10010101004, "Message": "unauthorized permission", "Success": false})",
+                    "application/json");
             nlohmann::json files = nlohmann::json::array();
             files.push_back({{"Name", "onnx"}, {"Path", "onnx"}, {"Type", "tree"}, {"Size", 0}, {"Sha256", ""}});
             std::lock_guard lock(m_mutex);
             for (const auto& [path, content] : m_files) {
                 const std::string sha = isLfs(path) && wrongSha ? std::string(64, 'a') : Sha256::hash(content);
-                files.push_back({{"Name", path.substr(path.rfind('/') + 1)}, {"Path", path}, {"Type", "blob"},
-                                 {"Size", content.size()}, {"Sha256", sha}, {"Revision", kModelScopeCommit},
-                                 {"IsLFS", isLfs(path)}, {"CommitMessage", "upload"}});
+                files.push_back({{"Name", path.substr(path.rfind('/') + 1)},
+                                 {"Path", path},
+                                 {"Type", "blob"},
+                                 {"Size", content.size()},
+                                 {"Sha256", sha},
+                                 {"Revision", kModelScopeCommit},
+                                 {"IsLFS", isLfs(path)},
+                                 {"CommitMessage", "upload"}});
             }
             if (m_editListing) m_editListing(files);
-            res.set_content(nlohmann::json{{"Code", 200}, {"Data", {{"Files", files}}}, {"Message", "success"}, {"Success", true}}.dump(),
-                            "application/json");
+            res.set_content(
+                nlohmann::json{{"Code", 200}, {"Data", {{"Files", files}}}, {"Message", "success"}, {"Success", true}}
+                    .dump(),
+                "application/json");
         });
-        m_server.Get(R"(/api/v1/models/([^/]+/[^/]+)/repo)", [this](const httplib::Request& req, httplib::Response& res) {
-            record(req);
-            const std::string file = req.get_param_value("FilePath");
-            if (std::string(req.matches[1]) != kModelScopeModel || req.get_param_value("Revision") != "master" || !has(file))
-                return void(res.status = 404);
-            if (isLfs(file) && redirectLfs)
-                return res.set_redirect("http://localhost:" + std::to_string(port) + "/oss/" + file, 302);
-            serve(res, file);
-        });
+        m_server.Get(R"(/api/v1/models/([^/]+/[^/]+)/repo)",
+                     [this](const httplib::Request& req, httplib::Response& res) {
+                         record(req);
+                         const std::string file = req.get_param_value("FilePath");
+                         if (std::string(req.matches[1]) != kModelScopeModel ||
+                             req.get_param_value("Revision") != "master" || !has(file))
+                             return void(res.status = 404);
+                         if (isLfs(file) && redirectLfs)
+                             return res.set_redirect("http://localhost:" + std::to_string(port) + "/oss/" + file, 302);
+                         serve(res, file);
+                     });
         m_server.Get(R"(/oss/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
             record(req);
             if (!has(req.matches[1])) return void(res.status = 404);
@@ -138,14 +151,17 @@ public:
 
     int port = 0;
     std::atomic<bool> redirectLfs{true};
-    std::atomic<int> dropLfsOnce{0};       // > 0: the next safetensors body stops after this many bytes
-    std::atomic<bool> corruptLfs{false};   // serve safetensors bytes that do not match the listed sha256
-    std::atomic<bool> wrongSha{false};     // list a wrong sha256 for safetensors
-    std::atomic<bool> refuse{false};       // HTTP 200 with an error Code, as ModelScope does
-    std::atomic<int> slowMs{0};            // sleep per 4 KiB chunk of a safetensors body
+    std::atomic<int> dropLfsOnce{0};      // > 0: the next safetensors body stops after this many bytes
+    std::atomic<bool> corruptLfs{false};  // serve safetensors bytes that do not match the listed sha256
+    std::atomic<bool> wrongSha{false};    // list a wrong sha256 for safetensors
+    std::atomic<bool> refuse{false};      // HTTP 200 with an error Code, as ModelScope does
+    std::atomic<int> slowMs{0};           // sleep per 4 KiB chunk of a safetensors body
 
 private:
-    static bool isLfs(const std::string& name) { return name.size() > 12 && name.substr(name.size() - 12) == ".safetensors"; }
+    static bool isLfs(const std::string& name)
+    {
+        return name.size() > 12 && name.substr(name.size() - 12) == ".safetensors";
+    }
 
     bool has(const std::string& file)
     {
@@ -185,4 +201,4 @@ private:
     std::function<void(nlohmann::json&)> m_editListing;
 };
 
-} // namespace brook::testsupport
+}  // namespace brook::testsupport

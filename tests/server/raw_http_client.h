@@ -62,7 +62,8 @@ public:
         const auto until = std::chrono::steady_clock::now() + timeout;
         char chunk[16384];
         while (m_fd >= 0) {
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
             if (left.count() <= 0) break;
             pollfd p{m_fd, POLLIN, 0};
             if (::poll(&p, 1, int(left.count())) <= 0) break;
@@ -118,4 +119,4 @@ inline void raiseOpenFileLimit()
     }
 }
 
-} // namespace brook::testsupport
+}  // namespace brook::testsupport

@@ -87,7 +87,7 @@ struct PromSample {
 struct PromText {
     std::vector<PromSample> samples;
     std::map<std::string, std::string> types;  // family -> counter | gauge | histogram
-    std::string error;                          // first malformed line, if any
+    std::string error;                         // first malformed line, if any
 
     double value(const std::string& name, const std::map<std::string, std::string>& match = {}) const
     {
@@ -184,4 +184,4 @@ inline std::map<int, std::string> streamedText(const StreamResult& r)
     return text;
 }
 
-} // namespace brook::testsupport
+}  // namespace brook::testsupport

@@ -29,7 +29,7 @@ std::pair<int, std::string> runBench(const QStringList& args)
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAll().toStdString()};
 }
 
-} // namespace
+}  // namespace
 
 class TestBenchServe : public QObject {
     Q_OBJECT
@@ -46,8 +46,8 @@ private slots:
         QTemporaryDir dir;
         const QString resultFile = dir.filePath("result.json");
         const PromText before = parsePrometheus(server.client().get("/metrics").body);
-        auto [code, out] = runBench({"serve", "--base-url", QString::fromStdString(server.baseUrl()), "--num-prompts", "12",
-                                     "--random-input-len", "16", "--random-output-len", "8", "--ignore-eos",
+        auto [code, out] = runBench({"serve", "--base-url", QString::fromStdString(server.baseUrl()), "--num-prompts",
+                                     "12", "--random-input-len", "16", "--random-output-len", "8", "--ignore-eos",
                                      "--max-concurrency", "4", "--seed", "3", "--save-result", resultFile});
         QVERIFY2(code == 0, out.c_str());
         QVERIFY(out.find("Serving Benchmark Result") != std::string::npos);
@@ -72,9 +72,9 @@ private slots:
         QCOMPARE(after.value("vllm:generation_tokens_total") - before.value("vllm:generation_tokens_total"), 96.0);
 
         // The same seed gives the same prompts.
-        auto [code2, out2] = runBench({"serve", "--base-url", QString::fromStdString(server.baseUrl()), "--num-prompts", "12",
-                                       "--random-input-len", "16", "--random-output-len", "8", "--ignore-eos", "--seed", "3",
-                                       "--save-result", resultFile, "--endpoint", "/v1/completions"});
+        auto [code2, out2] = runBench({"serve", "--base-url", QString::fromStdString(server.baseUrl()), "--num-prompts",
+                                       "12", "--random-input-len", "16", "--random-output-len", "8", "--ignore-eos",
+                                       "--seed", "3", "--save-result", resultFile, "--endpoint", "/v1/completions"});
         QCOMPARE(code2, 0);
         std::ifstream in2(resultFile.toStdString());
         QCOMPARE(json::parse(in2)["total_input_tokens"], result["total_input_tokens"]);
@@ -85,8 +85,8 @@ private slots:
         InProcessServer server;
         QTemporaryDir dir;
         const QString history = dir.filePath("history.jsonl");
-        const QStringList args = {"baseline", "--base-url", QString::fromStdString(server.baseUrl()), "--history", history,
-                                  "--label", "ci"};
+        const QStringList args = {
+            "baseline", "--base-url", QString::fromStdString(server.baseUrl()), "--history", history, "--label", "ci"};
         auto [code, out] = runBench(args);
         QVERIFY2(code == 0, out.c_str());
         auto [code2, out2] = runBench(args);

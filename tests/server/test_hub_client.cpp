@@ -165,7 +165,8 @@ private slots:
         hub.corruptLfs = true;  // the listing keeps the true sha256; the bytes served differ
         auto r = HubClient(options(hub, cache)).download(kRepo);
         QVERIFY(!r.ok());
-        QVERIFY2(r.error().find("sha256") != std::string::npos && r.error().find("model.safetensors") != std::string::npos,
+        QVERIFY2(r.error().find("sha256") != std::string::npos &&
+                     r.error().find("model.safetensors") != std::string::npos,
                  r.error().c_str());
         const fs::path repo = fs::path(cache.path().toStdString()) / "models--test-org--tiny-ernie";
         const std::string blob = Sha256::hash(hub.content("model.safetensors"));
@@ -250,7 +251,8 @@ private slots:
         QCOMPARE(o.cacheDir, fs::path("/elsewhere/cache"));
         QCOMPARE(o.token, std::string("hf_env"));
         QVERIFY(!o.offline);
-        for (const char* name : {"HF_HOME", "HF_HUB_CACHE", "HF_TOKEN", "HF_ENDPOINT", "HF_HUB_OFFLINE"}) qunsetenv(name);
+        for (const char* name : {"HF_HOME", "HF_HUB_CACHE", "HF_TOKEN", "HF_ENDPOINT", "HF_HUB_OFFLINE"})
+            qunsetenv(name);
     }
 };
 

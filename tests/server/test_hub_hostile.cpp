@@ -36,12 +36,13 @@ std::vector<std::string> filesUnder(const fs::path& dir)
 {
     std::vector<std::string> out;
     std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator(); it.increment(ec))
+    for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
+         it.increment(ec))
         out.push_back(it->path().string());
     return out;
 }
 
-} // namespace
+}  // namespace
 
 class TestHubHostile : public QObject {
     Q_OBJECT
@@ -92,12 +93,8 @@ private slots:
         // LFS sha256 values and git blob ids that are paths, not digests. (A failed check removes
         // a stray file again, but not the folders made for it.)
         const std::vector<std::pair<std::string, std::string>> cases = {
-            {"sha256", "../../../outside/rel/x"},
-            {"sha256", (outside / "abs" / "x").string()},
-            {"sha256", "a/b/c"},
-            {"sha256", std::string(63, 'a') + "g"},
-            {"blobId", "../../../outside/oid"},
-            {"blobId", "abc"},
+            {"sha256", "../../../outside/rel/x"},   {"sha256", (outside / "abs" / "x").string()}, {"sha256", "a/b/c"},
+            {"sha256", std::string(63, 'a') + "g"}, {"blobId", "../../../outside/oid"},           {"blobId", "abc"},
         };
         for (const auto& [field, value] : cases) {
             FakeHub hub(m_modelDir.path().toStdString());
@@ -117,7 +114,8 @@ private slots:
     void unsafeFileNamesAreRejected()
     {
         // Names that are paths on Windows (a target): backslashes, drive letters, device names.
-        for (const std::string name : {"..\\..\\evil.json", "C:evil.json", "sub\\evil.json", "CON.json", "evil:x.json"}) {
+        for (const std::string name :
+             {"..\\..\\evil.json", "C:evil.json", "sub\\evil.json", "CON.json", "evil:x.json"}) {
             FakeHub hub(m_modelDir.path().toStdString());
             hub.setFile(name, "{}");
             QTemporaryDir cache;
@@ -139,7 +137,8 @@ private slots:
         QVERIFY2(r.ok(), r.ok() ? "" : r.error().c_str());
         QCOMPARE(readFile(*r / "config.json"), hub.content("config.json"));
         QVERIFY(!elsewhere.seen().empty());
-        for (const auto& s : elsewhere.seen()) QVERIFY2(s.authorization.empty(), (s.path + ": " + s.authorization).c_str());
+        for (const auto& s : elsewhere.seen())
+            QVERIFY2(s.authorization.empty(), (s.path + ": " + s.authorization).c_str());
         for (const auto& s : hub.seen()) QCOMPARE(s.authorization, std::string("Bearer hf_secret_token"));
     }
 
@@ -201,7 +200,8 @@ private slots:
         const std::string weights = hub.content("model.safetensors");
         const fs::path blobs = repoDir(cacheDir) / "blobs";
         fs::create_directories(blobs);
-        std::ofstream(blobs / (Sha256::hash(weights) + ".incomplete"), std::ios::binary) << weights.substr(0, weights.size() / 3);
+        std::ofstream(blobs / (Sha256::hash(weights) + ".incomplete"), std::ios::binary)
+            << weights.substr(0, weights.size() / 3);
         hub.wholeAs206 = true;  // 206, "Content-Range: bytes 0-...", the whole file
         auto r = HubClient(options(hub, cacheDir)).download(kRepo);
         QVERIFY2(r.ok(), r.ok() ? "" : r.error().c_str());
@@ -213,9 +213,10 @@ private slots:
         for (const char* good : {"baidu/ERNIE-4.5-0.3B-PT", "a/b", "Org_1/model_v2", "PaddlePaddle/ERNIE-4.5-0.3B-PT"})
             QVERIFY2(HubClient::isRepoId(good), good);
         const std::string longName(97, 'a');
-        for (const std::string& bad : std::vector<std::string>{"owner/.", "owner/..", "./name", "owner/.hidden", "owner/-x", "a--b/c", "a/b--c",
-                                      "a/b..c", "owner/name.", "owner/name-", "owner/x.git", "owner/" + longName, "a/b/c",
-                                      "owner/", "/name", "owner\\name/x"})
+        for (const std::string& bad :
+             std::vector<std::string>{"owner/.", "owner/..", "./name", "owner/.hidden", "owner/-x", "a--b/c", "a/b--c",
+                                      "a/b..c", "owner/name.", "owner/name-", "owner/x.git", "owner/" + longName,
+                                      "a/b/c", "owner/", "/name", "owner\\name/x"})
             QVERIFY2(!HubClient::isRepoId(bad), bad.c_str());
 
         HubOptions o;
@@ -225,7 +226,8 @@ private slots:
         o.cacheDir = cache.path().toStdString();
         auto r = ModelResolver(o).resolve("owner/.");
         QVERIFY(!r.ok());
-        QVERIFY2(contains(r.error(), "not a valid Hugging Face repository id") && contains(r.error(), "'.'"), r.error().c_str());
+        QVERIFY2(contains(r.error(), "not a valid Hugging Face repository id") && contains(r.error(), "'.'"),
+                 r.error().c_str());
         auto direct = HubClient(o).download("owner/a--b");
         QVERIFY(!direct.ok());
         QVERIFY2(contains(direct.error(), "--"), direct.error().c_str());

@@ -23,7 +23,7 @@ const std::string kCommit = std::string(40, 'c');
 std::string hubListing(const json& siblings) { return json{{"sha", kCommit}, {"siblings", siblings}}.dump(); }
 json config() { return {{"rfilename", "config.json"}, {"size", 10}, {"blobId", kOid}}; }
 
-} // namespace
+}  // namespace
 
 class TestHubParsing : public QObject {
     Q_OBJECT
@@ -34,7 +34,8 @@ private slots:
         QCOMPARE(*parseContentLength("1410"), int64_t(1410));
         QCOMPARE(*parseContentLength(" 0 "), int64_t(0));
         QCOMPARE(*parseContentLength("9223372036854775807"), int64_t(9223372036854775807));
-        for (const char* bad : {"", "abc", "-5", "+5", "12x", "1 2", "99999999999999999999999", "9223372036854775808", "0x10"})
+        for (const char* bad :
+             {"", "abc", "-5", "+5", "12x", "1 2", "99999999999999999999999", "9223372036854775808", "0x10"})
             QVERIFY2(!parseContentLength(bad), bad);
     }
 
@@ -46,17 +47,20 @@ private slots:
         QCOMPARE(r->last, int64_t(199));
         QCOMPARE(r->total, int64_t(1000));
         QCOMPARE(parseContentRange("bytes 0-0/*")->total, int64_t(-1));
-        for (const char* bad : {"", "bytes */1000", "bytes 5-4/10", "bytes 0-10/10", "items 0-1/2", "bytes -1-5/10", "bytes 0-1",
-                                "bytes 0-99999999999999999999/*", "bytes a-b/c", "bytes 1-2/3/4"})
+        for (const char* bad : {"", "bytes */1000", "bytes 5-4/10", "bytes 0-10/10", "items 0-1/2", "bytes -1-5/10",
+                                "bytes 0-1", "bytes 0-99999999999999999999/*", "bytes a-b/c", "bytes 1-2/3/4"})
             QVERIFY2(!parseContentRange(bad), bad);
     }
 
     void cachePaths()
     {
-        for (const char* good : {"config.json", "model-00001-of-00002.safetensors", "sub/dir/file.json", "..json", "a.b.c", "icon.json", "console.json"})
+        for (const char* good : {"config.json", "model-00001-of-00002.safetensors", "sub/dir/file.json", "..json",
+                                 "a.b.c", "icon.json", "console.json"})
             QVERIFY2(isSafeRelativePath(good), good);
-        for (const char* bad : {"", "/etc/passwd", "..", ".", "../x", "a/../b", "a/./b", "a//b", "a/", "..\\x", "C:x.json", "C:\\x",
-                                "x:stream", "CON", "con.d/x", "nul.json", "com1.txt", "LPT9", "aux/x", "a.", "a ", "a\nb", "a*b", "a|b", "a?b"})
+        for (const char* bad :
+             {"",      "/etc/passwd", "..",    ".",        "../x", "a/../b",  "a/./b",    "a//b",     "a/",
+              "..\\x", "C:x.json",    "C:\\x", "x:stream", "CON",  "con.d/x", "nul.json", "com1.txt", "LPT9",
+              "aux/x", "a.",          "a ",    "a\nb",     "a*b",  "a|b",     "a?b"})
             QVERIFY2(!isSafeRelativePath(bad), bad);
         const std::filesystem::path root = "/cache/blobs";
         QCOMPARE(*pathInside(root, "abc"), root / "abc");
@@ -81,8 +85,8 @@ private slots:
         QVERIFY(v6);
         QCOMPARE(v6->host, std::string("[::1]"));
         QCOMPARE(v6->port, 9000);
-        for (const char* bad : {"ftp://h/x", "h/x", "http://", "http://h:0/", "http://h:65536/", "http://h:x/", "http://h:/",
-                                "http://u:p@h/", "http://[::1/x", "http://h:99999999999999999999/"})
+        for (const char* bad : {"ftp://h/x", "h/x", "http://", "http://h:0/", "http://h:65536/", "http://h:x/",
+                                "http://h:/", "http://u:p@h/", "http://[::1/x", "http://h:99999999999999999999/"})
             QVERIFY2(!BlobDownloader::splitUrl(bad).ok(), bad);
 
         const auto origin = [](const char* a, const char* b) {
@@ -106,9 +110,12 @@ private slots:
 
     void hubListings()
     {
-        json lfs = {{"rfilename", "model.safetensors"}, {"size", 134}, {"blobId", kOid},
+        json lfs = {{"rfilename", "model.safetensors"},
+                    {"size", 134},
+                    {"blobId", kOid},
                     {"lfs", {{"sha256", std::string(64, 'A')}, {"size", 5000}}}};
-        auto info = parseHubListing(hubListing({config(), lfs, {{"rfilename", "onnx/x.onnx"}}, {{"rfilename", "README.md"}}}), "o/n");
+        auto info = parseHubListing(
+            hubListing({config(), lfs, {{"rfilename", "onnx/x.onnx"}}, {{"rfilename", "README.md"}}}), "o/n");
         QVERIFY2(info.ok(), info.ok() ? "" : info.error().c_str());
         QCOMPARE(info->commit, kCommit);
         QCOMPARE(info->files.size(), size_t(2));
@@ -125,8 +132,13 @@ private slots:
             {json{{"rfilename", "config.json"}, {"size", "10"}, {"blobId", kOid}}, "size"},
             {json{{"rfilename", "config.json"}, {"size", 10}, {"blobId", 5}}, "blob id"},
             {json{{"rfilename", "config.json"}, {"size", 10}, {"blobId", kOid}, {"lfs", 5}}, "lfs"},
-            {json{{"rfilename", "config.json"}, {"size", 10}, {"blobId", kOid}, {"lfs", {{"sha256", "/tmp/x"}}}}, "sha256"},
-            {json{{"rfilename", "config.json"}, {"size", 10}, {"blobId", kOid}, {"lfs", {{"sha256", kSha256}, {"size", 1.5}}}}, "size"},
+            {json{{"rfilename", "config.json"}, {"size", 10}, {"blobId", kOid}, {"lfs", {{"sha256", "/tmp/x"}}}},
+             "sha256"},
+            {json{{"rfilename", "config.json"},
+                  {"size", 10},
+                  {"blobId", kOid},
+                  {"lfs", {{"sha256", kSha256}, {"size", 1.5}}}},
+             "size"},
             {json{{"rfilename", "C:config.json"}, {"size", 10}, {"blobId", kOid}}, "unsafe file name"},
         };
         for (const auto& [sibling, part] : bad) {
@@ -134,15 +146,17 @@ private slots:
             QVERIFY2(!r.ok(), sibling.dump().c_str());
             QVERIFY2(r.error().find(part) != std::string::npos, r.error().c_str());
         }
-        for (const std::string body : {std::string("[]"), std::string("{"), json{{"sha", 5}}.dump(), json{{"sha", "../x"}}.dump(),
-                                       json{{"sha", kCommit}, {"siblings", 5}}.dump(), hubListing(json::array())})
+        for (const std::string body :
+             {std::string("[]"), std::string("{"), json{{"sha", 5}}.dump(), json{{"sha", "../x"}}.dump(),
+              json{{"sha", kCommit}, {"siblings", 5}}.dump(), hubListing(json::array())})
             QVERIFY2(!parseHubListing(body, "o/n").ok(), body.c_str());
     }
 
     void modelScopeListings()
     {
         const auto listing = [](const json& files) { return json{{"Code", 200}, {"Data", {{"Files", files}}}}.dump(); };
-        const json configEntry = {{"Path", "config.json"}, {"Type", "blob"}, {"Size", 10}, {"Sha256", std::string(64, 'F')}};
+        const json configEntry = {
+            {"Path", "config.json"}, {"Type", "blob"}, {"Size", 10}, {"Sha256", std::string(64, 'F')}};
         auto files = parseModelScopeListing(listing({configEntry, {{"Path", "onnx"}, {"Type", "tree"}}}), "o/n");
         QVERIFY2(files.ok(), files.ok() ? "" : files.error().c_str());
         QCOMPARE(files->size(), size_t(1));
@@ -156,7 +170,8 @@ private slots:
             QVERIFY2(!r.ok(), (field + "=" + value.dump()).c_str());
             QVERIFY2(r.error().find(field) != std::string::npos, r.error().c_str());
         }
-        auto refused = parseModelScopeListing(json{{"Code", json::array({json::array({1})})}, {"Message", "no"}}.dump(), "o/n");
+        auto refused =
+            parseModelScopeListing(json{{"Code", json::array({json::array({1})})}, {"Message", "no"}}.dump(), "o/n");
         QVERIFY(!refused.ok() && refused.error().find("ModelScope says: no") != std::string::npos);
         QCOMPARE(modelScopeMessage(json{{"Message", "hi"}}.dump()), std::string("hi"));
         QCOMPARE(modelScopeMessage(json{{"Message", 5}}.dump()), std::string());

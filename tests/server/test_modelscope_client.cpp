@@ -30,7 +30,7 @@ std::string slurp(const fs::path& path)
     return s.str();
 }
 
-} // namespace
+}  // namespace
 
 class TestModelScopeClient : public QObject {
     Q_OBJECT
@@ -87,7 +87,8 @@ private slots:
         for (const auto& s : seen) sawOss = sawOss || s.path == "/oss/model.safetensors";
         QVERIFY(sawOss);
         for (const auto& s : site.fileRequests())
-            if (s.path.rfind("/oss/", 0) != 0) QVERIFY2(s.filePath != "README.md" && !s.filePath.empty(), s.filePath.c_str());
+            if (s.path.rfind("/oss/", 0) != 0)
+                QVERIFY2(s.filePath != "README.md" && !s.filePath.empty(), s.filePath.c_str());
         // Progress counted every byte, in order.
         QVERIFY(!progress.empty());
         for (size_t i = 1; i < progress.size(); ++i) QVERIFY(progress[i].bytesDone >= progress[i - 1].bytesDone);
@@ -151,7 +152,8 @@ private slots:
         auto reused = ModelScopeClient(options(site, sdkCache)).download(kModelScopeModel);
         QVERIFY2(reused.ok(), reused.ok() ? "" : reused.error().c_str());
         for (const auto& s : site.fileRequests()) QVERIFY2(s.filePath != "model.safetensors", s.filePath.c_str());
-        QVERIFY(slurp(sdkDir / ".brook_sha256.json").find(Sha256::hash(site.content("model.safetensors"))) != std::string::npos);
+        QVERIFY(slurp(sdkDir / ".brook_sha256.json").find(Sha256::hash(site.content("model.safetensors"))) !=
+                std::string::npos);
     }
 
     void resumesInterruptedDownloads()
@@ -172,7 +174,8 @@ private slots:
 
         // A partial file an earlier run left in the SDK's temporary folder is continued.
         QTemporaryDir cache2;
-        const fs::path temp = fs::path(cache2.path().toStdString()) / "models" / "._____temp" / "test-org" / "tiny-ernie-4.5";
+        const fs::path temp =
+            fs::path(cache2.path().toStdString()) / "models" / "._____temp" / "test-org" / "tiny-ernie-4.5";
         fs::create_directories(temp);
         const size_t have = weights.size() / 3;
         std::ofstream(temp / "model.safetensors.incomplete", std::ios::binary) << weights.substr(0, have);
@@ -197,10 +200,12 @@ private slots:
             site.wrongSha = listedWrong;
             auto r = ModelScopeClient(options(site, cache)).download(kModelScopeModel);
             QVERIFY(!r.ok());
-            QVERIFY2(r.error().find("sha256") != std::string::npos && r.error().find("model.safetensors") != std::string::npos,
+            QVERIFY2(r.error().find("sha256") != std::string::npos &&
+                         r.error().find("model.safetensors") != std::string::npos,
                      r.error().c_str());
             QVERIFY(!fs::exists(expectedDir(cache) / "model.safetensors"));
-            const fs::path temp = fs::path(cache.path().toStdString()) / "models" / "._____temp" / "test-org" / "tiny-ernie-4.5";
+            const fs::path temp =
+                fs::path(cache.path().toStdString()) / "models" / "._____temp" / "test-org" / "tiny-ernie-4.5";
             QVERIFY(!fs::exists(temp / "model.safetensors.incomplete"));  // not resumed from later
         }
         site.corruptLfs = false;
@@ -219,7 +224,8 @@ private slots:
         o.connectTimeoutSeconds = 1;
         auto r = ModelScopeClient(o).download(kModelScopeModel);
         QVERIFY(!r.ok());
-        for (const char* part : {"cannot download test-org/tiny-ernie-4.5 from ModelScope", "MODELSCOPE_DOMAIN", "local model folder"})
+        for (const char* part :
+             {"cannot download test-org/tiny-ernie-4.5 from ModelScope", "MODELSCOPE_DOMAIN", "local model folder"})
             QVERIFY2(r.error().find(part) != std::string::npos, r.error().c_str());
         QVERIFY(r.error().find(cache.path().toStdString()) != std::string::npos);
         o.offline = true;
@@ -249,19 +255,22 @@ private slots:
         hub.offline = true;
         ModelResolver resolver(hub, options(site, cache));
         auto bad = resolver.resolve("modelscope:not-an-id");
-        QVERIFY2(!bad.ok() && bad.error().find("not a ModelScope id") != std::string::npos, bad.ok() ? "" : bad.error().c_str());
+        QVERIFY2(!bad.ok() && bad.error().find("not a ModelScope id") != std::string::npos,
+                 bad.ok() ? "" : bad.error().c_str());
         auto notId = resolver.resolve("just-a-name");
         QVERIFY(!notId.ok() && notId.error().find("modelscope:") != std::string::npos);
     }
 
     void idsCacheFoldersAndEnvironment()
     {
-        QCOMPARE(*ModelScopeClient::stripPrefix("modelscope:PaddlePaddle/ERNIE-4.5-0.3B-PT"), std::string("PaddlePaddle/ERNIE-4.5-0.3B-PT"));
+        QCOMPARE(*ModelScopeClient::stripPrefix("modelscope:PaddlePaddle/ERNIE-4.5-0.3B-PT"),
+                 std::string("PaddlePaddle/ERNIE-4.5-0.3B-PT"));
         QVERIFY(!ModelScopeClient::stripPrefix("PaddlePaddle/ERNIE-4.5-0.3B-PT"));
         QVERIFY(ModelScopeClient::isModelId(ModelScopeClient::kDefaultModel));
         ModelScopeOptions o;
         o.cacheDir = "/c";
-        QCOMPARE(ModelScopeClient(o).modelDir(ModelScopeClient::kDefaultModel), fs::path("/c/models/PaddlePaddle/ERNIE-4___5-0___3B-PT"));
+        QCOMPARE(ModelScopeClient(o).modelDir(ModelScopeClient::kDefaultModel),
+                 fs::path("/c/models/PaddlePaddle/ERNIE-4___5-0___3B-PT"));
 
         QTemporaryDir home;
         const QByteArray oldHome = qgetenv("HOME");

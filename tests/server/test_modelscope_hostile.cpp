@@ -25,7 +25,7 @@ json& entry(json& files, const std::string& path)
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-} // namespace
+}  // namespace
 
 class TestModelScopeHostile : public QObject {
     Q_OBJECT
@@ -60,7 +60,8 @@ private slots:
         };
         for (const auto& [field, value] : cases) {
             FakeModelScope site(m_modelDir.path().toStdString());
-            site.setListingEditor([field = field, value = value](json& files) { entry(files, "config.json")[field] = value; });
+            site.setListingEditor(
+                [field = field, value = value](json& files) { entry(files, "config.json")[field] = value; });
             QTemporaryDir cache;
             auto r = ModelScopeClient(options(site, cache)).download(kModelScopeModel);
             QVERIFY2(!r.ok(), (field + "=" + value.dump()).c_str());

@@ -78,7 +78,8 @@ private slots:
         std::mt19937 rng(7);
         const auto ids = randomPrompt(rng, 9, 1000);
         const Completion expected = engineGreedy(ids, 10);
-        json body = {{"model", "tiny-ernie"}, {"prompt", ids}, {"max_tokens", 10}, {"temperature", 0}, {"ignore_eos", true}};
+        json body = {
+            {"model", "tiny-ernie"}, {"prompt", ids}, {"max_tokens", 10}, {"temperature", 0}, {"ignore_eos", true}};
         auto r = m_server->client().post("/v1/completions", body);
         QCOMPARE(r.status, 200);
         QCOMPARE(r.json["object"].get<std::string>(), std::string("text_completion"));
@@ -134,7 +135,11 @@ private slots:
 
     void nChoicesWithSeedsAreReproducible()
     {
-        json body = {{"prompt", "Once upon a time"}, {"max_tokens", 12}, {"temperature", 1.0}, {"seed", 42}, {"n", 2},
+        json body = {{"prompt", "Once upon a time"},
+                     {"max_tokens", 12},
+                     {"temperature", 1.0},
+                     {"seed", 42},
+                     {"n", 2},
                      {"ignore_eos", true}};
         auto a = m_server->client().post("/v1/completions", body);
         auto b = m_server->client().post("/v1/completions", body);
@@ -207,11 +212,13 @@ private slots:
             QVERIFY(chosen <= 0.0);
             // Greedy: the chosen token is the most likely one.
             QCOMPARE(chosen, entry["top_logprobs"][0]["logprob"].get<double>());
-            QVERIFY(entry["top_logprobs"][0]["logprob"].get<double>() >= entry["top_logprobs"][1]["logprob"].get<double>());
+            QVERIFY(entry["top_logprobs"][0]["logprob"].get<double>() >=
+                    entry["top_logprobs"][1]["logprob"].get<double>());
             QCOMPARE(entry["bytes"].size(), entry["token"].get<std::string>().size());
         }
 
-        json completion = {{"prompt", "The sky"}, {"max_tokens", 5}, {"temperature", 0}, {"logprobs", 2}, {"ignore_eos", true}};
+        json completion = {
+            {"prompt", "The sky"}, {"max_tokens", 5}, {"temperature", 0}, {"logprobs", 2}, {"ignore_eos", true}};
         auto c = m_server->client().post("/v1/completions", completion);
         QCOMPARE(c.status, 200);
         const json& lp = c.json["choices"][0]["logprobs"];
@@ -236,8 +243,9 @@ private slots:
         auto d = m_server->client().post("/detokenize", {{"tokens", t.json["tokens"]}});
         QCOMPARE(d.status, 200);
         QCOMPARE(d.json["prompt"].get<std::string>(), text);
-        auto chat = m_server->client().post(
-            "/tokenize", {{"messages", json::array({{{"role", "user"}, {"content", "hi"}}})}, {"return_token_strs", true}});
+        auto chat =
+            m_server->client().post("/tokenize", {{"messages", json::array({{{"role", "user"}, {"content", "hi"}}})},
+                                                  {"return_token_strs", true}});
         QCOMPARE(chat.status, 200);
         QCOMPARE(chat.json["token_strs"].size(), chat.json["tokens"].size());
         QCOMPARE(chat.json["token_strs"][0].get<std::string>(), std::string("<|begin_of_sentence|>"));

@@ -82,7 +82,10 @@ private:
 
 json longStream(int maxTokens)
 {
-    return {{"prompt", "Tell a long story"}, {"max_tokens", maxTokens}, {"temperature", 0}, {"ignore_eos", true},
+    return {{"prompt", "Tell a long story"},
+            {"max_tokens", maxTokens},
+            {"temperature", 0},
+            {"ignore_eos", true},
             {"stream", true}};
 }
 
@@ -102,7 +105,7 @@ std::pair<int, std::string> run(const QString& program, const QStringList& args,
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAll().toStdString()};
 }
 
-} // namespace
+}  // namespace
 
 class TestServeBinary : public QObject {
     Q_OBJECT
@@ -203,16 +206,17 @@ private slots:
             QVERIFY(serve.waitHealthy());
             auto models = serve.client().get("/v1/models");
             QCOMPARE(models.json["data"][0]["id"].get<std::string>(), kRepo);  // the id is the served name
-            auto chat = serve.client().post("/v1/chat/completions", {{"model", kRepo},
-                                                                     {"messages", json::array({{{"role", "user"}, {"content", "hi"}}})},
-                                                                     {"max_tokens", 3}});
+            auto chat = serve.client().post("/v1/chat/completions",
+                                            {{"model", kRepo},
+                                             {"messages", json::array({{{"role", "user"}, {"content", "hi"}}})},
+                                             {"max_tokens", 3}});
             QCOMPARE(chat.status, 200);
             QVERIFY2(serve.log().find("downloading") != std::string::npos, serve.log().c_str());
             serve.signal(SIGTERM);
             QVERIFY(serve.waitExit(10000));
         }
-        const std::filesystem::path snapshot =
-            std::filesystem::path(home.path().toStdString()) / "hub" / "models--test-org--tiny-ernie" / "snapshots" / kCommit;
+        const std::filesystem::path snapshot = std::filesystem::path(home.path().toStdString()) / "hub" /
+                                               "models--test-org--tiny-ernie" / "snapshots" / kCommit;
         QVERIFY(std::filesystem::exists(snapshot / "model.safetensors"));
         // Offline, the cached snapshot is enough.
         env.insert("HF_HUB_OFFLINE", "1");
@@ -243,13 +247,14 @@ private slots:
                            {"stream", true},
                            {"stream_options", {{"include_usage", true}}}};
         const QString url = QString("http://127.0.0.1:%1/v1/chat/completions").arg(serve.port);
-        auto [code, out] = run(curl, {"-sN", "-i", url, "-H", "Authorization: Bearer k", "-H", "Content-Type: application/json",
-                                      "-d", QString::fromStdString(body.dump())});
+        auto [code, out] = run(curl, {"-sN", "-i", url, "-H", "Authorization: Bearer k", "-H",
+                                      "Content-Type: application/json", "-d", QString::fromStdString(body.dump())});
         QCOMPARE(code, 0);
         const size_t headerEnd = out.find("\r\n\r\n");
         QVERIFY(headerEnd != std::string::npos);
         std::string headers = out.substr(0, headerEnd);
-        std::transform(headers.begin(), headers.end(), headers.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        std::transform(headers.begin(), headers.end(), headers.begin(),
+                       [](unsigned char c) { return char(std::tolower(c)); });
         QVERIFY2(headers.find("content-type: text/event-stream") != std::string::npos, headers.c_str());
         QVERIFY(headers.find("http/1.1 200") == 0);
         // The body: "data: {json}\n\n" events, the last one "data: [DONE]\n\n", nothing else.

@@ -18,29 +18,28 @@ private slots:
     void yamlTakesVllmSpellings()
     {
         // (No raw string literal: moc cannot read them.)
-        const std::string yaml =
-            "model: /models/ernie\n"
-            "host: 0.0.0.0\n"
-            "port: 9000\n"
-            "max-num-seqs: 12\n"
-            "max_num_batched_tokens: 2048\n"
-            "max_model_len: 8192\n"
-            "gpu-memory-utilization: 0.5\n"
-            "dtype: half\n"
-            "enforce-eager: true\n"
-            "block_size: 32\n"
-            "served-model-name: [ernie-a, ernie-b]\n"
-            "allowed_origins: [\"http://x.example\"]\n"
-            "api-key: secret\n"
-            "generation-config: none\n"
-            "request_timeout: 30\n"
-            "max_queue_len: 5\n"
-            "device: cpu\n"
-            "enable_chunked_prefill: true\n"
-            "tensor_parallel_size: 1\n"
-            "scheduler_config:\n"
-            "  policy: priority\n"
-            "  max_num_seqs: 7\n";
+        const std::string yaml = "model: /models/ernie\n"
+                                 "host: 0.0.0.0\n"
+                                 "port: 9000\n"
+                                 "max-num-seqs: 12\n"
+                                 "max_num_batched_tokens: 2048\n"
+                                 "max_model_len: 8192\n"
+                                 "gpu-memory-utilization: 0.5\n"
+                                 "dtype: half\n"
+                                 "enforce-eager: true\n"
+                                 "block_size: 32\n"
+                                 "served-model-name: [ernie-a, ernie-b]\n"
+                                 "allowed_origins: [\"http://x.example\"]\n"
+                                 "api-key: secret\n"
+                                 "generation-config: none\n"
+                                 "request_timeout: 30\n"
+                                 "max_queue_len: 5\n"
+                                 "device: cpu\n"
+                                 "enable_chunked_prefill: true\n"
+                                 "tensor_parallel_size: 1\n"
+                                 "scheduler_config:\n"
+                                 "  policy: priority\n"
+                                 "  max_num_seqs: 7\n";
         ServeConfig c;
         auto r = applyServeConfigYaml(yaml, "serve.yaml", c);
         QVERIFY2(r.ok(), r.ok() ? "" : r.error().c_str());
@@ -71,16 +70,24 @@ private slots:
     {
         QTest::addColumn<QString>("yaml");
         QTest::addColumn<QString>("message");
-        QTest::newRow("unknown key") << "max_num_sequences: 4" << "serve.yaml: unknown key 'max_num_sequences'";
+        QTest::newRow("unknown key") << "max_num_sequences: 4"
+                                     << "serve.yaml: unknown key 'max_num_sequences'";
         QTest::newRow("unknown nested key") << "scheduler_config:\n  preemption: swap"
                                             << "unknown key 'scheduler_config.preemption'";
-        QTest::newRow("not an integer") << "max-num-seqs: many" << "key 'max-num-seqs' must be an integer, got 'many'";
-        QTest::newRow("list for a number") << "port: [1, 2]" << "key 'port' must be an integer, got a list";
-        QTest::newRow("not a boolean") << "enforce_eager: maybe" << "key 'enforce_eager' must be true or false";
-        QTest::newRow("scheduler not a map") << "scheduler_config: fcfs" << "key 'scheduler_config' must be a mapping";
-        QTest::newRow("tensor parallel") << "tensor_parallel_size: 2" << "only 1 is supported";
-        QTest::newRow("not a mapping") << "- a\n- b" << "expected a mapping";
-        QTest::newRow("broken yaml") << "port: [1, 2" << "not valid YAML";
+        QTest::newRow("not an integer") << "max-num-seqs: many"
+                                        << "key 'max-num-seqs' must be an integer, got 'many'";
+        QTest::newRow("list for a number") << "port: [1, 2]"
+                                           << "key 'port' must be an integer, got a list";
+        QTest::newRow("not a boolean") << "enforce_eager: maybe"
+                                       << "key 'enforce_eager' must be true or false";
+        QTest::newRow("scheduler not a map") << "scheduler_config: fcfs"
+                                             << "key 'scheduler_config' must be a mapping";
+        QTest::newRow("tensor parallel") << "tensor_parallel_size: 2"
+                                         << "only 1 is supported";
+        QTest::newRow("not a mapping") << "- a\n- b"
+                                       << "expected a mapping";
+        QTest::newRow("broken yaml") << "port: [1, 2"
+                                     << "not valid YAML";
     }
 
     void yamlErrorsNameTheKey()
@@ -98,7 +105,8 @@ private slots:
         QTemporaryDir dir;
         const std::string file = dir.filePath("serve.yaml").toStdString();
         std::ofstream(file) << "port: 9000\nmax_num_seqs: 12\nhost: 0.0.0.0\nserved_model_name: from-yaml\n";
-        const char* argv[] = {"brook-serve", "/models/x", "--config", file.c_str(), "--port", "1234", "--block-size", "8"};
+        const char* argv[] = {"brook-serve", "/models/x", "--config",     file.c_str(),
+                              "--port",      "1234",      "--block-size", "8"};
         const int argc = int(std::size(argv));
         QCOMPARE(findConfigArgument(argc, argv), file);
         const std::string eqArg = "--config=" + file;
@@ -170,7 +178,8 @@ private slots:
         QTest::newRow("json, one") << "[\"http://good.example\"]" << QStringList{"http://good.example"};
         QTest::newRow("json, two") << "[\"http://a.example\", \"http://b.example:8080\"]"
                                    << QStringList{"http://a.example", "http://b.example:8080"};
-        QTest::newRow("comma list") << "http://a.example,http://b.example" << QStringList{"http://a.example", "http://b.example"};
+        QTest::newRow("comma list") << "http://a.example,http://b.example"
+                                    << QStringList{"http://a.example", "http://b.example"};
         QTest::newRow("one word") << "http://a.example" << QStringList{"http://a.example"};
         QTest::newRow("any") << "*" << QStringList{"*"};
     }
@@ -196,7 +205,8 @@ private slots:
         // In YAML, as a quoted string and (for lists) as a YAML sequence.
         ServeConfig yaml;
         std::string quoted = v;
-        for (size_t at = quoted.find('\''); at != std::string::npos; at = quoted.find('\'', at + 2)) quoted.insert(at, "'");
+        for (size_t at = quoted.find('\''); at != std::string::npos; at = quoted.find('\'', at + 2))
+            quoted.insert(at, "'");
         QVERIFY(applyServeConfigYaml("allowed-origins: '" + quoted + "'\n", "serve.yaml", yaml).ok());
         normalizeServeConfig(yaml);
         QCOMPARE(yaml.allowedOrigins, want);

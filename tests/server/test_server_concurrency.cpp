@@ -27,7 +27,10 @@ private slots:
             if (useChat) {
                 body = chatBody("question number " + std::to_string(i) + " about rivers and mountains", 24, true);
             } else {
-                body = {{"prompt", randomPrompt(rng, 4 + i % 13, 1000)}, {"max_tokens", 24}, {"temperature", 0}, {"stream", true}};
+                body = {{"prompt", randomPrompt(rng, 4 + i % 13, 1000)},
+                        {"max_tokens", 24},
+                        {"temperature", 0},
+                        {"stream", true}};
             }
             body["ignore_eos"] = true;
             body["stream_options"] = {{"include_usage", true}};
@@ -55,7 +58,8 @@ private slots:
         std::vector<StreamResult> results(kClients);
         std::vector<std::thread> threads;
         for (int i = 0; i < kClients; ++i)
-            threads.emplace_back([&, i] { results[size_t(i)] = server.client().stream(pathFor(i), bodies[size_t(i)]); });
+            threads.emplace_back(
+                [&, i] { results[size_t(i)] = server.client().stream(pathFor(i), bodies[size_t(i)]); });
         for (auto& t : threads) t.join();
         running = false;
         watcher.join();
@@ -89,7 +93,9 @@ private slots:
         std::vector<std::thread> threads;
         for (int i = 0; i < kClients; ++i)
             threads.emplace_back([&, i] {
-                json body = {{"prompt", "burst " + std::to_string(i)}, {"max_tokens", 2}, {"stream", true},
+                json body = {{"prompt", "burst " + std::to_string(i)},
+                             {"max_tokens", 2},
+                             {"stream", true},
                              {"ignore_eos", true}};
                 ++ready;
                 while (!go) std::this_thread::yield();

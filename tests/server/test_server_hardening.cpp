@@ -38,7 +38,7 @@ json errorOf(const std::string& response)
     return body.is_object() && body.contains("error") ? body["error"] : json();
 }
 
-} // namespace
+}  // namespace
 
 class TestServerHardening : public QObject {
     Q_OBJECT
@@ -59,7 +59,7 @@ private slots:
         ServeConfig config = testServeConfig();
         config.httpThreads = 128;
         config.maxConnectionsPerClient = 8;
-        config.httpReadTimeoutSeconds = 1;  // slow after 0.25 s
+        config.httpReadTimeoutSeconds = 1;                             // slow after 0.25 s
         InProcessServer server(config, serverLaunchOptions(), false);  // /health needs no model
 
         // 1,000 connections from 127.0.0.1, each sending one header line and then nothing.
@@ -102,10 +102,10 @@ private slots:
 
     void pipelinedRequestsAreAnsweredInOrder()
     {
-        const std::string answer = exchange(m_server->port(),
-                                            "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-                                            "GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-                                            "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+        const std::string answer =
+            exchange(m_server->port(), "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                                       "GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                                       "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
         QCOMPARE(countResponses(answer), 3);
         const size_t models = answer.find("tiny-ernie");
         const size_t version = answer.find("\"version\"");
@@ -116,7 +116,8 @@ private slots:
     void http10StreamEndsByClosingNotChunked()
     {
         json body = chatBody("Count to five.", 6, true);
-        const std::string answer = exchange(m_server->port(), post("/v1/chat/completions", body.dump(), {}, "HTTP/1.0"));
+        const std::string answer =
+            exchange(m_server->port(), post("/v1/chat/completions", body.dump(), {}, "HTTP/1.0"));
         QCOMPARE(statusOf(answer), 200);
         const std::string head = headOf(answer);
         QVERIFY2(head.find("chunked") == std::string::npos, head.c_str());
@@ -146,10 +147,11 @@ private slots:
         const std::string small = json{{"prompt", "hi"}, {"max_tokens", 2}}.dump();
         char size[16];
         std::snprintf(size, sizeof(size), "%zx", small.size());
-        const std::string ok = exchange(server.port(), "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                                                       "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
-                                                       "Connection: close\r\n\r\n" +
-                                                           std::string(size) + "\r\n" + small + "\r\n0\r\n\r\n");
+        const std::string ok =
+            exchange(server.port(), "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                    "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+                                    "Connection: close\r\n\r\n" +
+                                        std::string(size) + "\r\n" + small + "\r\n0\r\n\r\n");
         QCOMPARE(statusOf(ok), 200);
     }
 
@@ -157,7 +159,8 @@ private slots:
     {
         // A few bytes of gzip could inflate to gigabytes: compressed bodies are refused unread.
         const std::string gzipMagic("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10);
-        const std::string answer = exchange(m_server->port(), post("/v1/completions", gzipMagic, "Content-Encoding: gzip\r\n"));
+        const std::string answer =
+            exchange(m_server->port(), post("/v1/completions", gzipMagic, "Content-Encoding: gzip\r\n"));
         QCOMPARE(statusOf(answer), 415);
         QCOMPARE(errorOf(answer)["type"].get<std::string>(), std::string("invalid_request_error"));
     }
@@ -165,32 +168,35 @@ private slots:
     void badContentLengthIs400AtOnce()
     {
         for (const char* length : {"-1", "abc", "99999999999999999999999"}) {
-            const std::string answer = exchange(m_server->port(), std::string("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                                                                              "Content-Length: ") +
-                                                                      length + "\r\n\r\n{}");
+            const std::string answer =
+                exchange(m_server->port(), std::string("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                                       "Content-Length: ") +
+                                               length + "\r\n\r\n{}");
             QCOMPARE(statusOf(answer), 400);
-            QVERIFY2(errorOf(answer)["message"].get<std::string>().find("Content-Length") != std::string::npos, answer.c_str());
+            QVERIFY2(errorOf(answer)["message"].get<std::string>().find("Content-Length") != std::string::npos,
+                     answer.c_str());
         }
     }
 
     void longUriIs414Typed()
     {
-        const std::string answer =
-            exchange(m_server->port(), "GET /v1/models?x=" + std::string(10000, 'a') + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        const std::string answer = exchange(m_server->port(), "GET /v1/models?x=" + std::string(10000, 'a') +
+                                                                  " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
         QCOMPARE(statusOf(answer), 414);
         QCOMPARE(errorOf(answer)["type"].get<std::string>(), std::string("invalid_request_error"));
     }
 
     void hostHeaderMustNameThisMachineOnLoopback()
     {
-        for (const char* host : {"localhost", "localhost:8000", "api.localhost:1", "127.0.0.1:8000", "[::1]:8000", "[::1]", "10.1.2.3"}) {
-            const std::string answer =
-                exchange(m_server->port(), std::string("GET /v1/models HTTP/1.1\r\nHost: ") + host + "\r\nConnection: close\r\n\r\n");
+        for (const char* host :
+             {"localhost", "localhost:8000", "api.localhost:1", "127.0.0.1:8000", "[::1]:8000", "[::1]", "10.1.2.3"}) {
+            const std::string answer = exchange(m_server->port(), std::string("GET /v1/models HTTP/1.1\r\nHost: ") +
+                                                                      host + "\r\nConnection: close\r\n\r\n");
             QVERIFY2(statusOf(answer) == 200, host);
         }
         for (const char* host : {"evil.example", "evil.example:8000", "localhost.evil.example", "[not-ip]:80"}) {
-            const std::string answer =
-                exchange(m_server->port(), std::string("GET /v1/models HTTP/1.1\r\nHost: ") + host + "\r\nConnection: close\r\n\r\n");
+            const std::string answer = exchange(m_server->port(), std::string("GET /v1/models HTTP/1.1\r\nHost: ") +
+                                                                      host + "\r\nConnection: close\r\n\r\n");
             QVERIFY2(statusOf(answer) == 403, host);
             QCOMPARE(errorOf(answer)["code"].get<std::string>(), std::string("invalid_host"));
         }
@@ -199,13 +205,14 @@ private slots:
     void browsersFromOtherOriginsAreRefusedByDefault()
     {
         httplib::Client c("127.0.0.1", m_server->port());
-        auto foreign = c.Post("/v1/completions", {{"Origin", "http://evil.example"}}, json{{"prompt", "hi"}, {"max_tokens", 2}}.dump(),
-                              "application/json");
+        auto foreign = c.Post("/v1/completions", {{"Origin", "http://evil.example"}},
+                              json{{"prompt", "hi"}, {"max_tokens", 2}}.dump(), "application/json");
         QVERIFY(foreign);
         QCOMPARE(foreign->status, 403);
         QCOMPARE(json::parse(foreign->body)["error"]["code"].get<std::string>(), std::string("origin_not_allowed"));
         QVERIFY(!foreign->has_header("Access-Control-Allow-Origin"));
-        auto preflight = c.Options("/v1/completions", {{"Origin", "http://evil.example"}, {"Access-Control-Request-Method", "POST"}});
+        auto preflight = c.Options("/v1/completions",
+                                   {{"Origin", "http://evil.example"}, {"Access-Control-Request-Method", "POST"}});
         QVERIFY(!preflight->has_header("Access-Control-Allow-Origin"));
         // No Origin: not a browser (curl, the SDKs): served as before.
         QCOMPARE(m_server->client().post("/v1/completions", {{"prompt", "hi"}, {"max_tokens", 2}}).status, 200);

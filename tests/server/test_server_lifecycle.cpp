@@ -15,7 +15,10 @@ namespace {
 
 json longStream(int maxTokens)
 {
-    return {{"prompt", "Tell a long story"}, {"max_tokens", maxTokens}, {"temperature", 0}, {"ignore_eos", true},
+    return {{"prompt", "Tell a long story"},
+            {"max_tokens", maxTokens},
+            {"temperature", 0},
+            {"ignore_eos", true},
             {"stream", true}};
 }
 
@@ -38,7 +41,7 @@ PromText waitIdle(const InProcessServer& server)
     return m;
 }
 
-} // namespace
+}  // namespace
 
 class TestServerLifecycle : public QObject {
     Q_OBJECT
@@ -82,9 +85,10 @@ private slots:
         anyOrigin.allowedOrigins = {"*"};  // the default is no CORS at all
         InProcessServer open(anyOrigin);
         httplib::Client c("127.0.0.1", open.port());
-        auto pre = c.Options("/v1/chat/completions", {{"Origin", "http://app.example"},
-                                                      {"Access-Control-Request-Method", "POST"},
-                                                      {"Access-Control-Request-Headers", "authorization,content-type"}});
+        auto pre =
+            c.Options("/v1/chat/completions", {{"Origin", "http://app.example"},
+                                               {"Access-Control-Request-Method", "POST"},
+                                               {"Access-Control-Request-Headers", "authorization,content-type"}});
         QVERIFY(pre);
         QCOMPARE(pre->status, 200);
         QCOMPARE(pre->get_header_value("Access-Control-Allow-Origin"), std::string("*"));
@@ -100,10 +104,12 @@ private slots:
         config.apiKey = std::string("k");
         InProcessServer strict(config);
         httplib::Client s("127.0.0.1", strict.port());
-        auto bad = s.Options("/v1/models", {{"Origin", "http://evil.example"}, {"Access-Control-Request-Method", "GET"}});
+        auto bad =
+            s.Options("/v1/models", {{"Origin", "http://evil.example"}, {"Access-Control-Request-Method", "GET"}});
         QCOMPARE(bad->status, 400);
         QVERIFY(!bad->has_header("Access-Control-Allow-Origin"));
-        auto good = s.Options("/v1/models", {{"Origin", "http://good.example"}, {"Access-Control-Request-Method", "GET"}});
+        auto good =
+            s.Options("/v1/models", {{"Origin", "http://good.example"}, {"Access-Control-Request-Method", "GET"}});
         QCOMPARE(good->status, 200);  // preflight needs no key
         QCOMPARE(good->get_header_value("Access-Control-Allow-Origin"), std::string("http://good.example"));
         auto unauthorized = s.Get("/v1/models", {{"Origin", "http://good.example"}});
@@ -135,12 +141,14 @@ private slots:
         const int promptTokens = r.json["usage"]["prompt_tokens"].get<int>();
         const PromText after = waitIdle(server);
         QVERIFY2(after.error.empty(), after.error.c_str());
-        QCOMPARE(after.value("vllm:prompt_tokens_total") - before.value("vllm:prompt_tokens_total"), double(promptTokens));
+        QCOMPARE(after.value("vllm:prompt_tokens_total") - before.value("vllm:prompt_tokens_total"),
+                 double(promptTokens));
         QCOMPARE(after.value("vllm:generation_tokens_total") - before.value("vllm:generation_tokens_total"), 7.0);
         QCOMPARE(after.value("vllm:request_success_total", {{"finished_reason", "length"}}) -
                      before.value("vllm:request_success_total", {{"finished_reason", "length"}}),
                  1.0);
-        QCOMPARE(after.value("vllm:e2e_request_latency_seconds_count") - before.value("vllm:e2e_request_latency_seconds_count"),
+        QCOMPARE(after.value("vllm:e2e_request_latency_seconds_count") -
+                     before.value("vllm:e2e_request_latency_seconds_count"),
                  1.0);
         QCOMPARE(after.value("vllm:e2e_request_latency_seconds_bucket", {{"le", "+Inf"}}),
                  after.value("vllm:e2e_request_latency_seconds_count"));
@@ -152,7 +160,8 @@ private slots:
         InProcessServer server;
         const PromText before = scrape(server);
         int seen = 0;
-        auto s = server.client().stream("/v1/completions", longStream(4000), [&](const StreamEvent&) { return ++seen < 5; });
+        auto s =
+            server.client().stream("/v1/completions", longStream(4000), [&](const StreamEvent&) { return ++seen < 5; });
         QCOMPARE(seen, 5);
         QVERIFY(!s.sawDone);
         const PromText after = waitIdle(server);
@@ -200,9 +209,11 @@ private slots:
         std::vector<std::thread> holders;
         for (int i = 0; i < 2; ++i)
             holders.emplace_back([&] {
-                server.client().stream("/v1/completions", longStream(4000), [&](const StreamEvent&) { return !hangUp.load(); });
+                server.client().stream("/v1/completions", longStream(4000),
+                                       [&](const StreamEvent&) { return !hangUp.load(); });
             });
-        for (int i = 0; i < 500 && server.client().get("/load").json["server_load"].get<int>() < 2; ++i) QTest::qWait(5);
+        for (int i = 0; i < 500 && server.client().get("/load").json["server_load"].get<int>() < 2; ++i)
+            QTest::qWait(5);
         auto refused = server.client().post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 2}});
         hangUp = true;
         for (auto& t : holders) t.join();

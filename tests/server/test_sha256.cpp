@@ -22,9 +22,12 @@ private slots:
         QCOMPARE(Sha256::hash(std::string(1000000, 'a')),
                  std::string("cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"));
         // 55, 56 and 64 bytes: the padding boundaries.
-        QCOMPARE(Sha256::hash(std::string(55, 'a')), std::string("9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318"));
-        QCOMPARE(Sha256::hash(std::string(56, 'a')), std::string("b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a"));
-        QCOMPARE(Sha256::hash(std::string(64, 'a')), std::string("ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb"));
+        QCOMPARE(Sha256::hash(std::string(55, 'a')),
+                 std::string("9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318"));
+        QCOMPARE(Sha256::hash(std::string(56, 'a')),
+                 std::string("b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a"));
+        QCOMPARE(Sha256::hash(std::string(64, 'a')),
+                 std::string("ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb"));
     }
 
     void piecesGiveTheSameDigest()

@@ -29,7 +29,7 @@ void attendOne(const float* qh, float* oh, int position, std::span<const int32_t
     ops.scale(oh, 1.0f / denom, HD);
 }
 
-} // namespace
+}  // namespace
 
 void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHeads, const PagedKv& kv,
                          const CpuVectorOps& ops, CpuThreadPool* pool)
@@ -71,4 +71,4 @@ void pagedAttentionFast(const float* q, float* out, int n, int numHeads, int sta
     pagedAttentionBatch(std::span(&one, 1), numHeads, kv, ops, pool);
 }
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

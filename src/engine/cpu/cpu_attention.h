@@ -29,4 +29,4 @@ struct AttentionSequence {
 void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHeads, const PagedKv& kv,
                          const CpuVectorOps& ops, CpuThreadPool* pool = nullptr);
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

@@ -27,7 +27,7 @@ void applyRope(float* heads, int numHeads, int HD, const float* cosRow, const fl
     }
 }
 
-} // namespace
+}  // namespace
 
 Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelConfig& config, const Checkpoint& checkpoint,
                                                        const CpuBackendOptions& options)
@@ -35,7 +35,11 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelConfig& config
     if (auto valid = checkpoint.validateErnie(config); !valid) return makeError(valid.error());
     const auto& report = options.onLoadProgress;
     auto weights = CpuModelWeights::load(
-        checkpoint, config, [&](double f) { if (report) report(0.9 * f); }, options.quantization);
+        checkpoint, config,
+        [&](double f) {
+            if (report) report(0.9 * f);
+        },
+        options.quantization);
     if (!weights) return makeError(weights.error());
 
     const int64_t blockBytes = config.kvBytesPerToken(sizeof(float)) * options.blockSize;
@@ -44,9 +48,9 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelConfig& config
     if (numBlocks <= 0)
         return makeError("KV cache of " + std::to_string(options.kvCacheBytes) + " bytes holds no block of " +
                          std::to_string(blockBytes) + " bytes");
-    auto backend = std::unique_ptr<CpuBackend>(
-        new CpuBackend(config, std::move(weights).value(), options.isa.value_or(activeCpuIsa()), options.threads, options.blockSize,
-                       numBlocks));
+    auto backend = std::unique_ptr<CpuBackend>(new CpuBackend(config, std::move(weights).value(),
+                                                              options.isa.value_or(activeCpuIsa()), options.threads,
+                                                              options.blockSize, numBlocks));
     spdlog::info("CPU backend: {} kernels, {} weights, {} threads", cpuIsaName(backend->m_isa),
                  backend->m_weights.describe(), backend->m_pool->threads());
     spdlog::info("CPU backend: KV cache {} blocks x {} tokens ({:.1f} MiB)", numBlocks, options.blockSize,
@@ -74,7 +78,8 @@ BackendMemory CpuBackend::memory() const
     m.weightsBytes = m_weights.bytes();
     m.kvCacheBytes = int64_t(m_kCache.size() + m_vCache.size()) * int64_t(sizeof(float));
     m.activationsBytes = int64_t(m_x.capacity() + m_h.capacity() + m_qkv.capacity() + m_q.capacity() +
-                                 m_attn.capacity() + m_gateUp.capacity() + m_act.capacity()) * int64_t(sizeof(float));
+                                 m_attn.capacity() + m_gateUp.capacity() + m_act.capacity()) *
+                         int64_t(sizeof(float));
     return m;
 }
 
@@ -107,13 +112,13 @@ void CpuBackend::forward(std::span<const BatchSequence> batch)
     int T = 0;
     for (const auto& s : batch) T += int(s.tokens.size());
 
-    m_x.resize(size_t(T) * H);            // [T, H] residual stream
-    m_h.resize(size_t(T) * H);            // [T, H] normed
-    m_qkv.resize(size_t(T) * rowWidth);   // [T, NH*HD + 2*KVH*HD]
-    m_q.resize(size_t(T) * qDim);         // [T, NH, HD] roped queries
-    m_attn.resize(size_t(T) * qDim);      // [T, NH, HD]
-    m_gateUp.resize(size_t(T) * 2 * I);   // [T, 2I]
-    m_act.resize(size_t(T) * I);          // [T, I]
+    m_x.resize(size_t(T) * H);           // [T, H] residual stream
+    m_h.resize(size_t(T) * H);           // [T, H] normed
+    m_qkv.resize(size_t(T) * rowWidth);  // [T, NH*HD + 2*KVH*HD]
+    m_q.resize(size_t(T) * qDim);        // [T, NH, HD] roped queries
+    m_attn.resize(size_t(T) * qDim);     // [T, NH, HD]
+    m_gateUp.resize(size_t(T) * 2 * I);  // [T, 2I]
+    m_act.resize(size_t(T) * I);         // [T, I]
 
     // Each token's RoPE angles once per step, not once per layer and head: [T, HD/2].
     m_ropeCos.resize(size_t(T) * HD / 2);
@@ -212,9 +217,10 @@ std::vector<SampleResult> CpuBackend::step(std::span<const BatchSequence> batch)
     // samples on all cores instead of 8 x 0.3 ms on the engine thread.
     std::vector<SampleResult> results(sampled.size());
     m_pool->run(int(sampled.size()), [&](int r) {
-        results[size_t(r)] = Sampler::sample(std::span<float>(&rows[size_t(r) * V], size_t(V)), sampled[size_t(r)]->sampling);
+        results[size_t(r)] =
+            Sampler::sample(std::span<float>(&rows[size_t(r) * V], size_t(V)), sampled[size_t(r)]->sampling);
     });
     return results;
 }
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

@@ -24,12 +24,12 @@ namespace brook::cpu {
 
 struct CpuBackendOptions {
     int blockSize = 16;
-    int numKvBlocks = 0;                  // 0: from kvCacheBytes
-    int64_t kvCacheBytes = 2LL << 30;     // host memory for K and V of all layers
+    int numKvBlocks = 0;                         // 0: from kvCacheBytes
+    int64_t kvCacheBytes = 2LL << 30;            // host memory for K and V of all layers
     std::function<void(double)> onLoadProgress;  // fraction done, 0..1 (optional)
-    QuantizationSpec quantization;        // resolveQuantization's result; default: dense
-    std::optional<CpuIsa> isa;            // the vector path; default activeCpuIsa() (tests pick each)
-    int threads = 0;                      // CpuThreadPool size; 0: BROOK_CPU_THREADS or all cores
+    QuantizationSpec quantization;               // resolveQuantization's result; default: dense
+    std::optional<CpuIsa> isa;                   // the vector path; default activeCpuIsa() (tests pick each)
+    int threads = 0;                             // CpuThreadPool size; 0: BROOK_CPU_THREADS or all cores
 };
 
 class CpuBackend final : public Backend {
@@ -72,4 +72,4 @@ private:
     std::vector<float> m_x, m_h, m_qkv, m_q, m_attn, m_gateUp, m_act, m_sampledHidden, m_logits;
 };
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

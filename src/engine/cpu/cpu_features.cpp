@@ -56,8 +56,7 @@ CpuIsa resolveCpuIsa(const char* forced, CpuIsa best)
         }
         return CpuIsa(i);
     }
-    spdlog::warn("BROOK_CPU_ISA={} is not one of scalar, avx2, avx512, avx512bf16; using {}", want,
-                 cpuIsaName(best));
+    spdlog::warn("BROOK_CPU_ISA={} is not one of scalar, avx2, avx512, avx512bf16; using {}", want, cpuIsaName(best));
     return best;
 }
 
@@ -67,4 +66,4 @@ CpuIsa activeCpuIsa()
     return isa;
 }
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

@@ -28,4 +28,4 @@ CpuIsa resolveCpuIsa(const char* forced, CpuIsa best);
 // The path the backend uses: detectCpuIsa(), lowered by BROOK_CPU_ISA when set. Read once.
 CpuIsa activeCpuIsa();
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

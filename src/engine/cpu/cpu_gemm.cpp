@@ -79,7 +79,7 @@ void matmulQ8(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa,
     });
 }
 
-} // namespace
+}  // namespace
 
 void matmul(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool)
 {
@@ -91,4 +91,4 @@ void matmul(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, C
     }
 }
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

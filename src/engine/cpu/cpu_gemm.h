@@ -29,4 +29,4 @@ constexpr int kBf16DotMinTokens = 16;
 // activations. pool: where the row blocks run (null: all on the calling thread).
 void matmul(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool = nullptr);
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

@@ -56,8 +56,8 @@ BROOK_AVX2 void bf16Block(const uint16_t* wb, int P, const float* x, int K, floa
 }
 
 template <int TT>
-BROOK_AVX2 void q8Block(const uint8_t* codes, const float* scales, const float* offsets, int G, int gs,
-                        const float* x, const float* sums, int K, float* out, int N, int lanes)
+BROOK_AVX2 void q8Block(const uint8_t* codes, const float* scales, const float* offsets, int G, int gs, const float* x,
+                        const float* sums, int K, float* out, int N, int lanes)
 {
     __m256 acc[2][TT];
     for (int t = 0; t < TT; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_ps();
@@ -66,7 +66,8 @@ BROOK_AVX2 void q8Block(const uint8_t* codes, const float* scales, const float* 
         for (int t = 0; t < TT; ++t) dot[0][t] = dot[1][t] = _mm256_setzero_ps();
         for (int k = g * gs; k < (g + 1) * gs; ++k) {
             const uint8_t* c = codes + size_t(k) * kB;
-            const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(c))));
+            const __m256 lo =
+                _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(c))));
             const __m256 hi =
                 _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(c + 8))));
             for (int t = 0; t < TT; ++t) {
@@ -86,7 +87,7 @@ BROOK_AVX2 void q8Block(const uint8_t* codes, const float* scales, const float* 
     for (int t = 0; t < TT; ++t) storeRows(out + int64_t(t) * N, acc[0][t], acc[1][t], lanes);
 }
 
-} // namespace
+}  // namespace
 
 BROOK_AVX2 void bf16Avx2(const CpuMatrix& w, const float* x, int T, float* out, int b0, int b1)
 {
@@ -121,4 +122,4 @@ BROOK_AVX2 void q8Avx2(const CpuMatrix& w, const float* x, const float* xGroupSu
     }
 }
 
-} // namespace brook::cpu::kernels
+}  // namespace brook::cpu::kernels

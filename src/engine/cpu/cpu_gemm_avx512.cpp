@@ -77,8 +77,8 @@ BROOK_AVX512 void bf16Tokens(const uint16_t* wb, int P, const float* x, int K, f
 // batch of 4-8 decodes is bound by the FMAs rather than by the broadcast loads (one
 // accumulator per block and token; the even and odd inputs chain on it).
 template <int TT>
-BROOK_AVX512 void bf16TwoBlocks(const uint16_t* w0, const uint16_t* w1, int P, const float* x, int K, float* out,
-                                int N, int lanes0, int lanes1)
+BROOK_AVX512 void bf16TwoBlocks(const uint16_t* w0, const uint16_t* w1, int P, const float* x, int K, float* out, int N,
+                                int lanes0, int lanes1)
 {
     __m512 acc[2][TT];
     for (int t = 0; t < TT; ++t) acc[0][t] = acc[1][t] = _mm512_setzero_ps();
@@ -90,8 +90,10 @@ BROOK_AVX512 void bf16TwoBlocks(const uint16_t* w0, const uint16_t* w1, int P, c
         _mm_prefetch(reinterpret_cast<const char*>(w1 + size_t(p + kPrefetchPairs) * 32), _MM_HINT_T0);
         const __m512i a = _mm512_loadu_si512(w0 + size_t(p) * 32);
         const __m512i b = _mm512_loadu_si512(w1 + size_t(p) * 32);
-        const __m512 ae = _mm512_castsi512_ps(_mm512_slli_epi32(a, 16)), ao = _mm512_castsi512_ps(_mm512_and_si512(a, hi));
-        const __m512 be = _mm512_castsi512_ps(_mm512_slli_epi32(b, 16)), bo = _mm512_castsi512_ps(_mm512_and_si512(b, hi));
+        const __m512 ae = _mm512_castsi512_ps(_mm512_slli_epi32(a, 16)),
+                     ao = _mm512_castsi512_ps(_mm512_and_si512(a, hi));
+        const __m512 be = _mm512_castsi512_ps(_mm512_slli_epi32(b, 16)),
+                     bo = _mm512_castsi512_ps(_mm512_and_si512(b, hi));
         for (int t = 0; t < TT; ++t) {
             const float* xt = x + int64_t(t) * K + 2 * p;
             const __m512 x0 = _mm512_set1_ps(xt[0]), x1 = _mm512_set1_ps(xt[1]);
@@ -161,11 +163,12 @@ BROOK_AVX512 void q8Tokens(const uint8_t* codes, const float* scales, const floa
                            const float* x, const float* sums, int K, float* out, int N, int lanes)
 {
     // Groups are multiples of 4 inputs in every format Brook writes (32, 64, 128).
-    if (gs % 4 == 0) q8Block<TT, TT == 1 ? 4 : TT == 2 ? 2 : 1>(codes, scales, offsets, G, gs, x, sums, K, out, N, lanes);
+    if (gs % 4 == 0)
+        q8Block<TT, TT == 1 ? 4 : TT == 2 ? 2 : 1>(codes, scales, offsets, G, gs, x, sums, K, out, N, lanes);
     else q8Block<TT, 1>(codes, scales, offsets, G, gs, x, sums, K, out, N, lanes);
 }
 
-} // namespace
+}  // namespace
 
 BROOK_AVX512 void bf16Avx512(const CpuMatrix& w, const float* x, int T, float* out, int b0, int b1)
 {
@@ -239,7 +242,8 @@ BROOK_AVX512BF16 void bf16DotAvx512(const CpuMatrix& w, const uint32_t* xPairs, 
     }
 }
 
-BROOK_AVX512 void q8Avx512(const CpuMatrix& w, const float* x, const float* xGroupSums, int T, float* out, int b0, int b1)
+BROOK_AVX512 void q8Avx512(const CpuMatrix& w, const float* x, const float* xGroupSums, int T, float* out, int b0,
+                           int b1)
 {
     const int K = w.cols(), N = w.rows(), G = w.groups(), gs = w.groupSize();
     for (int b = b0; b < b1; ++b) {
@@ -284,4 +288,4 @@ BROOK_AVX512BF16 void toBf16PairsAvx512Bf16(const float* x, int T, int K, uint32
     }
 }
 
-} // namespace brook::cpu::kernels
+}  // namespace brook::cpu::kernels

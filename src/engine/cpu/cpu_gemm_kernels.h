@@ -22,7 +22,7 @@ void q8Scalar(const CpuMatrix& w, const float* x, const float* xGroupSums, int T
 void q8Avx2(const CpuMatrix& w, const float* x, const float* xGroupSums, int T, float* out, int b0, int b1);
 void q8Avx512(const CpuMatrix& w, const float* x, const float* xGroupSums, int T, float* out, int b0, int b1);
 
-} // namespace brook::cpu::kernels
+}  // namespace brook::cpu::kernels
 
 namespace brook::cpu::kernels {
 
@@ -30,4 +30,4 @@ namespace brook::cpu::kernels {
 void toBf16PairsScalar(const float* x, int T, int K, uint32_t* xPairs);
 void toBf16PairsAvx512Bf16(const float* x, int T, int K, uint32_t* xPairs);
 
-} // namespace brook::cpu::kernels
+}  // namespace brook::cpu::kernels

@@ -72,7 +72,7 @@ void q8Scalar(const CpuMatrix& w, const float* x, const float* xGroupSums, int T
     }
 }
 
-} // namespace brook::cpu::kernels
+}  // namespace brook::cpu::kernels
 
 namespace brook::cpu::kernels {
 
@@ -89,4 +89,4 @@ void toBf16PairsScalar(const float* x, int T, int K, uint32_t* xPairs)
     }
 }
 
-} // namespace brook::cpu::kernels
+}  // namespace brook::cpu::kernels

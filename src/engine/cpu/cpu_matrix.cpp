@@ -100,4 +100,4 @@ void CpuMatrix::rowToFloat(int n, float* dst) const
     for (int k = 0; k < m_cols; ++k) dst[k] = at(n, k);
 }
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

@@ -39,8 +39,8 @@ public:
     static CpuMatrix fromQ8(const QuantizedWeight& w);
 
     MatrixFormat format() const { return m_format; }
-    int rows() const { return m_rows; }          // N
-    int cols() const { return m_cols; }          // K
+    int rows() const { return m_rows; }  // N
+    int cols() const { return m_cols; }  // K
     int numBlocks() const { return (m_rows + kBlockRows - 1) / kBlockRows; }
     int pairs() const { return (m_cols + 1) / 2; }  // BF16: K/2 rounded up
     int groupSize() const { return m_groupSize; }   // Q8
@@ -86,4 +86,4 @@ inline uint16_t floatToBf16(float f)
     return uint16_t(u >> 16);
 }
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

@@ -99,7 +99,7 @@ Result<void> loadLayer(const Checkpoint& checkpoint, const ModelConfig& config, 
     return {};
 }
 
-} // namespace
+}  // namespace
 
 int64_t CpuModelWeights::bytes() const
 {
@@ -112,7 +112,8 @@ int64_t CpuModelWeights::bytes() const
 
 std::string CpuModelWeights::describe() const
 {
-    std::string linear = layers.empty() ? matrixFormatName(embedding.format()) : matrixFormatName(layers[0].qkv.format());
+    std::string linear =
+        layers.empty() ? matrixFormatName(embedding.format()) : matrixFormatName(layers[0].qkv.format());
     const std::string embed = matrixFormatName(embedding.format());
     return linear == embed ? linear : linear + " linears, " + embed + " embedding";
 }
@@ -162,4 +163,4 @@ Result<CpuModelWeights> CpuModelWeights::load(const Checkpoint& checkpoint, cons
     return w;
 }
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

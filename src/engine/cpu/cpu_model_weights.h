@@ -28,8 +28,8 @@ struct CpuModelLayer {
 
 class CpuModelWeights {
 public:
-    CpuMatrix embedding;           // [V, H]
-    CpuMatrix lmHeadStorage;       // [V, H], only when the checkpoint has lm_head.weight
+    CpuMatrix embedding;      // [V, H]
+    CpuMatrix lmHeadStorage;  // [V, H], only when the checkpoint has lm_head.weight
     bool tiedHead = true;
     std::vector<float> finalNorm;  // [H]
     std::vector<CpuModelLayer> layers;
@@ -46,4 +46,4 @@ public:
                                         const QuantizationSpec& quantization = {});
 };
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

@@ -102,4 +102,4 @@ void pagedAttention(const float* q, float* out, int n, int numHeads, int startPo
     }
 }
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

@@ -31,10 +31,12 @@ struct PagedKv {
     int blockSize = 16;
     int numKvHeads = 0;
     int headDim = 0;
-    const float* kAt(int32_t block, int slot, int kvHead) const {
+    const float* kAt(int32_t block, int slot, int kvHead) const
+    {
         return k + ((int64_t(block) * blockSize + slot) * numKvHeads + kvHead) * headDim;
     }
-    const float* vAt(int32_t block, int slot, int kvHead) const {
+    const float* vAt(int32_t block, int slot, int kvHead) const
+    {
         return v + ((int64_t(block) * blockSize + slot) * numKvHeads + kvHead) * headDim;
     }
 };
@@ -45,4 +47,4 @@ struct PagedKv {
 void pagedAttention(const float* q, float* out, int n, int numHeads, int startPosition,
                     std::span<const int32_t> blockTable, const PagedKv& kv);
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

@@ -30,7 +30,7 @@ int defaultThreads()
 
 uint32_t generationOf(uint64_t ticket) { return uint32_t(ticket >> 32); }
 
-} // namespace
+}  // namespace
 
 CpuThreadPool::CpuThreadPool(int threads)
 {
@@ -72,7 +72,9 @@ void CpuThreadPool::runItems(int n, Trampoline call, const void* fn)
     m_pending.store(n);
     m_ticket.store(uint64_t(gen) << 32);  // publishes the generation (seq_cst, after the fields)
     if (m_sleepers.load() > 0) {
-        { std::lock_guard lock(m_mutex); }  // a worker between its check and its wait gets the notify
+        {
+            std::lock_guard lock(m_mutex);
+        }  // a worker between its check and its wait gets the notify
         m_wake.notify_all();
     }
     drain(gen, call, fn, n);
@@ -105,4 +107,4 @@ void CpuThreadPool::workerLoop()
     }
 }
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

@@ -40,7 +40,8 @@ public:
             for (int i = 0; i < n; ++i) fn(i);
             return;
         }
-        runItems(n, [](const void* f, int i) { (*static_cast<const Fn*>(f))(i); }, &fn);
+        runItems(
+            n, [](const void* f, int i) { (*static_cast<const Fn*>(f))(i); }, &fn);
     }
 
 private:
@@ -66,4 +67,4 @@ private:
     std::condition_variable m_wake;
 };
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

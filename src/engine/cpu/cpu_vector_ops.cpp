@@ -60,7 +60,8 @@ BROOK_AVX2 inline float hsum(__m256 v)
 BROOK_AVX2 inline __m256 exp8(__m256 x)
 {
     x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(kExpLo)), _mm256_set1_ps(kExpHi));
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 n =
+        _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
     r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
     __m256 p = _mm256_set1_ps(kP0);
@@ -90,7 +91,8 @@ BROOK_AVX2 void axpyAvx2(float* y, float a, const float* x, int n)
 {
     const __m256 av = _mm256_set1_ps(a);
     int i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(av, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(av, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
     for (; i < n; ++i) y[i] += a * x[i];
 }
 BROOK_AVX2 void scaleAvx2(float* y, float a, int n)
@@ -115,7 +117,8 @@ BROOK_AVX2 void rmsnormAvx2(const float* x, const float* weight, float* out, int
         const __m256 sv = _mm256_set1_ps(scale);
         int i = 0;
         for (; i + 8 <= H; i += 8)
-            _mm256_storeu_ps(dst + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(row + i), sv), _mm256_loadu_ps(weight + i)));
+            _mm256_storeu_ps(dst + i,
+                             _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(row + i), sv), _mm256_loadu_ps(weight + i)));
         for (; i < H; ++i) dst[i] = row[i] * scale * weight[i];
     }
 }
@@ -141,7 +144,8 @@ BROOK_AVX2 void siluMulAvx2(const float* gateUp, float* out, int T, int I)
 BROOK_AVX512 inline __m512 exp16(__m512 x)
 {
     x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(kExpLo)), _mm512_set1_ps(kExpHi));
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 n =
+        _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
     r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
     __m512 p = _mm512_set1_ps(kP0);
@@ -171,7 +175,8 @@ BROOK_AVX512 void axpyAvx512(float* y, float a, const float* x, int n)
 {
     const __m512 av = _mm512_set1_ps(a);
     int i = 0;
-    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_fmadd_ps(av, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i, _mm512_fmadd_ps(av, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
     for (; i < n; ++i) y[i] += a * x[i];
 }
 BROOK_AVX512 void scaleAvx512(float* y, float a, int n)
@@ -199,7 +204,8 @@ BROOK_AVX512 void rmsnormAvx512(const float* x, const float* weight, float* out,
         const __m512 sv = _mm512_set1_ps(scale);
         int i = 0;
         for (; i + 16 <= H; i += 16)
-            _mm512_storeu_ps(dst + i, _mm512_mul_ps(_mm512_mul_ps(_mm512_loadu_ps(row + i), sv), _mm512_loadu_ps(weight + i)));
+            _mm512_storeu_ps(dst + i,
+                             _mm512_mul_ps(_mm512_mul_ps(_mm512_loadu_ps(row + i), sv), _mm512_loadu_ps(weight + i)));
         for (; i < H; ++i) dst[i] = row[i] * scale * weight[i];
     }
 }
@@ -220,7 +226,7 @@ BROOK_AVX512 void siluMulAvx512(const float* gateUp, float* out, int T, int I)
     }
 }
 
-} // namespace
+}  // namespace
 
 const CpuVectorOps& CpuVectorOps::forIsa(CpuIsa isa)
 {
@@ -236,4 +242,4 @@ const CpuVectorOps& CpuVectorOps::forIsa(CpuIsa isa)
     return scalar;
 }
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

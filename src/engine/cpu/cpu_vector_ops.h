@@ -22,4 +22,4 @@ struct CpuVectorOps {
     static const CpuVectorOps& forIsa(CpuIsa isa);
 };
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

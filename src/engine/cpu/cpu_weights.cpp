@@ -21,13 +21,14 @@ Result<void> appendTensor(const Checkpoint& checkpoint, const std::string& name,
     return {};
 }
 
-} // namespace
+}  // namespace
 
 int64_t CpuWeights::bytes() const
 {
     int64_t n = int64_t(embedding.size() + lmHeadStorage.size() + finalNorm.size());
     for (const auto& l : layers)
-        n += int64_t(l.inputNorm.size() + l.qkv.size() + l.o.size() + l.postNorm.size() + l.gateUp.size() + l.down.size());
+        n += int64_t(l.inputNorm.size() + l.qkv.size() + l.o.size() + l.postNorm.size() + l.gateUp.size() +
+                     l.down.size());
     return n * int64_t(sizeof(float));
 }
 
@@ -93,7 +94,10 @@ Result<CpuWeights> CpuWeights::load(const Checkpoint& checkpoint, const ModelCon
         if (d < byDestination.size()) {
             for (size_t i : byDestination[d]) {
                 auto r = appendTensor(checkpoint, plan[i].first, *plan[i].second);
-                if (!r) { errors[i] = r.error(); break; }
+                if (!r) {
+                    errors[i] = r.error();
+                    break;
+                }
             }
         } else {
             const int layer = int(d - byDestination.size());
@@ -124,4 +128,4 @@ Result<CpuWeights> CpuWeights::load(const Checkpoint& checkpoint, const ModelCon
     return w;
 }
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

@@ -15,19 +15,19 @@
 namespace brook::cpu {
 
 struct CpuLayerWeights {
-    std::vector<float> inputNorm;     // [H]
-    std::vector<float> qkv;           // [NH*HD + 2*KVH*HD, H]: q rows, then k, then v
-    std::vector<float> o;             // [H, NH*HD]
-    std::vector<float> postNorm;      // [H]
-    std::vector<float> gateUp;        // [2*I, H]: gate rows, then up
-    std::vector<float> down;          // [H, I]
+    std::vector<float> inputNorm;  // [H]
+    std::vector<float> qkv;        // [NH*HD + 2*KVH*HD, H]: q rows, then k, then v
+    std::vector<float> o;          // [H, NH*HD]
+    std::vector<float> postNorm;   // [H]
+    std::vector<float> gateUp;     // [2*I, H]: gate rows, then up
+    std::vector<float> down;       // [H, I]
 };
 
 struct CpuWeights {
-    std::vector<float> embedding;     // [V, H]
-    std::vector<float> lmHeadStorage; // [V, H] only when untied
-    const float* lmHead = nullptr;    // embedding or lmHeadStorage
-    std::vector<float> finalNorm;     // [H]
+    std::vector<float> embedding;      // [V, H]
+    std::vector<float> lmHeadStorage;  // [V, H] only when untied
+    const float* lmHead = nullptr;     // embedding or lmHeadStorage
+    std::vector<float> finalNorm;      // [H]
     std::vector<CpuLayerWeights> layers;
 
     int64_t bytes() const;
@@ -39,4 +39,4 @@ struct CpuWeights {
                                    const QuantizationSpec& quantization = {});
 };
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

@@ -69,7 +69,8 @@ BROOK_AVX512DQ inline __m256i probBits8(__m256 x)
     const __m512i kLog2eQ31 = _mm512_set1_epi64(3098164009u);
     const __m512i lo32 = _mm512_set1_epi64(0xFFFFFFFFu);
     // -x * 2^32, truncated to uint64 (only lanes with -87 < x < 0 are used).
-    const __m512i fixedX = _mm512_cvttps_epu64(_mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), x), _mm256_set1_ps(4294967296.0f)));
+    const __m512i fixedX =
+        _mm512_cvttps_epu64(_mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), x), _mm256_set1_ps(4294967296.0f)));
     const __m512i y = _mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(fixedX, 32), kLog2eQ31),
                                        _mm512_srli_epi64(_mm512_mul_epu32(fixedX, kLog2eQ31), 32));
     const __m512i whole = _mm512_srli_epi64(y, 31);
@@ -85,9 +86,11 @@ BROOK_AVX512DQ inline __m256i probBits8(__m256 x)
     q = seriesStep(238388332u, frac, q);
     q = seriesStep(1031764991u, frac, q);
     q = seriesStep(2977044472u, frac, q);
-    const __m512i mantissa = _mm512_sub_epi64(_mm512_set1_epi64(int64_t(1) << 32), _mm512_srli_epi64(_mm512_mul_epu32(frac, q), 32));
+    const __m512i mantissa =
+        _mm512_sub_epi64(_mm512_set1_epi64(int64_t(1) << 32), _mm512_srli_epi64(_mm512_mul_epu32(frac, q), 32));
     const __m256 rounded = _mm512_cvtepi64_ps(mantissa);  // round to nearest even, as the scalar cast
-    const __m256i exponentDrop = _mm512_cvtepi64_epi32(_mm512_slli_epi64(_mm512_add_epi64(whole, _mm512_set1_epi64(32)), 23));
+    const __m256i exponentDrop =
+        _mm512_cvtepi64_epi32(_mm512_slli_epi64(_mm512_add_epi64(whole, _mm512_set1_epi64(32)), 23));
     __m256i bits = _mm256_sub_epi32(_mm256_castps_si256(rounded), exponentDrop);
     // The two early returns of the scalar code: !(x > -87) -> 0 (also NaN), !(x < 0) -> 1.0f.
     const __mmask8 live = _mm256_cmp_ps_mask(x, _mm256_set1_ps(-87.0f), _CMP_GT_OQ);
@@ -112,7 +115,8 @@ BROOK_AVX512DQ inline __m512i weights8(__m256i p, int shift)
 {
     const __m512i p64 = _mm512_cvtepu32_epi64(p);
     const __m512i exponent = _mm512_srli_epi64(p64, 23);
-    const __m512i mantissa = _mm512_or_si512(_mm512_and_si512(p64, _mm512_set1_epi64(0x7FFFFF)), _mm512_set1_epi64(0x800000));
+    const __m512i mantissa =
+        _mm512_or_si512(_mm512_and_si512(p64, _mm512_set1_epi64(0x7FFFFF)), _mm512_set1_epi64(0x800000));
     const __m512i scale = _mm512_add_epi64(exponent, _mm512_set1_epi64(shift - 127 - 23));
     // Shifts of 64 or more give 0 in sllv / srlv, as the scalar code's `scale > -64 ? ... : 0`.
     const __m512i left = _mm512_sllv_epi64(mantissa, scale);
@@ -134,8 +138,10 @@ BROOK_AVX512DQ size_t buildKeysAvx512(const uint32_t* probs, size_t V, uint32_t 
         const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(probs + i));
         const __mmask8 keep = _mm256_cmpge_epu32_mask(p, minV);
         if (keep) {
-            const __m256i notIndex = _mm256_xor_si256(_mm256_add_epi32(lane, _mm256_set1_epi32(int(i))), _mm256_set1_epi32(-1));
-            const __m512i key = _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(p), 32), _mm512_cvtepu32_epi64(notIndex));
+            const __m256i notIndex =
+                _mm256_xor_si256(_mm256_add_epi32(lane, _mm256_set1_epi32(int(i))), _mm256_set1_epi32(-1));
+            const __m512i key =
+                _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(p), 32), _mm512_cvtepu32_epi64(notIndex));
             _mm512_mask_compressstoreu_epi64(keys + count, keep, key);
             count += size_t(__builtin_popcount(keep));
         }
@@ -165,8 +171,10 @@ BROOK_AVX512DQ int32_t drawAvx512(const uint32_t* probs, size_t V, uint32_t minB
         const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(probs + i));
         __mmask8 kept = _mm256_cmpge_epu32_mask(p, minV);
         if (!kept) continue;
-        const __m256i notIndex = _mm256_xor_si256(_mm256_add_epi32(lane, _mm256_set1_epi32(int(i))), _mm256_set1_epi32(-1));
-        const __m512i key = _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(p), 32), _mm512_cvtepu32_epi64(notIndex));
+        const __m256i notIndex =
+            _mm256_xor_si256(_mm256_add_epi32(lane, _mm256_set1_epi32(int(i))), _mm256_set1_epi32(-1));
+        const __m512i key =
+            _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(p), 32), _mm512_cvtepu32_epi64(notIndex));
         kept &= _mm512_cmpge_epu64_mask(key, floorV);
         if (!kept) continue;
         const uint64_t chunk = uint64_t(_mm512_reduce_add_epi64(_mm512_maskz_mov_epi64(kept, weights8(p, shift))));
@@ -205,7 +213,7 @@ BROOK_AVX512DQ float maxAvx512(const float* values, size_t n)
     return tail > head ? tail : head;
 }
 
-} // namespace
+}  // namespace
 
 float maxValue(const float* values, size_t n, CpuIsa isa)
 {
@@ -222,10 +230,7 @@ int32_t drawIndex(const uint32_t* probs, size_t V, uint32_t minBits, uint64_t fl
     return token >= 0 ? token : last;
 }
 
-bool samplerKernelsVectorized(CpuIsa isa)
-{
-    return isa >= CpuIsa::Avx512 && cpuHasDq();
-}
+bool samplerKernelsVectorized(CpuIsa isa) { return isa >= CpuIsa::Avx512 && cpuHasDq(); }
 
 void probRow(const float* logits, size_t V, float temperature, float maxScaled, uint32_t* probs, CpuIsa isa)
 {
@@ -240,4 +245,4 @@ size_t buildKeys(const uint32_t* probs, size_t V, uint32_t minBits, int shift, u
     return buildKeysScalar(probs, V, minBits, shift, keys, mass);
 }
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

@@ -33,4 +33,4 @@ float maxValue(const float* values, size_t n, CpuIsa isa);
 int32_t drawIndex(const uint32_t* probs, size_t V, uint32_t minBits, uint64_t floor, int shift, double target,
                   CpuIsa isa);
 
-} // namespace brook::cpu
+}  // namespace brook::cpu

@@ -22,10 +22,7 @@ AutoHeightBrowser::AutoHeightBrowser(QWidget* parent) : QTextBrowser(parent)
     connect(document(), &QTextDocument::contentsChanged, this, &AutoHeightBrowser::handleContentsChanged);
 }
 
-int AutoHeightBrowser::contentHeight() const
-{
-    return int(std::ceil(document()->size().height())) + 2 * frameWidth();
-}
+int AutoHeightBrowser::contentHeight() const { return int(std::ceil(document()->size().height())) + 2 * frameWidth(); }
 
 QSize AutoHeightBrowser::sizeHint() const { return QSize(QTextBrowser::sizeHint().width(), contentHeight()); }
 QSize AutoHeightBrowser::minimumSizeHint() const { return QSize(40, contentHeight()); }
@@ -45,4 +42,4 @@ void AutoHeightBrowser::handleContentsChanged()
 
 void AutoHeightBrowser::wheelEvent(QWheelEvent* event) { event->ignore(); }
 
-} // namespace brook
+}  // namespace brook

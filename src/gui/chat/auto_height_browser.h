@@ -25,4 +25,4 @@ private:
     int contentHeight() const;
 };
 
-} // namespace brook
+}  // namespace brook

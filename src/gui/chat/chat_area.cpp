@@ -38,9 +38,7 @@ QTabWidget* ChatArea::makeSide()
     tabs->setDocumentMode(true);
     tabs->setElideMode(Qt::ElideRight);
     connect(tabs, &QTabWidget::tabCloseRequested, this, &ChatArea::handleTabCloseRequested);
-    connect(tabs, &QTabWidget::currentChanged, this, [this, tabs] {
-        setActive(tabs);
-    });
+    connect(tabs, &QTabWidget::currentChanged, this, [this, tabs] { setActive(tabs); });
     m_splitter->addWidget(tabs);
     m_sides.append(tabs);
     return tabs;
@@ -177,4 +175,4 @@ void ChatArea::handleFocusChanged(QWidget*, QWidget* now)
     }
 }
 
-} // namespace brook
+}  // namespace brook

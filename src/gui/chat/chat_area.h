@@ -49,4 +49,4 @@ private:
     QTabWidget* m_active = nullptr;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -15,8 +15,8 @@ namespace brook {
 namespace {
 
 struct PendingRequest {
-    std::string delta;           // text not yet handed to the GUI
-    std::string text;            // everything so far
+    std::string delta;  // text not yet handed to the GUI
+    std::string text;   // everything so far
     int promptTokens = 0;
     int outputTokens = 0;
     double ttft = 0;
@@ -25,12 +25,12 @@ struct PendingRequest {
     std::optional<FinishReason> finish;
 };
 
-} // namespace
+}  // namespace
 
 // Shared between the GUI and the engine callbacks (which may outlive the generator).
 struct ChatGenerator::Shared {
     std::mutex mutex;
-    ChatGenerator* target = nullptr;   // null once the generator is gone
+    ChatGenerator* target = nullptr;  // null once the generator is gone
     std::map<RequestId, PendingRequest> pending;
     bool wakePosted = false;
 };
@@ -150,4 +150,4 @@ void ChatGenerator::handleFlush()
     }
 }
 
-} // namespace brook
+}  // namespace brook

@@ -35,7 +35,7 @@ public:
 
     // Submits; the error is the engine's validation message.
     Result<RequestId> start(GenerationRequest request);
-    void stop(RequestId id);      // the final "abort" outcome still arrives
+    void stop(RequestId id);  // the final "abort" outcome still arrives
     void stopAll();
     bool isRunning(RequestId id) const { return m_running.count(id) != 0; }
     qint64 finishedCount() const { return m_finished; }  // requests that have ended, ever
@@ -59,4 +59,4 @@ private:
     std::function<void(GenerationRequest&)> m_requestHook;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -125,10 +125,7 @@ ChatPane::ChatPane(ChatSession* session, const PresetLibrary* presets, QWidget* 
     handleMessagesChanged();
 }
 
-QString ChatPane::displayTitle() const
-{
-    return m_session->title().isEmpty() ? tr("New chat") : m_session->title();
-}
+QString ChatPane::displayTitle() const { return m_session->title().isEmpty() ? tr("New chat") : m_session->title(); }
 
 void ChatPane::setModelDefaults(const ChatSettings& defaults, int maxModelLen)
 {
@@ -311,4 +308,4 @@ void ChatPane::changeEvent(QEvent* event)
     QWidget::changeEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

@@ -30,9 +30,9 @@ public:
     ChatPane(ChatSession* session, const PresetLibrary* presets, QWidget* parent = nullptr);
 
     ChatSession* session() const { return m_session; }
-    QString displayTitle() const;          // the title, or "New chat" when it has none yet
+    QString displayTitle() const;  // the title, or "New chat" when it has none yet
     void setAutoPreset(bool enabled) { m_autoPreset = enabled; }
-    void refreshPresets();                 // after the library was edited
+    void refreshPresets();  // after the library was edited
     // The loaded model's defaults (the settings dialog's "Reset") and context length.
     void setModelDefaults(const ChatSettings& defaults, int maxModelLen);
 
@@ -82,7 +82,7 @@ private:
     QScrollArea* m_scroll;
     QWidget* m_messagesWidget;
     QVBoxLayout* m_messagesLayout;
-    QList<MessageBubble*> m_bubbles;          // in display order, the streaming one last
+    QList<MessageBubble*> m_bubbles;  // in display order, the streaming one last
     QPointer<MessageBubble> m_streamingBubble;
     QLabel* m_emptyHint;
     QLabel* m_error;
@@ -91,4 +91,4 @@ private:
     QPushButton* m_stop;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -17,7 +17,7 @@ namespace brook {
 namespace {
 constexpr int kTitleLength = 40;
 constexpr int kStreamingSaveMs = 1000;  // the most of a reply a crash can lose
-}
+}  // namespace
 
 ChatSession::ChatSession(HistoryStore& store, ChatGenerator& generator, qint64 conversationId, QObject* parent)
     : QObject(parent), m_store(store), m_generator(generator)
@@ -178,7 +178,8 @@ bool ChatSession::generateReplyTo(qint64 parentId)
     std::vector<ChatMessage> messages;
     const QString system = m_conversation.settings.systemPrompt.trimmed();
     if (!system.isEmpty()) messages.push_back({"system", system.toStdString()});
-    for (const MessageRecord& m : m_tree.pathTo(parentId)) messages.push_back({m.role.toStdString(), m.content.toStdString()});
+    for (const MessageRecord& m : m_tree.pathTo(parentId))
+        messages.push_back({m.role.toStdString(), m.content.toStdString()});
 
     const EngineConfig& config = engine->config();
     const PromptBuilder prompts(engine->tokenizer(), engine->modelConfig().vocabSize, {config.maxModelLen, 0, {}});
@@ -316,4 +317,4 @@ void ChatSession::switchBranch(qint64 messageId, int delta)
     emit messagesChanged();
 }
 
-} // namespace brook
+}  // namespace brook

@@ -43,13 +43,13 @@ public:
     int streamingTokens() const { return m_streamingTokens; }  // generated so far (text may lag: special tokens)
 
     // Each returns false (and emits errorOccurred) when it cannot start.
-    bool send(const QString& text);              // the preset template wraps the text
-    bool regenerate(qint64 messageId);           // an assistant reply: a new sibling of it
+    bool send(const QString& text);                                 // the preset template wraps the text
+    bool regenerate(qint64 messageId);                              // an assistant reply: a new sibling of it
     bool editAndResend(qint64 userMessageId, const QString& text);  // a new sibling user message
     void stop();
-    bool deleteMessage(qint64 messageId);        // and its replies
+    bool deleteMessage(qint64 messageId);            // and its replies
     void switchBranch(qint64 messageId, int delta);  // -1 / +1 among its siblings
-    void reload();                               // re-reads the store
+    void reload();                                   // re-reads the store
     // How often a growing reply is rewritten in the store (default 1000 ms).
     void setStreamingSaveInterval(int milliseconds);
 
@@ -77,7 +77,7 @@ private:
     ConversationRecord m_conversation;
     MessageTree m_tree;
     RequestId m_requestId = 0;
-    qint64 m_replyParentId = 0;   // the message being answered
+    qint64 m_replyParentId = 0;  // the message being answered
     QString m_streamingText;
     int m_streamingTokens = 0;
     qint64 m_streamingMessageId = 0;  // the reply in progress, stored but not yet in m_tree
@@ -85,4 +85,4 @@ private:
     QTimer* m_saveTimer = nullptr;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -55,7 +55,8 @@ ChatSettings ChatSettings::fromJson(const QJsonObject& o)
         if (o.value(key).isDouble()) out = o.value(key).toDouble();
     };
     auto integer = [&](const char* key, auto& out) {
-        if (o.value(key).isDouble()) out = static_cast<std::remove_reference_t<decltype(out)>>(o.value(key).toInteger());
+        if (o.value(key).isDouble())
+            out = static_cast<std::remove_reference_t<decltype(out)>>(o.value(key).toInteger());
     };
     if (o.value("system_prompt").isString()) s.systemPrompt = o.value("system_prompt").toString();
     if (o.value("input_template").isString()) s.inputTemplate = o.value("input_template").toString();
@@ -71,4 +72,4 @@ ChatSettings ChatSettings::fromJson(const QJsonObject& o)
     return s;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -13,16 +13,16 @@ namespace brook {
 
 struct ChatSettings {
     QString systemPrompt;
-    QString inputTemplate;         // wraps each user message; "{input}" marks where; empty: as typed
-    QString presetName;            // id of the preset last applied (shown in the pane)
+    QString inputTemplate;  // wraps each user message; "{input}" marks where; empty: as typed
+    QString presetName;     // id of the preset last applied (shown in the pane)
     double temperature = 0.8;
     double topP = 0.8;
-    int topK = 0;                  // 0: off
+    int topK = 0;  // 0: off
     int maxTokens = 1024;
     double repetitionPenalty = 1.0;
     double presencePenalty = 0.0;
     double frequencyPenalty = 0.0;
-    qint64 seed = -1;              // -1: a new seed per request
+    qint64 seed = -1;  // -1: a new seed per request
 
     // The model's generation_config values over Brook's chat defaults.
     static ChatSettings fromDefaults(const GenerationDefaults& defaults);
@@ -37,4 +37,4 @@ struct ChatSettings {
     bool operator==(const ChatSettings& other) const = default;
 };
 
-} // namespace brook
+}  // namespace brook

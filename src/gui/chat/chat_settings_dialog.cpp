@@ -26,7 +26,7 @@ QDoubleSpinBox* makeDouble(QWidget* parent, double min, double max, double step,
     return s;
 }
 
-} // namespace
+}  // namespace
 
 ChatSettingsDialog::ChatSettingsDialog(const ChatSettings& settings, const ChatSettings& modelDefaults, int maxModelLen,
                                        QWidget* parent)
@@ -116,16 +116,24 @@ void ChatSettingsDialog::handleReset()
 void ChatSettingsDialog::retranslateUi()
 {
     setWindowTitle(tr("Conversation settings"));
-    const QStringList labels = {tr("System prompt:"), tr("Input template:"), tr("Temperature:"), tr("Top-p:"),
-                                tr("Top-k:"), tr("Max tokens:"), tr("Repetition penalty:"), tr("Presence penalty:"),
-                                tr("Frequency penalty:"), tr("Seed:")};
+    const QStringList labels = {tr("System prompt:"),
+                                tr("Input template:"),
+                                tr("Temperature:"),
+                                tr("Top-p:"),
+                                tr("Top-k:"),
+                                tr("Max tokens:"),
+                                tr("Repetition penalty:"),
+                                tr("Presence penalty:"),
+                                tr("Frequency penalty:"),
+                                tr("Seed:")};
     for (int row = 0; row < labels.size() && row < m_labels.size(); ++row) m_labels[row]->setText(labels[row]);
     m_systemPrompt->setPlaceholderText(tr("Optional: how the assistant should behave"));
     m_template->setPlaceholderText(tr("Optional: wraps each message; {input} marks where your text goes"));
     m_topK->setSpecialValueText(tr("off"));
     m_seed->setSpecialValueText(tr("random"));
     m_buttons->button(QDialogButtonBox::Reset)->setText(tr("Model defaults"));
-    m_buttons->button(QDialogButtonBox::Reset)->setToolTip(tr("Sampling values from the model's generation_config.json"));
+    m_buttons->button(QDialogButtonBox::Reset)
+        ->setToolTip(tr("Sampling values from the model's generation_config.json"));
 }
 
 void ChatSettingsDialog::changeEvent(QEvent* event)
@@ -134,4 +142,4 @@ void ChatSettingsDialog::changeEvent(QEvent* event)
     QDialog::changeEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

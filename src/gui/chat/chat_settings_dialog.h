@@ -51,4 +51,4 @@ private:
     QDialogButtonBox* m_buttons;
 };
 
-} // namespace brook
+}  // namespace brook

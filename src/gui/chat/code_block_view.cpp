@@ -74,4 +74,4 @@ void CodeBlockView::changeEvent(QEvent* event)
     QFrame::changeEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

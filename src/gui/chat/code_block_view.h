@@ -37,4 +37,4 @@ private:
     AutoHeightBrowser* m_view;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -17,10 +17,10 @@
 
 namespace brook {
 
-ConversationActions::ConversationActions(HistoryStore& store, ChatArea& chats, ConversationListPanel& list, QWidget* window)
+ConversationActions::ConversationActions(HistoryStore& store, ChatArea& chats, ConversationListPanel& list,
+                                         QWidget* window)
     : QObject(window), m_store(store), m_chats(chats), m_list(list), m_window(window)
-{
-}
+{}
 
 qint64 ConversationActions::importFile(const QString& path, QString* error)
 {
@@ -31,7 +31,8 @@ qint64 ConversationActions::importFile(const QString& path, QString* error)
     }
     auto imported = ConversationExporter::fromOpenAiJson(file.readAll());
     if (!imported) {
-        *error = tr("%1 is not a conversation Brook can import: %2").arg(path, QString::fromStdString(imported.error()));
+        *error =
+            tr("%1 is not a conversation Brook can import: %2").arg(path, QString::fromStdString(imported.error()));
         return 0;
     }
     const qint64 id = ConversationExporter::store(m_store, *imported);
@@ -46,13 +47,15 @@ qint64 ConversationActions::importFile(const QString& path, QString* error)
 
 void ConversationActions::importInteractively()
 {
-    const QString path = QFileDialog::getOpenFileName(m_window, tr("Import a conversation"), QDir::homePath(), tr("JSON (*.json)"));
+    const QString path =
+        QFileDialog::getOpenFileName(m_window, tr("Import a conversation"), QDir::homePath(), tr("JSON (*.json)"));
     if (path.isEmpty()) return;
     QString error;
     if (!importFile(path, &error)) QMessageBox::warning(m_window, tr("Import"), error);
 }
 
-bool ConversationActions::exportTo(ChatPane* pane, const QString& path, bool markdown, const QString& modelName, QString* error)
+bool ConversationActions::exportTo(ChatPane* pane, const QString& path, bool markdown, const QString& modelName,
+                                   QString* error)
 {
     ChatSession* session = pane->session();
     const auto record = m_store.conversation(session->conversationId());
@@ -92,7 +95,8 @@ void ConversationActions::renameInteractively(qint64 id)
     const auto record = m_store.conversation(id);
     if (!record) return;
     bool ok = false;
-    const QString title = QInputDialog::getText(m_window, tr("Rename"), tr("Title:"), QLineEdit::Normal, record->title, &ok);
+    const QString title =
+        QInputDialog::getText(m_window, tr("Rename"), tr("Title:"), QLineEdit::Normal, record->title, &ok);
     if (!ok) return;
     if (ChatPane* pane = m_chats.paneFor(id)) pane->session()->rename(title);
     else m_store.renameConversation(id, title.trimmed());
@@ -101,12 +105,12 @@ void ConversationActions::renameInteractively(qint64 id)
 
 void ConversationActions::deleteInteractively(qint64 id)
 {
-    if (QMessageBox::question(m_window, tr("Delete conversation"), tr("Delete this conversation and all its messages?")) !=
-        QMessageBox::Yes)
+    if (QMessageBox::question(m_window, tr("Delete conversation"),
+                              tr("Delete this conversation and all its messages?")) != QMessageBox::Yes)
         return;
     if (ChatPane* pane = m_chats.paneFor(id)) m_chats.closePane(pane);
     m_store.deleteConversation(id);
     m_list.reload();
 }
 
-} // namespace brook
+}  // namespace brook

@@ -27,7 +27,7 @@ public:
     bool exportTo(ChatPane* pane, const QString& path, bool markdown, const QString& modelName, QString* error);
 
 public slots:
-    void importInteractively();                           // file dialog, then importFile
+    void importInteractively();                                                 // file dialog, then importFile
     void exportInteractively(const QString& format, const QString& modelName);  // "md" or "json"
     void renameInteractively(qint64 id);
     void deleteInteractively(qint64 id);
@@ -43,4 +43,4 @@ private:
     QWidget* m_window;
 };
 
-} // namespace brook
+}  // namespace brook

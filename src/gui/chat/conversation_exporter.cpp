@@ -18,10 +18,11 @@ QString ConversationExporter::toMarkdown(const ConversationRecord& c, const QLis
         const QString who = m.isUser() ? tr("User") : m.isAssistant() ? tr("Assistant") : tr("System");
         out += QStringLiteral("## %1\n\n%2\n\n").arg(who, m.content.trimmed());
         if (m.isAssistant() && m.outputTokens > 0)
-            out += QStringLiteral("*%1*\n\n").arg(tr("%1 tokens · first token %2 s · %3 tokens/s")
-                                                     .arg(m.outputTokens)
-                                                     .arg(m.ttftSeconds, 0, 'f', 2)
-                                                     .arg(m.tokensPerSecond, 0, 'f', 1));
+            out += QStringLiteral("*%1*\n\n")
+                       .arg(tr("%1 tokens · first token %2 s · %3 tokens/s")
+                                .arg(m.outputTokens)
+                                .arg(m.ttftSeconds, 0, 'f', 2)
+                                .arg(m.tokensPerSecond, 0, 'f', 1));
     }
     return out;
 }
@@ -53,7 +54,9 @@ Result<ImportedConversation> ConversationExporter::fromOpenAiJson(const QByteArr
 {
     QJsonParseError error;
     const QJsonDocument doc = QJsonDocument::fromJson(json, &error);
-    if (doc.isNull()) return makeError("not JSON: " + error.errorString().toStdString() + " at offset " + std::to_string(error.offset));
+    if (doc.isNull())
+        return makeError("not JSON: " + error.errorString().toStdString() + " at offset " +
+                         std::to_string(error.offset));
     QJsonArray list;
     QJsonObject body;
     if (doc.isArray()) {
@@ -84,7 +87,8 @@ Result<ImportedConversation> ConversationExporter::fromOpenAiJson(const QByteArr
         } else if (m.value("content").isArray()) {
             // OpenAI content parts: keep the text ones.
             for (const QJsonValue& part : m.value("content").toArray())
-                if (part.toObject().value("type").toString() == QLatin1String("text")) content += part.toObject().value("text").toString();
+                if (part.toObject().value("type").toString() == QLatin1String("text"))
+                    content += part.toObject().value("text").toString();
         } else {
             return makeError(where + ".content: not a string");
         }
@@ -128,4 +132,4 @@ qint64 ConversationExporter::store(HistoryStore& store, const ImportedConversati
     return id;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -18,8 +18,8 @@ class HistoryStore;
 
 struct ImportedConversation {
     QString title;
-    ChatSettings settings;            // the system message goes to settings.systemPrompt
-    QList<MessageRecord> messages;    // user / assistant, in order (ids and parents unset)
+    ChatSettings settings;          // the system message goes to settings.systemPrompt
+    QList<MessageRecord> messages;  // user / assistant, in order (ids and parents unset)
 };
 
 class ConversationExporter {
@@ -34,4 +34,4 @@ public:
     static qint64 store(HistoryStore& store, const ImportedConversation& conversation);
 };
 
-} // namespace brook
+}  // namespace brook

@@ -52,8 +52,8 @@ void ConversationListPanel::reload()
     for (const ConversationRecord& c : m_store.conversations(m_search->text())) {
         auto* item = new QListWidgetItem(c.title.isEmpty() ? tr("New chat") : c.title, m_list);
         item->setData(Qt::UserRole, c.id);
-        item->setToolTip(tr("%1\nLast message: %2")
-                             .arg(item->text(), locale.toString(c.updatedAt, QLocale::ShortFormat)));
+        item->setToolTip(
+            tr("%1\nLast message: %2").arg(item->text(), locale.toString(c.updatedAt, QLocale::ShortFormat)));
         if (c.id == m_current) m_list->setCurrentItem(item);
     }
 }
@@ -77,11 +77,13 @@ void ConversationListPanel::handleContextMenu(const QPoint& position)
     const qint64 id = item->data(Qt::UserRole).toLongLong();
     QMenu menu(this);
     menu.addAction(tr("Open"), this, [this, id] { emit conversationActivated(id); });
-    menu.addAction(VectorIconEngine::icon(IconShape::Split), tr("Open side by side"), this, [this, id] { emit openBesideRequested(id); });
+    menu.addAction(VectorIconEngine::icon(IconShape::Split), tr("Open side by side"), this,
+                   [this, id] { emit openBesideRequested(id); });
     menu.addAction(tr("Rename…"), this, [this, id] { emit renameRequested(id); });
     menu.addAction(tr("Export…"), this, [this, id] { emit exportRequested(id); });
     menu.addSeparator();
-    menu.addAction(VectorIconEngine::icon(IconShape::Delete), tr("Delete"), this, [this, id] { emit deleteRequested(id); });
+    menu.addAction(VectorIconEngine::icon(IconShape::Delete), tr("Delete"), this,
+                   [this, id] { emit deleteRequested(id); });
     menu.exec(m_list->viewport()->mapToGlobal(position));
 }
 
@@ -99,4 +101,4 @@ void ConversationListPanel::changeEvent(QEvent* event)
     QWidget::changeEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

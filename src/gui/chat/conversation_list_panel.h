@@ -20,7 +20,7 @@ class ConversationListPanel : public QWidget {
 public:
     explicit ConversationListPanel(HistoryStore& store, QWidget* parent = nullptr);
 
-    void reload();                       // re-queries with the current search text
+    void reload();  // re-queries with the current search text
     void setCurrentConversation(qint64 id);
     QListWidget* list() const { return m_list; }
     QLineEdit* searchBox() const { return m_search; }
@@ -51,4 +51,4 @@ private:
     QTimer* m_searchDelay;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -18,4 +18,4 @@ struct ConversationRecord {
     QDateTime updatedAt;
 };
 
-} // namespace brook
+}  // namespace brook

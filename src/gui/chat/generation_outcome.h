@@ -8,14 +8,14 @@
 namespace brook {
 
 struct GenerationOutcome {
-    QString text;                 // everything generated
+    QString text;  // everything generated
     int promptTokens = 0;
     int outputTokens = 0;
     double ttftSeconds = 0;
-    double tokensPerSecond = 0;   // (outputTokens - 1) over first -> last token
-    QString finishReason;         // "stop", "length" or "abort"
+    double tokensPerSecond = 0;  // (outputTokens - 1) over first -> last token
+    QString finishReason;        // "stop", "length" or "abort"
 };
 
-} // namespace brook
+}  // namespace brook
 
 Q_DECLARE_METATYPE(brook::GenerationOutcome)

@@ -62,7 +62,7 @@ QString settingsText(const ChatSettings& s)
     return QString::fromUtf8(QJsonDocument(s.toJson()).toJson(QJsonDocument::Compact));
 }
 
-} // namespace
+}  // namespace
 
 HistoryStore::HistoryStore()
 {
@@ -146,7 +146,8 @@ QString HistoryStore::journalMode() const
 qint64 HistoryStore::createConversation(const QString& title, const ChatSettings& settings)
 {
     QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.prepare(QStringLiteral("INSERT INTO conversations (title, settings, created_at, updated_at) VALUES (?, ?, ?, ?)"));
+    q.prepare(
+        QStringLiteral("INSERT INTO conversations (title, settings, created_at, updated_at) VALUES (?, ?, ?, ?)"));
     const qint64 now = nowMs();
     q.addBindValue(text(title));
     q.addBindValue(settingsText(settings));
@@ -162,7 +163,8 @@ qint64 HistoryStore::createConversation(const QString& title, const ChatSettings
 QList<ConversationRecord> HistoryStore::conversations(const QString& filter) const
 {
     QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    const QString columns = QStringLiteral("SELECT id, title, settings, current_leaf, created_at, updated_at FROM conversations c");
+    const QString columns =
+        QStringLiteral("SELECT id, title, settings, current_leaf, created_at, updated_at FROM conversations c");
     if (filter.trimmed().isEmpty()) {
         q.prepare(columns + QStringLiteral(" ORDER BY updated_at DESC, id DESC"));
     } else {
@@ -190,7 +192,8 @@ QList<ConversationRecord> HistoryStore::conversations(const QString& filter) con
 std::optional<ConversationRecord> HistoryStore::conversation(qint64 id) const
 {
     QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.prepare(QStringLiteral("SELECT id, title, settings, current_leaf, created_at, updated_at FROM conversations WHERE id = ?"));
+    q.prepare(QStringLiteral(
+        "SELECT id, title, settings, current_leaf, created_at, updated_at FROM conversations WHERE id = ?"));
     q.addBindValue(id);
     if (!q.exec() || !q.next()) return std::nullopt;
     return readConversation(q);
@@ -247,8 +250,9 @@ bool HistoryStore::deleteConversation(qint64 id)
 qint64 HistoryStore::addMessage(const MessageRecord& m)
 {
     QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.prepare(QStringLiteral("INSERT INTO messages (conversation_id, parent_id, role, content, created_at, prompt_tokens,"
-                             " output_tokens, ttft, tokens_per_second, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    q.prepare(QStringLiteral(
+        "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, prompt_tokens,"
+        " output_tokens, ttft, tokens_per_second, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     q.addBindValue(m.conversationId);
     q.addBindValue(m.parentId);
     q.addBindValue(text(m.role));
@@ -309,8 +313,9 @@ void HistoryStore::rollbackTransaction() { QSqlDatabase::database(m_connectionNa
 QList<MessageRecord> HistoryStore::messages(qint64 conversationId) const
 {
     QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.prepare(QStringLiteral("SELECT id, conversation_id, parent_id, role, content, created_at, prompt_tokens, output_tokens,"
-                             " ttft, tokens_per_second, finish_reason FROM messages WHERE conversation_id = ? ORDER BY id"));
+    q.prepare(
+        QStringLiteral("SELECT id, conversation_id, parent_id, role, content, created_at, prompt_tokens, output_tokens,"
+                       " ttft, tokens_per_second, finish_reason FROM messages WHERE conversation_id = ? ORDER BY id"));
     q.addBindValue(conversationId);
     QList<MessageRecord> out;
     if (!q.exec()) {
@@ -349,4 +354,4 @@ int HistoryStore::deleteMessageTree(qint64 messageId)
     return q.numRowsAffected();
 }
 
-} // namespace brook
+}  // namespace brook

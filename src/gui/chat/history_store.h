@@ -66,4 +66,4 @@ private:
     mutable QString m_lastError;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -21,7 +21,7 @@ QString fenceOf(const QString& line, QString* info)
     return line.mid(i, j - i);
 }
 
-} // namespace
+}  // namespace
 
 QList<MarkdownSegment> MarkdownSegmenter::split(const QString& markdown)
 {
@@ -63,4 +63,4 @@ QList<MarkdownSegment> MarkdownSegmenter::split(const QString& markdown)
     return out;
 }
 
-} // namespace brook
+}  // namespace brook

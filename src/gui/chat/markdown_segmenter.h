@@ -11,8 +11,8 @@ namespace brook {
 struct MarkdownSegment {
     enum class Kind { Prose, Code };
     Kind kind = Kind::Prose;
-    QString text;       // prose: Markdown; code: the code, without fences
-    QString language;   // code: the fence's info string ("cpp"), may be empty
+    QString text;      // prose: Markdown; code: the code, without fences
+    QString language;  // code: the fence's info string ("cpp"), may be empty
     bool operator==(const MarkdownSegment&) const = default;
 };
 
@@ -21,4 +21,4 @@ public:
     static QList<MarkdownSegment> split(const QString& markdown);
 };
 
-} // namespace brook
+}  // namespace brook

@@ -42,7 +42,7 @@ QString keepLineBreaks(const QString& prose)
     return lines.join(QLatin1Char('\n'));
 }
 
-} // namespace
+}  // namespace
 
 MarkdownView::MarkdownView(QWidget* parent) : QWidget(parent)
 {
@@ -100,4 +100,4 @@ QString MarkdownView::renderedText() const
     return parts.join(QLatin1Char('\n'));
 }
 
-} // namespace brook
+}  // namespace brook

@@ -19,7 +19,7 @@ public:
     void setMarkdown(const QString& markdown);
     void setStreamingText(const QString& text);  // plain text; cheap to call repeatedly
     QString text() const { return m_text; }
-    QString renderedText() const;                // what the user sees, as plain text (tests)
+    QString renderedText() const;  // what the user sees, as plain text (tests)
 
 private:
     void clear();
@@ -29,4 +29,4 @@ private:
     AutoHeightBrowser* m_streaming = nullptr;
 };
 
-} // namespace brook
+}  // namespace brook

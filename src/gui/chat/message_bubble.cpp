@@ -27,7 +27,7 @@ QToolButton* makeToolButton(QWidget* parent, IconShape shape, const char* object
     return b;
 }
 
-} // namespace
+}  // namespace
 
 MessageBubble::MessageBubble(const MessageRecord& message, int siblingIndex, int siblingCount, QWidget* parent)
     : QFrame(parent), m_message(message), m_siblingIndex(siblingIndex), m_siblingCount(siblingCount)
@@ -129,22 +129,24 @@ void MessageBubble::applyColors()
         tint.setAlphaF(0.14);
         background = tint;
     }
-    const QString sheet = (QStringLiteral("QFrame#%1 { background: rgba(%2,%3,%4,%5); border: 1px solid rgba(%6,%7,%8,60);"
-                                 " border-radius: 10px; }")
-                      .arg(objectName())
-                      .arg(background.red())
-                      .arg(background.green())
-                      .arg(background.blue())
-                      .arg(background.alpha())
-                      .arg(pal.color(QPalette::Mid).red())
-                      .arg(pal.color(QPalette::Mid).green())
-                      .arg(pal.color(QPalette::Mid).blue()));
+    const QString sheet =
+        (QStringLiteral("QFrame#%1 { background: rgba(%2,%3,%4,%5); border: 1px solid rgba(%6,%7,%8,60);"
+                        " border-radius: 10px; }")
+             .arg(objectName())
+             .arg(background.red())
+             .arg(background.green())
+             .arg(background.blue())
+             .arg(background.alpha())
+             .arg(pal.color(QPalette::Mid).red())
+             .arg(pal.color(QPalette::Mid).green())
+             .arg(pal.color(QPalette::Mid).blue()));
     if (sheet != styleSheet()) setStyleSheet(sheet);  // a style sheet change must not re-trigger itself
 }
 
 QString MessageBubble::statsText() const
 {
-    if (isStreaming()) return m_streamingTokens > 0 ? tr("Generating… %1 tokens").arg(m_streamingTokens) : tr("Thinking…");
+    if (isStreaming())
+        return m_streamingTokens > 0 ? tr("Generating… %1 tokens").arg(m_streamingTokens) : tr("Thinking…");
     if (!m_message.isAssistant() || m_message.outputTokens <= 0) return QString();
     QString text = tr("%1 tokens · first token %2 s · %3 tokens/s")
                        .arg(m_message.outputTokens)
@@ -178,8 +180,9 @@ void MessageBubble::setStreamingText(const QString& text, int outputTokens)
 
 void MessageBubble::setActionsEnabled(bool enabled)
 {
-    for (QWidget* w : {static_cast<QWidget*>(m_edit), static_cast<QWidget*>(m_regenerate), static_cast<QWidget*>(m_delete),
-                       static_cast<QWidget*>(m_previous), static_cast<QWidget*>(m_next)})
+    for (QWidget* w :
+         {static_cast<QWidget*>(m_edit), static_cast<QWidget*>(m_regenerate), static_cast<QWidget*>(m_delete),
+          static_cast<QWidget*>(m_previous), static_cast<QWidget*>(m_next)})
         w->setEnabled(enabled);
     if (enabled) {
         m_previous->setEnabled(m_siblingIndex > 0);
@@ -220,4 +223,4 @@ void MessageBubble::changeEvent(QEvent* event)
     QFrame::changeEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

@@ -28,7 +28,7 @@ public:
     QString renderedText() const;
 
     void setStreamingText(const QString& text, int outputTokens);
-    void setActionsEnabled(bool enabled);   // off while the conversation generates
+    void setActionsEnabled(bool enabled);  // off while the conversation generates
     void startEditing();
 
 signals:
@@ -70,4 +70,4 @@ private:
     QToolButton* m_delete;
 };
 
-} // namespace brook
+}  // namespace brook

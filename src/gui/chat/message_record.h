@@ -9,21 +9,21 @@
 namespace brook {
 
 struct MessageRecord {
-    qint64 id = 0;                 // 0 until stored
+    qint64 id = 0;  // 0 until stored
     qint64 conversationId = 0;
-    qint64 parentId = 0;           // 0: a root message
-    QString role;                  // "system", "user" or "assistant"
+    qint64 parentId = 0;  // 0: a root message
+    QString role;         // "system", "user" or "assistant"
     QString content;
     QDateTime createdAt;
     // Assistant messages: what the engine reported.
     int promptTokens = 0;
     int outputTokens = 0;
-    double ttftSeconds = 0;        // time to first token
-    double tokensPerSecond = 0;    // decode speed after the first token
-    QString finishReason;          // "stop", "length", "abort" or empty
+    double ttftSeconds = 0;      // time to first token
+    double tokensPerSecond = 0;  // decode speed after the first token
+    QString finishReason;        // "stop", "length", "abort" or empty
 
     bool isUser() const { return role == QLatin1String("user"); }
     bool isAssistant() const { return role == QLatin1String("assistant"); }
 };
 
-} // namespace brook
+}  // namespace brook

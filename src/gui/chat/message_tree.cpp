@@ -77,4 +77,4 @@ qint64 MessageTree::newestLeaf() const
     return newest ? newestLeafUnder(newest) : 0;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -16,7 +16,7 @@ public:
     MessageTree() = default;
     explicit MessageTree(const QList<MessageRecord>& messages);
 
-    void add(const MessageRecord& message);          // id must be set and new
+    void add(const MessageRecord& message);  // id must be set and new
     void removeSubtree(qint64 id);
     bool contains(qint64 id) const { return m_byId.contains(id); }
     const MessageRecord* find(qint64 id) const;
@@ -39,4 +39,4 @@ private:
     QHash<qint64, QList<qint64>> m_children;  // parent id -> child ids, ascending (= creation order)
 };
 
-} // namespace brook
+}  // namespace brook

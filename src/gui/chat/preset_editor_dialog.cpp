@@ -49,8 +49,8 @@ PresetEditorDialog::PresetEditorDialog(const PresetLibrary& library, QWidget* pa
     });
 
     auto* form = new QFormLayout;
-    for (QWidget* field : std::initializer_list<QWidget*>{m_name, m_system, m_template, m_keywords, m_sampling, m_temperature,
-                                                          m_topP, m_maxTokens}) {
+    for (QWidget* field : std::initializer_list<QWidget*>{m_name, m_system, m_template, m_keywords, m_sampling,
+                                                          m_temperature, m_topP, m_maxTokens}) {
         auto* label = new QLabel(this);
         label->setBuddy(field);
         m_labels.append(label);
@@ -153,7 +153,8 @@ void PresetEditorDialog::storeForm()
         p.maxTokens.reset();
     }
     m_library.update(p);
-    if (QListWidgetItem* item = m_list->currentItem(); item && item->data(Qt::UserRole).toString() == p.id) item->setText(p.name);
+    if (QListWidgetItem* item = m_list->currentItem(); item && item->data(Qt::UserRole).toString() == p.id)
+        item->setText(p.name);
 }
 
 void PresetEditorDialog::handleCurrentRowChanged(int row)
@@ -196,8 +197,8 @@ void PresetEditorDialog::retranslateUi()
     m_add->setText(tr("Add"));
     m_delete->setText(tr("Delete"));
     m_restore->setText(tr("Restore built-in presets"));
-    const QStringList labels = {tr("Name:"), tr("System prompt:"), tr("Input template:"), tr("Keywords:"), QString(),
-                                tr("Temperature:"), tr("Top-p:"), tr("Max tokens:")};
+    const QStringList labels = {tr("Name:"), tr("System prompt:"), tr("Input template:"), tr("Keywords:"),
+                                QString(),   tr("Temperature:"),   tr("Top-p:"),          tr("Max tokens:")};
     for (int i = 0; i < labels.size() && i < m_labels.size(); ++i) m_labels[i]->setText(labels[i]);
     m_sampling->setText(tr("Set sampling"));
     m_template->setPlaceholderText(tr("{input} marks where the message goes; empty: the message as typed"));
@@ -210,4 +211,4 @@ void PresetEditorDialog::changeEvent(QEvent* event)
     QDialog::changeEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

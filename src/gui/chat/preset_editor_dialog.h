@@ -40,7 +40,7 @@ private slots:
 private:
     void fillList();
     void showPreset(const PromptPreset* preset);
-    void storeForm();            // form -> m_library for m_currentId
+    void storeForm();  // form -> m_library for m_currentId
     void retranslateUi();
 
     PresetLibrary m_library;
@@ -61,4 +61,4 @@ private:
     QDialogButtonBox* m_buttons;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -16,7 +16,8 @@ QList<PromptPreset> PresetLibrary::builtins()
     PromptPreset writing;
     writing.id = QStringLiteral("writing");
     writing.name = QStringLiteral("Writing");
-    writing.inputTemplate = QStringLiteral("【任务】{input}\n【要求】语言简洁专业，段落清晰，不使用markdown格式，直接输出正文。\n【输出】");
+    writing.inputTemplate =
+        QStringLiteral("【任务】{input}\n【要求】语言简洁专业，段落清晰，不使用markdown格式，直接输出正文。\n【输出】");
     writing.keywords = {QStringLiteral("写"), QStringLiteral("生成"), QStringLiteral("创作")};
     writing.temperature = 0.8;
     writing.topP = 0.8;
@@ -25,7 +26,8 @@ QList<PromptPreset> PresetLibrary::builtins()
     PromptPreset summary;
     summary.id = QStringLiteral("summary");
     summary.name = QStringLiteral("Summary");
-    summary.inputTemplate = QStringLiteral("【任务】{input}\n【要求】用3句话以内完成，每句不超过25字，不加序号。\n【输出】");
+    summary.inputTemplate =
+        QStringLiteral("【任务】{input}\n【要求】用3句话以内完成，每句不超过25字，不加序号。\n【输出】");
     summary.keywords = {QStringLiteral("总结"), QStringLiteral("概括")};
     summary.temperature = 0.3;
     summary.topP = 0.8;
@@ -120,4 +122,4 @@ PresetLibrary PresetLibrary::fromJson(const QJsonArray& array)
     return library;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -23,9 +23,9 @@ public:
     const PromptPreset* find(const QString& id) const;
     // Adds a preset under a fresh id (derived from its name) and returns that id.
     QString add(PromptPreset preset);
-    bool update(const PromptPreset& preset);   // matched by id
+    bool update(const PromptPreset& preset);  // matched by id
     bool remove(const QString& id);
-    void restoreBuiltins();                    // re-adds built-ins that were deleted
+    void restoreBuiltins();  // re-adds built-ins that were deleted
 
     // The preset whose keyword matches most specifically (longest keyword; ties: list order).
     std::optional<PromptPreset> chooseFor(const QString& text) const;
@@ -38,4 +38,4 @@ private:
     QList<PromptPreset> m_presets;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -65,4 +65,4 @@ PromptPreset PromptPreset::fromJson(const QJsonObject& o)
     return p;
 }
 
-} // namespace brook
+}  // namespace brook

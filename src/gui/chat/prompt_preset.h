@@ -14,11 +14,11 @@
 namespace brook {
 
 struct PromptPreset {
-    QString id;                 // stable key; built-ins use "general", "writing", "summary"
+    QString id;  // stable key; built-ins use "general", "writing", "summary"
     QString name;
     QString systemPrompt;
-    QString inputTemplate;      // empty: the text as typed
-    QStringList keywords;       // any of them in a message picks this preset (when enabled)
+    QString inputTemplate;  // empty: the text as typed
+    QStringList keywords;   // any of them in a message picks this preset (when enabled)
     std::optional<double> temperature;
     std::optional<double> topP;
     std::optional<int> topK;
@@ -36,4 +36,4 @@ struct PromptPreset {
     static PromptPreset fromJson(const QJsonObject& object);
 };
 
-} // namespace brook
+}  // namespace brook

@@ -58,10 +58,12 @@ CapacityPlanView::CapacityPlanView(QWidget* parent) : QWidget(parent)
     layout->addWidget(m_measuredLabel);
     layout->addStretch(1);
 
-    connect(m_fixLength, &QPushButton::clicked, this, [this] { emit maxModelLenSuggested(m_plan.suggestedMaxModelLen); });
+    connect(m_fixLength, &QPushButton::clicked, this,
+            [this] { emit maxModelLenSuggested(m_plan.suggestedMaxModelLen); });
     connect(m_fixUtilization, &QPushButton::clicked, this,
             [this] { emit gpuMemoryUtilizationSuggested(m_plan.suggestedGpuMemoryUtilization); });
-    connect(m_fixCpuCache, &QPushButton::clicked, this, [this] { emit cpuKvCacheSuggested(m_plan.suggestedCpuKvCacheBytes); });
+    connect(m_fixCpuCache, &QPushButton::clicked, this,
+            [this] { emit cpuKvCacheSuggested(m_plan.suggestedCpuKvCacheBytes); });
     retranslateUi();
 }
 
@@ -119,35 +121,45 @@ void CapacityPlanView::refresh()
     const CapacityPlan& p = m_plan;
     const bool cpu = m_input.device == "cpu";
     const QString dtype = p.elementBytes == 4 ? QStringLiteral("fp32") : QStringLiteral("bf16/fp16");
-    m_values[0]->setText(tr("%1 (%2 M parameters%3)")
-                             .arg(formatBytes(double(p.weightsBytes)), locale.toString(double(p.parameters) / 1e6, 'f', 1),
-                                  m_input.quantization.empty() ? QStringLiteral(", ") + dtype
-                                                               : QStringLiteral(", ") + QString::fromStdString(m_input.quantization)));
+    m_values[0]->setText(
+        tr("%1 (%2 M parameters%3)")
+            .arg(formatBytes(double(p.weightsBytes)), locale.toString(double(p.parameters) / 1e6, 'f', 1),
+                 m_input.quantization.empty() ? QStringLiteral(", ") + dtype
+                                              : QStringLiteral(", ") + QString::fromStdString(m_input.quantization)));
     m_values[1]->setText(formatBytes(double(p.activationBytes)));
-    m_values[2]->setText(cpu ? tr("none (CPU)") : p.graphBytes > 0 ? formatBytes(double(p.graphBytes)) : tr("off (enforce-eager)"));
-    m_values[3]->setText(cpu ? tr("%1 of host memory offered to the KV cache").arg(formatBytes(double(p.budgetBytes)))
-                             : tr("%1 of %2 (utilization %3)")
-                                   .arg(formatBytes(double(p.budgetBytes)), formatBytes(double(m_input.deviceTotalBytes)))
-                                   .arg(m_input.gpuMemoryUtilization, 0, 'f', 2));
+    m_values[2]->setText(cpu                ? tr("none (CPU)")
+                         : p.graphBytes > 0 ? formatBytes(double(p.graphBytes))
+                                            : tr("off (enforce-eager)"));
+    m_values[3]->setText(
+        cpu ? tr("%1 of host memory offered to the KV cache").arg(formatBytes(double(p.budgetBytes)))
+            : tr("%1 of %2 (utilization %3)")
+                  .arg(formatBytes(double(p.budgetBytes)), formatBytes(double(m_input.deviceTotalBytes)))
+                  .arg(m_input.gpuMemoryUtilization, 0, 'f', 2));
     m_values[4]->setText(tr("%1 bytes per token (%2 per block of %3 tokens)")
                              .arg(locale.toString(qint64(p.kvBytesPerToken)), formatBytes(double(p.kvBytesPerBlock)))
                              .arg(m_input.blockSize));
     m_values[5]->setText(tr("%1: %2 blocks, %3 tokens")
-                             .arg(formatBytes(double(p.kvCacheBytes)), locale.toString(qint64(p.kvBlocks)), locale.toString(qint64(p.kvTokens))));
-    m_values[6]->setText(tr("%1× for %2 tokens per request").arg(locale.toString(p.maxConcurrency, 'f', 2), locale.toString(p.maxModelLen)));
-    m_values[7]->setText(tr("%1 (the cache holds %2 full-length requests)").arg(p.concurrentSequences).arg(p.fullLengthSequences));
+                             .arg(formatBytes(double(p.kvCacheBytes)), locale.toString(qint64(p.kvBlocks)),
+                                  locale.toString(qint64(p.kvTokens))));
+    m_values[6]->setText(tr("%1× for %2 tokens per request")
+                             .arg(locale.toString(p.maxConcurrency, 'f', 2), locale.toString(p.maxModelLen)));
+    m_values[7]->setText(
+        tr("%1 (the cache holds %2 full-length requests)").arg(p.concurrentSequences).arg(p.fullLengthSequences));
     m_values[8]->setText(limitName(p.binding));
 
     QString warning;
     switch (p.problem) {
     case CapacityProblem::None: break;
     case CapacityProblem::ModelLenTooLong:
-        warning = tr("max-model-len %1 is longer than the model's context of %2 tokens.").arg(p.maxModelLen).arg(p.suggestedMaxModelLen);
+        warning = tr("max-model-len %1 is longer than the model's context of %2 tokens.")
+                      .arg(p.maxModelLen)
+                      .arg(p.suggestedMaxModelLen);
         break;
     case CapacityProblem::NoDeviceMemory: warning = tr("Enter the GPU's memory to plan for."); break;
     case CapacityProblem::WeightsDoNotFit:
         warning = tr("Weights, activations and graphs (%1) do not fit in %2.")
-                      .arg(formatBytes(double(p.weightsBytes + p.activationBytes + p.graphBytes)), formatBytes(double(p.budgetBytes)));
+                      .arg(formatBytes(double(p.weightsBytes + p.activationBytes + p.graphBytes)),
+                           formatBytes(double(p.budgetBytes)));
         break;
     case CapacityProblem::KvCacheTooSmall:
         warning = tr("The KV cache holds %1 tokens, but one request of max-model-len needs %2: this will not load.")
@@ -167,11 +179,12 @@ void CapacityPlanView::refresh()
     m_fixCpuCache->setText(tr("Use a CPU KV cache of %1").arg(formatBytes(double(p.suggestedCpuKvCacheBytes))));
 
     if (m_hasMeasured) {
-        m_measuredLabel->setText(tr("The loaded engine: weights %1, KV cache %2 (%3 blocks of %4 tokens), activations %5.")
-                                     .arg(formatBytes(double(m_measured.weightsBytes)), formatBytes(double(m_measured.kvCacheBytes)),
-                                          locale.toString(m_measuredBlocks))
-                                     .arg(m_measuredBlockSize)
-                                     .arg(formatBytes(double(m_measured.activationsBytes))));
+        m_measuredLabel->setText(
+            tr("The loaded engine: weights %1, KV cache %2 (%3 blocks of %4 tokens), activations %5.")
+                .arg(formatBytes(double(m_measured.weightsBytes)), formatBytes(double(m_measured.kvCacheBytes)),
+                     locale.toString(m_measuredBlocks))
+                .arg(m_measuredBlockSize)
+                .arg(formatBytes(double(m_measured.activationsBytes))));
     } else {
         m_measuredLabel->setText(tr("No engine loaded: the plan is an estimate from the model's shape."));
     }
@@ -179,9 +192,15 @@ void CapacityPlanView::refresh()
 
 void CapacityPlanView::retranslateUi()
 {
-    const QStringList names = {tr("Weights:"), tr("Activations and workspace:"), tr("CUDA graphs:"), tr("Memory budget:"),
-                               tr("KV cache per token:"), tr("KV cache:"), tr("Maximum concurrency:"),
-                               tr("Requests at once:"), tr("Binding knob:")};
+    const QStringList names = {tr("Weights:"),
+                               tr("Activations and workspace:"),
+                               tr("CUDA graphs:"),
+                               tr("Memory budget:"),
+                               tr("KV cache per token:"),
+                               tr("KV cache:"),
+                               tr("Maximum concurrency:"),
+                               tr("Requests at once:"),
+                               tr("Binding knob:")};
     for (int i = 0; i < kRows; ++i) m_names[i]->setText(names[i]);
     refresh();
 }
@@ -192,4 +211,4 @@ void CapacityPlanView::changeEvent(QEvent* event)
     QWidget::changeEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

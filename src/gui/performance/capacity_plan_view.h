@@ -25,7 +25,7 @@ public:
     const CapacityPlan& plan() const { return m_plan; }
     QString warningText() const;
     QString bindingText() const;
-    QString summaryText() const;   // every row, one per line (tests, tooltips)
+    QString summaryText() const;  // every row, one per line (tests, tooltips)
 
     static QString formatBytes(double bytes);
     static QString limitName(CapacityLimit limit);
@@ -58,4 +58,4 @@ private:
     QLabel* m_measuredLabel;
 };
 
-} // namespace brook
+}  // namespace brook

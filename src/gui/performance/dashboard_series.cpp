@@ -24,7 +24,7 @@ std::optional<double> ms(const LatencyPercentiles& p, bool p95)
     return (p95 ? p.p95 : p.p50) * 1e3;
 }
 
-} // namespace
+}  // namespace
 
 const char* DashboardSeries::fieldKey(DashboardField f)
 {
@@ -137,4 +137,4 @@ std::string DashboardSeries::toCsv() const
     return out;
 }
 
-} // namespace brook
+}  // namespace brook

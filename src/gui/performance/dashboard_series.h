@@ -15,11 +15,22 @@ namespace brook {
 
 // One value of a sample, in the units the charts use.
 enum class DashboardField {
-    WeightsGiB, KvCacheGiB, ActivationsGiB, FreeGiB,
+    WeightsGiB,
+    KvCacheGiB,
+    ActivationsGiB,
+    FreeGiB,
     KvCacheUsagePercent,
-    Running, Waiting, PreemptionsPerSecond,
-    TtftP50Ms, TtftP95Ms, ItlP50Ms, ItlP95Ms, E2eP50Ms, E2eP95Ms,
-    PromptTokensPerSecond, GenerationTokensPerSecond,
+    Running,
+    Waiting,
+    PreemptionsPerSecond,
+    TtftP50Ms,
+    TtftP95Ms,
+    ItlP50Ms,
+    ItlP95Ms,
+    E2eP50Ms,
+    E2eP95Ms,
+    PromptTokensPerSecond,
+    GenerationTokensPerSecond,
 };
 inline constexpr int kNumDashboardFields = int(DashboardField::GenerationTokensPerSecond) + 1;
 
@@ -49,4 +60,4 @@ private:
     std::optional<MetricsSnapshot> m_previous;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -79,7 +79,8 @@ void EngineMonitor::handlePoll()
     const EngineStats s = m_engine->stats();
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     double rate = 0;
-    if (m_lastTokens >= 0 && now > m_lastMs) rate = double(s.generationTokensTotal - m_lastTokens) * 1000.0 / double(now - m_lastMs);
+    if (m_lastTokens >= 0 && now > m_lastMs)
+        rate = double(s.generationTokensTotal - m_lastTokens) * 1000.0 / double(now - m_lastMs);
     m_lastTokens = s.generationTokensTotal;
     m_lastMs = now;
 
@@ -113,8 +114,10 @@ void EngineMonitor::retranslateUi()
 void EngineMonitor::changeEvent(QEvent* event)
 {
     if (event->type() == QEvent::LanguageChange) retranslateUi();
-    else if (event->type() == QEvent::PaletteChange) m_chart->setTheme(palette().color(QPalette::Window).lightness() < 128 ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    else if (event->type() == QEvent::PaletteChange)
+        m_chart->setTheme(palette().color(QPalette::Window).lightness() < 128 ? QChart::ChartThemeDark
+                                                                              : QChart::ChartThemeLight);
     QWidget::changeEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

@@ -24,7 +24,7 @@ public:
 
     explicit EngineMonitor(QWidget* parent = nullptr);
 
-    void setEngine(Engine* engine);   // null: nothing to show
+    void setEngine(Engine* engine);  // null: nothing to show
     int sampleCount() const;
     QString summaryText() const;
 
@@ -52,4 +52,4 @@ private:
     QLabel* m_summary;
 };
 
-} // namespace brook
+}  // namespace brook

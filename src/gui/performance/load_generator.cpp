@@ -54,22 +54,28 @@ bool LoadGenerator::start(const ServeBenchOptions& options, const QString& label
                 m_progressPosted = true;
             }
             if (!post) return;
-            QMetaObject::invokeMethod(this, [this] {
-                ServeBenchProgress latest;
-                {
-                    std::lock_guard lock(m_mutex);
-                    latest = m_progress;
-                    m_progressPosted = false;
-                }
-                emit progressed(latest);
-            }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                this,
+                [this] {
+                    ServeBenchProgress latest;
+                    {
+                        std::lock_guard lock(m_mutex);
+                        latest = m_progress;
+                        m_progressPosted = false;
+                    }
+                    emit progressed(latest);
+                },
+                Qt::QueuedConnection);
         });
-        QMetaObject::invokeMethod(this, [this, label, result = std::move(result)] {
-            m_running = false;
-            joinWorker();
-            if (result) emit finished(label, *result);
-            else emit failed(label, QString::fromStdString(result.error()));
-        }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this,
+            [this, label, result = std::move(result)] {
+                m_running = false;
+                joinWorker();
+                if (result) emit finished(label, *result);
+                else emit failed(label, QString::fromStdString(result.error()));
+            },
+            Qt::QueuedConnection);
     });
     return true;
 }
@@ -79,4 +85,4 @@ void LoadGenerator::cancel()
     if (m_benchmark && m_running) m_benchmark->cancel();
 }
 
-} // namespace brook
+}  // namespace brook

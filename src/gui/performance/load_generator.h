@@ -43,9 +43,9 @@ private:
     std::thread m_worker;
     bool m_running = false;
     QString m_label;
-    mutable std::mutex m_mutex;           // guards the two below (worker and GUI threads)
+    mutable std::mutex m_mutex;  // guards the two below (worker and GUI threads)
     ServeBenchProgress m_progress;
     bool m_progressPosted = false;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -71,8 +71,9 @@ LoadGeneratorPanel::LoadGeneratorPanel(QWidget* parent) : QWidget(parent)
     m_seed = spin("loadSeed", 0, 1 << 30, 0);
 
     auto* form = new QGridLayout;
-    const QList<QWidget*> fields = {m_target, m_url, m_api, m_users, m_rate, m_burstiness, m_requests,
-                                    m_duration, m_inputLen, m_outputLen, m_spread, m_ignoreEos, m_seed};
+    const QList<QWidget*> fields = {m_target,     m_url,       m_api,      m_users,    m_rate,
+                                    m_burstiness, m_requests,  m_duration, m_inputLen, m_outputLen,
+                                    m_spread,     m_ignoreEos, m_seed};
     for (int i = 0; i < fields.size(); ++i) {
         auto* label = new QLabel(this);
         label->setBuddy(fields[i]);
@@ -236,7 +237,9 @@ void LoadGeneratorPanel::handleFinished(const QString& label, const ServeBenchRe
                        .arg(result.completed)
                        .arg(result.duration, 0, 'f', 1)
                        .arg(result.outputThroughput, 0, 'f', 1);
-    if (!result.errors.empty()) text += QLatin1Char(' ') + tr("%1 failed, first: %2").arg(result.errors.size()).arg(QString::fromStdString(result.errors.front()));
+    if (!result.errors.empty())
+        text += QLatin1Char(' ') +
+                tr("%1 failed, first: %2").arg(result.errors.size()).arg(QString::fromStdString(result.errors.front()));
     m_status->setText(text);
     updateButtons();
     emit runFinished(label, result.completed > 0);
@@ -255,11 +258,26 @@ void LoadGeneratorPanel::addResultColumn(const QString& label, const ServeBenchR
     const int column = m_results->columnCount();
     m_results->insertColumn(column);
     m_results->setHorizontalHeaderItem(column, new QTableWidgetItem(label));
-    const QList<double> values = {double(r.completed), double(r.errors.size()), r.duration, r.requestThroughput,
-                                  r.outputThroughput, r.totalTokenThroughput, double(r.peakOutputTokensPerSecond),
-                                  double(r.peakConcurrentRequests), r.ttft.mean, r.ttft.median, r.ttft.p99,
-                                  r.tpot.mean, r.tpot.median, r.tpot.p99, r.itl.mean, r.itl.median, r.itl.p99,
-                                  r.e2el.mean, r.e2el.median, r.e2el.p99};
+    const QList<double> values = {double(r.completed),
+                                  double(r.errors.size()),
+                                  r.duration,
+                                  r.requestThroughput,
+                                  r.outputThroughput,
+                                  r.totalTokenThroughput,
+                                  double(r.peakOutputTokensPerSecond),
+                                  double(r.peakConcurrentRequests),
+                                  r.ttft.mean,
+                                  r.ttft.median,
+                                  r.ttft.p99,
+                                  r.tpot.mean,
+                                  r.tpot.median,
+                                  r.tpot.p99,
+                                  r.itl.mean,
+                                  r.itl.median,
+                                  r.itl.p99,
+                                  r.e2el.mean,
+                                  r.e2el.median,
+                                  r.e2el.p99};
     for (int row = 0; row < kRows; ++row) {
         const int decimals = row < 2 || row == 6 || row == 7 ? 0 : 2;
         auto* item = new QTableWidgetItem(locale.toString(values[row], 'f', decimals));
@@ -277,9 +295,19 @@ void LoadGeneratorPanel::updateButtons()
 
 void LoadGeneratorPanel::retranslateUi()
 {
-    const QStringList labels = {tr("Target:"), tr("URL:"), tr("API:"), tr("Concurrent users:"), tr("Request rate (req/s):"),
-                                tr("Burstiness:"), tr("Requests:"), tr("Duration (s):"), tr("Prompt tokens:"),
-                                tr("Output tokens:"), tr("Length spread:"), tr("Ignore EOS:"), tr("Seed:")};
+    const QStringList labels = {tr("Target:"),
+                                tr("URL:"),
+                                tr("API:"),
+                                tr("Concurrent users:"),
+                                tr("Request rate (req/s):"),
+                                tr("Burstiness:"),
+                                tr("Requests:"),
+                                tr("Duration (s):"),
+                                tr("Prompt tokens:"),
+                                tr("Output tokens:"),
+                                tr("Length spread:"),
+                                tr("Ignore EOS:"),
+                                tr("Seed:")};
     for (int i = 0; i < m_labels.size(); ++i) m_labels[i]->setText(labels[i]);
     m_target->setItemText(0, tr("This app's local endpoint"));
     m_target->setItemText(1, tr("Another server"));
@@ -291,15 +319,26 @@ void LoadGeneratorPanel::retranslateUi()
     m_run->setText(tr("Run"));
     m_stop->setText(tr("Stop"));
     m_clear->setText(tr("Clear results"));
-    const QStringList rows = {tr("Successful requests"), tr("Failed requests"), tr("Duration (s)"),
-                              tr("Requests/s"), tr("Output tokens/s"), tr("Total tokens/s"), tr("Peak output tokens/s"),
+    const QStringList rows = {tr("Successful requests"),
+                              tr("Failed requests"),
+                              tr("Duration (s)"),
+                              tr("Requests/s"),
+                              tr("Output tokens/s"),
+                              tr("Total tokens/s"),
+                              tr("Peak output tokens/s"),
                               tr("Peak concurrent requests"),
-                              tr("Mean %1 (ms)").arg(QStringLiteral("TTFT")), tr("Median %1 (ms)").arg(QStringLiteral("TTFT")),
-                              tr("P99 %1 (ms)").arg(QStringLiteral("TTFT")), tr("Mean %1 (ms)").arg(QStringLiteral("TPOT")),
-                              tr("Median %1 (ms)").arg(QStringLiteral("TPOT")), tr("P99 %1 (ms)").arg(QStringLiteral("TPOT")),
-                              tr("Mean %1 (ms)").arg(QStringLiteral("ITL")), tr("Median %1 (ms)").arg(QStringLiteral("ITL")),
-                              tr("P99 %1 (ms)").arg(QStringLiteral("ITL")), tr("Mean %1 (ms)").arg(QStringLiteral("E2EL")),
-                              tr("Median %1 (ms)").arg(QStringLiteral("E2EL")), tr("P99 %1 (ms)").arg(QStringLiteral("E2EL"))};
+                              tr("Mean %1 (ms)").arg(QStringLiteral("TTFT")),
+                              tr("Median %1 (ms)").arg(QStringLiteral("TTFT")),
+                              tr("P99 %1 (ms)").arg(QStringLiteral("TTFT")),
+                              tr("Mean %1 (ms)").arg(QStringLiteral("TPOT")),
+                              tr("Median %1 (ms)").arg(QStringLiteral("TPOT")),
+                              tr("P99 %1 (ms)").arg(QStringLiteral("TPOT")),
+                              tr("Mean %1 (ms)").arg(QStringLiteral("ITL")),
+                              tr("Median %1 (ms)").arg(QStringLiteral("ITL")),
+                              tr("P99 %1 (ms)").arg(QStringLiteral("ITL")),
+                              tr("Mean %1 (ms)").arg(QStringLiteral("E2EL")),
+                              tr("Median %1 (ms)").arg(QStringLiteral("E2EL")),
+                              tr("P99 %1 (ms)").arg(QStringLiteral("E2EL"))};
     m_results->setVerticalHeaderLabels(rows);
 }
 
@@ -309,4 +348,4 @@ void LoadGeneratorPanel::changeEvent(QEvent* event)
     QWidget::changeEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

@@ -36,15 +36,15 @@ public:
     explicit LoadGeneratorPanel(QWidget* parent = nullptr);
 
     void setEndpointProvider(EndpointProvider provider) { m_endpoint = std::move(provider); }
-    void setModelDir(const QString& dir) { m_modelDir = dir; }   // exact-length prompts with its tokenizer
+    void setModelDir(const QString& dir) { m_modelDir = dir; }      // exact-length prompts with its tokenizer
     void setRunLabel(const QString& label) { m_runLabel = label; }  // the next runs' column title
 
-    ServeBenchOptions benchOptions() const;                 // from the form (target not resolved)
-    void setBenchOptions(const ServeBenchOptions& options); // the form fields it has
+    ServeBenchOptions benchOptions() const;                  // from the form (target not resolved)
+    void setBenchOptions(const ServeBenchOptions& options);  // the form fields it has
     bool useLocalEndpoint() const;
-    void setTargetUrl(const QString& url);                  // "": the local endpoint
+    void setTargetUrl(const QString& url);  // "": the local endpoint
 
-    bool run(QString* error = nullptr);                     // false: already running, or no target
+    bool run(QString* error = nullptr);  // false: already running, or no target
     void stop();
     bool isRunning() const;
     LoadGenerator* generator() const { return m_generator; }
@@ -74,7 +74,7 @@ private:
     QString m_modelDir;
     QString m_runLabel;
     QList<ServeBenchResult> m_resultList;
-    double m_runDuration = 0;   // the running load's duration (0: until all are sent)
+    double m_runDuration = 0;  // the running load's duration (0: until all are sent)
 
     QComboBox* m_target;
     QLineEdit* m_url;
@@ -98,4 +98,4 @@ private:
     QTableWidget* m_results;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -30,4 +30,4 @@ MetricsSnapshot MetricsSnapshot::fromEngineStats(const EngineStats& s, double ti
     return m;
 }
 
-} // namespace brook
+}  // namespace brook

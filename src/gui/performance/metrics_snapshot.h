@@ -13,12 +13,12 @@
 namespace brook {
 
 struct MetricsSnapshot {
-    double timeSeconds = 0;               // wall clock (seconds since the epoch)
+    double timeSeconds = 0;  // wall clock (seconds since the epoch)
     // Memory (bytes). activations covers activations, workspaces, graphs and anything else in use
     // that is neither weights nor KV cache; free is 0 when no driver reports it (CPU, vLLM).
     bool hasMemory = false;
     double weightsBytes = 0, kvCacheBytes = 0, activationsBytes = 0, freeBytes = 0;
-    double kvCacheUsage = 0;              // 0..1
+    double kvCacheUsage = 0;  // 0..1
     double running = 0, waiting = 0;
     std::optional<double> preemptionsTotal;
     std::optional<double> promptTokensTotal, generationTokensTotal;
@@ -31,6 +31,6 @@ struct MetricsSnapshot {
     static MetricsSnapshot fromEngineStats(const EngineStats& stats, double timeSeconds);
 };
 
-} // namespace brook
+}  // namespace brook
 
 Q_DECLARE_METATYPE(brook::MetricsSnapshot)

@@ -31,7 +31,7 @@ using F = DashboardField;
 const QColor kBlue(0x4e, 0x79, 0xa7), kGreen(0x59, 0xa1, 0x4f), kOrange(0xf2, 0x8e, 0x2b), kGrey(0xba, 0xb0, 0xac),
     kRed(0xe1, 0x57, 0x59), kPurple(0xb0, 0x7a, 0xa1), kTeal(0x76, 0xb7, 0xb2), kBrown(0x9c, 0x75, 0x5f);
 
-} // namespace
+}  // namespace
 
 PerformanceDashboard::PerformanceDashboard(QWidget* parent) : QWidget(parent)
 {
@@ -112,7 +112,9 @@ PerformanceDashboard::PerformanceDashboard(QWidget* parent) : QWidget(parent)
     connect(m_sourceBox, &QComboBox::currentIndexChanged, this, &PerformanceDashboard::handleSourceChanged);
     connect(m_connect, &QPushButton::clicked, this, [this] { watchRemote(m_url->text(), m_apiKey->text()); });
     connect(m_url, &QLineEdit::returnPressed, m_connect, &QPushButton::click);
-    connect(m_windowBox, &QComboBox::currentIndexChanged, this, [this](int i) { setWindowSeconds(i == 0 ? 60 : i == 1 ? 300 : 1800); });
+    connect(m_windowBox, &QComboBox::currentIndexChanged, this, [this](int i) {
+        setWindowSeconds(i == 0 ? 60 : i == 1 ? 300 : 1800);
+    });
     connect(m_pause, &QToolButton::toggled, this, &PerformanceDashboard::setPaused);
     connect(m_csv, &QPushButton::clicked, this, &PerformanceDashboard::handleExportCsv);
     connect(m_png, &QPushButton::clicked, this, &PerformanceDashboard::handleExportPng);
@@ -239,11 +241,12 @@ void PerformanceDashboard::updateStatus()
     }
     if (const auto last = m_series.latest()) {
         const QLocale locale;
-        text += QStringLiteral(" · ") + tr("%1 running · %2 waiting · KV cache %3% · %4 tokens/s")
-                                            .arg(last->value(F::Running).value_or(0))
-                                            .arg(last->value(F::Waiting).value_or(0))
-                                            .arg(last->value(F::KvCacheUsagePercent).value_or(0), 0, 'f', 1)
-                                            .arg(locale.toString(last->value(F::GenerationTokensPerSecond).value_or(0), 'f', 0));
+        text += QStringLiteral(" · ") +
+                tr("%1 running · %2 waiting · KV cache %3% · %4 tokens/s")
+                    .arg(last->value(F::Running).value_or(0))
+                    .arg(last->value(F::Waiting).value_or(0))
+                    .arg(last->value(F::KvCacheUsagePercent).value_or(0), 0, 'f', 1)
+                    .arg(locale.toString(last->value(F::GenerationTokensPerSecond).value_or(0), 'f', 0));
     }
     if (m_paused) text += QStringLiteral(" · ") + tr("paused");
     m_status->setText(text);
@@ -268,8 +271,8 @@ bool PerformanceDashboard::exportPng(const QString& path) const { return m_grid-
 
 void PerformanceDashboard::handleExportCsv()
 {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export the dashboard as CSV"), QStringLiteral("brook-dashboard.csv"),
-                                                      tr("CSV files (*.csv)"));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export the dashboard as CSV"),
+                                                      QStringLiteral("brook-dashboard.csv"), tr("CSV files (*.csv)"));
     if (path.isEmpty()) return;
     QString error;
     if (!exportCsv(path, &error)) m_status->setText(tr("Could not write %1: %2").arg(path, error));
@@ -277,8 +280,8 @@ void PerformanceDashboard::handleExportCsv()
 
 void PerformanceDashboard::handleExportPng()
 {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export the charts as PNG"), QStringLiteral("brook-dashboard.png"),
-                                                      tr("PNG images (*.png)"));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export the charts as PNG"),
+                                                      QStringLiteral("brook-dashboard.png"), tr("PNG images (*.png)"));
     if (path.isEmpty()) return;
     if (!exportPng(path)) m_status->setText(tr("Could not write %1.").arg(path));
 }
@@ -331,4 +334,4 @@ void PerformanceDashboard::changeEvent(QEvent* event)
     QWidget::changeEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

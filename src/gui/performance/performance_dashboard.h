@@ -32,13 +32,13 @@ public:
 
     explicit PerformanceDashboard(QWidget* parent = nullptr);
 
-    void setEngine(Engine* engine);          // this app's engine (null: none loaded)
+    void setEngine(Engine* engine);  // this app's engine (null: none loaded)
     void watchLocal();
     void watchRemote(const QString& baseUrl, const QString& apiKey = {});
     Source source() const { return m_source; }
     RemoteMetricsSource* remote() const { return m_remote; }
 
-    void setWindowSeconds(int seconds);      // 60, 300 or 1800
+    void setWindowSeconds(int seconds);  // 60, 300 or 1800
     int windowSeconds() const { return m_windowSeconds; }
     void setPaused(bool paused);
     bool isPaused() const { return m_paused; }
@@ -92,4 +92,4 @@ private:
     QList<TimeSeriesChart*> m_charts;
 };
 
-} // namespace brook
+}  // namespace brook

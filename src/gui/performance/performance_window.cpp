@@ -74,7 +74,9 @@ PerformanceWindow::PerformanceWindow(AppSettings& settings, QWidget* parent)
         emit applyRequested(o);
     });
     connect(m_load, &LoadGeneratorPanel::runFinished, this, &PerformanceWindow::handleRunFinished);
-    connect(m_compare, &QPushButton::clicked, this, [this] { compareProfiles({m_compareA->currentText(), m_compareB->currentText()}); });
+    connect(m_compare, &QPushButton::clicked, this, [this] {
+        compareProfiles({m_compareA->currentText(), m_compareB->currentText()});
+    });
     connect(m_tabs, &QTabWidget::currentChanged, this, [this] { refreshCompareBoxes(); });
     resize(1400, 940);
     retranslateUi();
@@ -125,7 +127,8 @@ void PerformanceWindow::showReloadProgress(const QString& stage, int percent)
     if (!m_reloading) return;
     m_reloadProgress->setRange(0, percent < 0 ? 0 : 100);
     if (percent >= 0) m_reloadProgress->setValue(percent);
-    m_reloadProgress->setFormat(tr("Reloading the model: %1").arg(stage) + (percent >= 0 ? QStringLiteral(" %p%") : QString()));
+    m_reloadProgress->setFormat(tr("Reloading the model: %1").arg(stage) +
+                                (percent >= 0 ? QStringLiteral(" %p%") : QString()));
     m_reloadProgress->setTextVisible(true);
 }
 
@@ -134,7 +137,8 @@ bool PerformanceWindow::compareProfiles(const QStringList& names)
     if (isComparing() || m_load->isRunning() || names.isEmpty()) return false;
     const QList<ServingProfile> profiles = m_serving->profiles();
     for (const QString& name : names)
-        if (std::none_of(profiles.begin(), profiles.end(), [&](const ServingProfile& p) { return p.name == name; })) return false;
+        if (std::none_of(profiles.begin(), profiles.end(), [&](const ServingProfile& p) { return p.name == name; }))
+            return false;
     m_compareQueue = names;
     m_compare->setEnabled(false);
     compareNext();
@@ -185,8 +189,9 @@ void PerformanceWindow::retranslateUi()
     m_tabs->setTabText(RequestsTab, tr("Requests"));
     m_compareLabel->setText(tr("Compare profiles:"));
     m_compare->setText(tr("Apply each and run this load"));
-    m_compare->setToolTip(tr("Reloads the engine with the first profile, runs the load above, then does the same with the second; "
-                             "the results end up side by side."));
+    m_compare->setToolTip(
+        tr("Reloads the engine with the first profile, runs the load above, then does the same with the second; "
+           "the results end up side by side."));
 }
 
 void PerformanceWindow::changeEvent(QEvent* event)
@@ -195,4 +200,4 @@ void PerformanceWindow::changeEvent(QEvent* event)
     QWidget::changeEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

@@ -77,9 +77,9 @@ private:
     QLabel* m_message;
     QProgressBar* m_reloadProgress;
     QStringList m_compareQueue;
-    QString m_comparePending;        // applied, waiting for the engine to come back
+    QString m_comparePending;  // applied, waiting for the engine to come back
     bool m_compareRunning = false;
     bool m_reloading = false;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -81,10 +81,11 @@ void RemoteMetricsSource::handleMetricsFinished()
     const QByteArray body = reply->readAll();
     auto parsed = PrometheusText::parse(std::string_view(body.constData(), size_t(body.size())));
     if (!parsed) {
-        emit failed(tr("%1/metrics is not Prometheus text: %2").arg(m_base.toString(), QString::fromStdString(parsed.error())));
+        emit failed(
+            tr("%1/metrics is not Prometheus text: %2").arg(m_base.toString(), QString::fromStdString(parsed.error())));
         return;
     }
     emit snapshotReady(m_reader.read(*parsed, double(QDateTime::currentMSecsSinceEpoch()) / 1000.0));
 }
 
-} // namespace brook
+}  // namespace brook

@@ -37,7 +37,7 @@ public slots:
 signals:
     void snapshotReady(const brook::MetricsSnapshot& snapshot);
     void healthChanged(bool healthy, int httpStatus);
-    void failed(const QString& message);   // network or parse error, translated
+    void failed(const QString& message);  // network or parse error, translated
 
 private slots:
     void handleHealthFinished();
@@ -53,4 +53,4 @@ private:
     VllmMetricsReader m_reader;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -101,7 +101,10 @@ void RequestInspector::fillRow(int row, const RequestSnapshot& r)
     set(Queued, seconds(RequestPhase::Queued), true);
     set(Prefill, seconds(RequestPhase::Prefill), true);
     set(Decode, seconds(RequestPhase::Decode), true);
-    set(Preempted, r.preemptions > 0 ? tr("%1 (%2×)").arg(seconds(RequestPhase::Preempted)).arg(r.preemptions) : seconds(RequestPhase::Preempted), true);
+    set(Preempted,
+        r.preemptions > 0 ? tr("%1 (%2×)").arg(seconds(RequestPhase::Preempted)).arg(r.preemptions)
+                          : seconds(RequestPhase::Preempted),
+        true);
     auto* button = qobject_cast<QPushButton*>(m_table->cellWidget(row, Cancel));
     if (!button || button->property("requestId").toULongLong() != r.id) {
         button = new QPushButton(tr("Cancel"), m_table);
@@ -138,9 +141,11 @@ void RequestInspector::refresh()
 void RequestInspector::retranslateUi()
 {
     m_table->setHorizontalHeaderLabels({tr("ID"), tr("Source"), tr("State"), tr("Prompt tokens"), tr("Generated"),
-                                        tr("Queued (s)"), tr("Prefill (s)"), tr("Decode (s)"), tr("Preempted (s)"), QString()});
+                                        tr("Queued (s)"), tr("Prefill (s)"), tr("Decode (s)"), tr("Preempted (s)"),
+                                        QString()});
     for (int row = 0; row < m_table->rowCount(); ++row)
-        if (auto* b = qobject_cast<QPushButton*>(m_table->cellWidget(row, Cancel)); b && b->isEnabled()) b->setText(tr("Cancel"));
+        if (auto* b = qobject_cast<QPushButton*>(m_table->cellWidget(row, Cancel)); b && b->isEnabled())
+            b->setText(tr("Cancel"));
     refresh();
 }
 
@@ -150,4 +155,4 @@ void RequestInspector::changeEvent(QEvent* event)
     QWidget::changeEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

@@ -24,14 +24,26 @@ class RequestInspector : public QWidget {
     Q_OBJECT
 public:
     static constexpr int kIntervalMs = 500;
-    enum Column { Id, Source, Phase, PromptTokens, GeneratedTokens, Queued, Prefill, Decode, Preempted, Cancel, ColumnCount };
+    enum Column {
+        Id,
+        Source,
+        Phase,
+        PromptTokens,
+        GeneratedTokens,
+        Queued,
+        Prefill,
+        Decode,
+        Preempted,
+        Cancel,
+        ColumnCount
+    };
 
     explicit RequestInspector(QWidget* parent = nullptr);
 
     void setEngine(Engine* engine);
     QTableWidget* table() const { return m_table; }
-    int rowFor(RequestId id) const;       // -1: not shown
-    bool cancelRequest(RequestId id);     // clicks the row's button
+    int rowFor(RequestId id) const;    // -1: not shown
+    bool cancelRequest(RequestId id);  // clicks the row's button
     static QString phaseName(RequestPhase phase);
     static QString sourceName(const QString& source);
 
@@ -52,4 +64,4 @@ private:
     QTimer* m_timer;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -38,7 +38,7 @@ void selectData(QComboBox* box, const QString& value)
 
 QString dataOf(const QComboBox* box) { return box->currentData().toString(); }
 
-} // namespace
+}  // namespace
 
 ModelConfig ServingParametersPanel::ernie03bShape()
 {
@@ -62,10 +62,12 @@ ServingParametersPanel::ServingParametersPanel(AppSettings& settings, QWidget* p
     m_device = new QComboBox(this);
     for (const char* d : {"auto", "cpu", "cuda"}) m_device->addItem(QString::fromLatin1(d), QString::fromLatin1(d));
     m_dtype = new QComboBox(this);
-    for (const char* d : {"auto", "bfloat16", "float16", "float32"}) m_dtype->addItem(QString::fromLatin1(d), QString::fromLatin1(d));
+    for (const char* d : {"auto", "bfloat16", "float16", "float32"})
+        m_dtype->addItem(QString::fromLatin1(d), QString::fromLatin1(d));
     m_quantization = new QComboBox(this);
     m_quantization->addItem(QString(), QString());
-    for (const char* q : {"int8", "int4", "awq"}) m_quantization->addItem(QString::fromLatin1(q), QString::fromLatin1(q));
+    for (const char* q : {"int8", "int4", "awq"})
+        m_quantization->addItem(QString::fromLatin1(q), QString::fromLatin1(q));
     m_maxModelLen = new QSpinBox(this);
     m_maxModelLen->setObjectName(QStringLiteral("maxModelLen"));
     m_maxModelLen->setRange(0, 1 << 20);
@@ -104,8 +106,9 @@ ServingParametersPanel::ServingParametersPanel(AppSettings& settings, QWidget* p
     m_shape->addItems({QString(), QStringLiteral("ERNIE-4.5-0.3B")});
 
     auto* knobs = new QFormLayout;
-    const QList<QWidget*> fields = {m_device, m_dtype, m_quantization, m_maxModelLen, m_maxNumSeqs, m_maxBatchedTokens,
-                                    m_gpuUtilization, m_cpuKvGiB, m_blockSize, m_cudaGraphs, m_policy, m_planGiB, m_shape};
+    const QList<QWidget*> fields = {m_device,           m_dtype,          m_quantization, m_maxModelLen, m_maxNumSeqs,
+                                    m_maxBatchedTokens, m_gpuUtilization, m_cpuKvGiB,     m_blockSize,   m_cudaGraphs,
+                                    m_policy,           m_planGiB,        m_shape};
     for (QWidget* field : fields) {
         auto* label = new QLabel(this);
         label->setBuddy(field);
@@ -136,7 +139,8 @@ ServingParametersPanel::ServingParametersPanel(AppSettings& settings, QWidget* p
 
     auto* profiles = new QHBoxLayout;
     profiles->addWidget(m_profileBox, 1);
-    for (QPushButton* b : {m_loadProfile, m_saveProfile, m_deleteProfile, m_exportYaml, m_importYaml}) profiles->addWidget(b);
+    for (QPushButton* b : {m_loadProfile, m_saveProfile, m_deleteProfile, m_exportYaml, m_importYaml})
+        profiles->addWidget(b);
     auto* left = new QVBoxLayout;
     left->addLayout(knobs);
     left->addStretch(1);
@@ -178,10 +182,11 @@ ServingParametersPanel::ServingParametersPanel(AppSettings& settings, QWidget* p
 
 void ServingParametersPanel::setOptions(const LaunchOptions& o)
 {
-    const QSignalBlocker blockers[] = {QSignalBlocker(m_device), QSignalBlocker(m_dtype), QSignalBlocker(m_quantization),
-                                       QSignalBlocker(m_maxModelLen), QSignalBlocker(m_maxNumSeqs), QSignalBlocker(m_maxBatchedTokens),
-                                       QSignalBlocker(m_gpuUtilization), QSignalBlocker(m_cpuKvGiB), QSignalBlocker(m_blockSize),
-                                       QSignalBlocker(m_cudaGraphs), QSignalBlocker(m_policy)};
+    const QSignalBlocker blockers[] = {
+        QSignalBlocker(m_device),         QSignalBlocker(m_dtype),      QSignalBlocker(m_quantization),
+        QSignalBlocker(m_maxModelLen),    QSignalBlocker(m_maxNumSeqs), QSignalBlocker(m_maxBatchedTokens),
+        QSignalBlocker(m_gpuUtilization), QSignalBlocker(m_cpuKvGiB),   QSignalBlocker(m_blockSize),
+        QSignalBlocker(m_cudaGraphs),     QSignalBlocker(m_policy)};
     selectData(m_device, QString::fromStdString(o.device));
     selectData(m_dtype, QString::fromStdString(o.dtype));
     selectData(m_quantization, QString::fromStdString(o.quantization));
@@ -236,7 +241,8 @@ void ServingParametersPanel::updatePlan()
     m_quantization->setEnabled(!cpu);
     m_planGiB->setEnabled(!cpu);
     m_cpuKvGiB->setEnabled(cpu);
-    m_maxModelLen->setMaximum(in.model.maxPositionEmbeddings > 0 ? std::max(in.model.maxPositionEmbeddings * 2, 1024) : 1 << 20);
+    m_maxModelLen->setMaximum(in.model.maxPositionEmbeddings > 0 ? std::max(in.model.maxPositionEmbeddings * 2, 1024)
+                                                                 : 1 << 20);
     m_plan->showPlan(CapacityPlanner::plan(in), in);
     if (m_engine) {
         // What the engine really holds now (activations grow with the first batches).
@@ -322,8 +328,9 @@ bool ServingParametersPanel::loadProfile(const QString& name)
 
 void ServingParametersPanel::deleteProfile(const QString& name)
 {
-    m_profiles.erase(std::remove_if(m_profiles.begin(), m_profiles.end(), [&](const ServingProfile& p) { return p.name == name; }),
-                     m_profiles.end());
+    m_profiles.erase(
+        std::remove_if(m_profiles.begin(), m_profiles.end(), [&](const ServingProfile& p) { return p.name == name; }),
+        m_profiles.end());
     storeProfiles();
     refreshProfileBox({});
 }
@@ -368,11 +375,11 @@ void ServingParametersPanel::handleSaveProfile()
 
 void ServingParametersPanel::handleExportYaml()
 {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export as brook-serve YAML"),
-                                                      (m_profileBox->currentText().isEmpty() ? QStringLiteral("brook-serve")
-                                                                                             : m_profileBox->currentText()) +
-                                                          QStringLiteral(".yaml"),
-                                                      tr("YAML files (*.yaml *.yml)"));
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export as brook-serve YAML"),
+        (m_profileBox->currentText().isEmpty() ? QStringLiteral("brook-serve") : m_profileBox->currentText()) +
+            QStringLiteral(".yaml"),
+        tr("YAML files (*.yaml *.yml)"));
     if (path.isEmpty()) return;
     QString error;
     m_profileMessage->setText(exportProfileYaml(path, &error) ? tr("Wrote %1: run brook-serve --config %1").arg(path)
@@ -381,7 +388,8 @@ void ServingParametersPanel::handleExportYaml()
 
 void ServingParametersPanel::handleImportYaml()
 {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Import a brook-serve YAML file"), QString(), tr("YAML files (*.yaml *.yml)"));
+    const QString path = QFileDialog::getOpenFileName(this, tr("Import a brook-serve YAML file"), QString(),
+                                                      tr("YAML files (*.yaml *.yml)"));
     if (path.isEmpty()) return;
     QString error;
     if (!importProfileYaml(path, &error)) m_profileMessage->setText(tr("Could not import %1: %2").arg(path, error));
@@ -389,9 +397,18 @@ void ServingParametersPanel::handleImportYaml()
 
 void ServingParametersPanel::retranslateUi()
 {
-    const QStringList labels = {tr("Device:"), tr("dtype:"), tr("Quantization:"), tr("max-model-len:"), tr("max-num-seqs:"),
-                                tr("max-num-batched-tokens:"), tr("gpu-memory-utilization:"), tr("CPU KV cache (GiB):"),
-                                tr("Block size:"), tr("CUDA graphs:"), tr("Scheduling policy:"), tr("Plan for a GPU of (GiB):"),
+    const QStringList labels = {tr("Device:"),
+                                tr("dtype:"),
+                                tr("Quantization:"),
+                                tr("max-model-len:"),
+                                tr("max-num-seqs:"),
+                                tr("max-num-batched-tokens:"),
+                                tr("gpu-memory-utilization:"),
+                                tr("CPU KV cache (GiB):"),
+                                tr("Block size:"),
+                                tr("CUDA graphs:"),
+                                tr("Scheduling policy:"),
+                                tr("Plan for a GPU of (GiB):"),
                                 tr("Model to plan for:")};
     for (int i = 0; i < m_labels.size(); ++i) m_labels[i]->setText(labels[i]);
     m_quantization->setItemText(0, tr("none"));
@@ -399,8 +416,10 @@ void ServingParametersPanel::retranslateUi()
     m_cudaGraphs->setText(tr("capture decode steps (off: enforce-eager)"));
     m_maxModelLen->setToolTip(tr("Prompt plus output tokens of one request."));
     m_maxNumSeqs->setToolTip(tr("Requests batched together at most."));
-    m_maxBatchedTokens->setToolTip(tr("Tokens computed in one engine step at most: prefill chunks and decodes share it."));
-    m_gpuUtilization->setToolTip(tr("Fraction of the GPU's memory Brook may take; the KV cache gets what weights and activations leave."));
+    m_maxBatchedTokens->setToolTip(
+        tr("Tokens computed in one engine step at most: prefill chunks and decodes share it."));
+    m_gpuUtilization->setToolTip(
+        tr("Fraction of the GPU's memory Brook may take; the KV cache gets what weights and activations leave."));
     m_loadProfile->setText(tr("Load"));
     m_saveProfile->setText(tr("Save as…"));
     m_deleteProfile->setText(tr("Delete"));
@@ -430,4 +449,4 @@ void ServingParametersPanel::changeEvent(QEvent* event)
     QWidget::changeEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

@@ -38,11 +38,11 @@ public:
     CapacityInput plannerInput() const;
     CapacityPlanView* planView() const { return m_plan; }
     void setPlanDeviceGiB(double gib);
-    void setPlanForErnie03b(bool ernie);   // false: the loaded model's shape
+    void setPlanForErnie03b(bool ernie);  // false: the loaded model's shape
     void setLoading(bool loading);
 
     QList<ServingProfile> profiles() const { return m_profiles; }
-    bool saveProfile(const QString& name);          // the current knobs under `name` (replaces)
+    bool saveProfile(const QString& name);  // the current knobs under `name` (replaces)
     bool loadProfile(const QString& name);
     void deleteProfile(const QString& name);
     bool exportProfileYaml(const QString& path, QString* error = nullptr) const;  // the current knobs
@@ -89,7 +89,7 @@ private:
     QCheckBox* m_cudaGraphs;
     QComboBox* m_policy;
     QDoubleSpinBox* m_planGiB;
-    QComboBox* m_shape;          // plan for the loaded model or for ERNIE-4.5-0.3B
+    QComboBox* m_shape;  // plan for the loaded model or for ERNIE-4.5-0.3B
     QList<QLabel*> m_labels;
     CapacityPlanView* m_plan;
     QLabel* m_modelLabel;
@@ -103,4 +103,4 @@ private:
     QLabel* m_profileMessage;
 };
 
-} // namespace brook
+}  // namespace brook

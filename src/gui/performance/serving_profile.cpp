@@ -28,7 +28,7 @@ QString number(double value)
     return shortText.toDouble() == value ? shortText : QString::number(value, 'g', 17);
 }
 
-} // namespace
+}  // namespace
 
 void ServingProfile::copyKnobs(const LaunchOptions& from, LaunchOptions& into)
 {
@@ -37,8 +37,9 @@ void ServingProfile::copyKnobs(const LaunchOptions& from, LaunchOptions& into)
 
 bool ServingProfile::sameKnobs(const LaunchOptions& a, const LaunchOptions& b)
 {
-    return a.device == b.device && a.dtype == b.dtype && a.quantization == b.quantization && a.maxModelLen == b.maxModelLen &&
-           a.maxNumSeqs == b.maxNumSeqs && a.maxNumBatchedTokens == b.maxNumBatchedTokens &&
+    return a.device == b.device && a.dtype == b.dtype && a.quantization == b.quantization &&
+           a.maxModelLen == b.maxModelLen && a.maxNumSeqs == b.maxNumSeqs &&
+           a.maxNumBatchedTokens == b.maxNumBatchedTokens &&
            qAbs(a.gpuMemoryUtilization - b.gpuMemoryUtilization) < 1e-9 && a.cpuKvCacheBytes == b.cpuKvCacheBytes &&
            a.blockSize == b.blockSize && a.enforceEager == b.enforceEager && a.schedulingPolicy == b.schedulingPolicy;
 }
@@ -145,4 +146,4 @@ QList<ServingProfile> ServingProfile::listFromJson(const QJsonArray& json)
     return out;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -17,10 +17,10 @@ namespace brook {
 
 struct ServingProfile {
     QString name;
-    LaunchOptions options;   // only the knobs matter; modelDir is not part of a profile
+    LaunchOptions options;  // only the knobs matter; modelDir is not part of a profile
 
     QJsonObject toJson() const;
-    static ServingProfile fromJson(const QJsonObject& json);   // missing keys keep the defaults
+    static ServingProfile fromJson(const QJsonObject& json);  // missing keys keep the defaults
 
     // brook-serve's YAML for `model` (a folder or a Hugging Face id; empty: no model key).
     QString toServeYaml(const QString& model) const;
@@ -37,4 +37,4 @@ struct ServingProfile {
     static QList<ServingProfile> listFromJson(const QJsonArray& json);
 };
 
-} // namespace brook
+}  // namespace brook

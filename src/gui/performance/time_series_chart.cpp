@@ -126,16 +126,22 @@ void TimeSeriesChart::redraw(const std::vector<DashboardSample>& samples, double
         m_series[l]->replace(upper);
         if (m_stacked) m_lowers[l]->replace(lower);
     }
-    m_x->setRange(QDateTime::fromMSecsSinceEpoch(qint64(from * 1000.0)), QDateTime::fromMSecsSinceEpoch(qint64(to * 1000.0)));
+    m_x->setRange(QDateTime::fromMSecsSinceEpoch(qint64(from * 1000.0)),
+                  QDateTime::fromMSecsSinceEpoch(qint64(to * 1000.0)));
     m_x->setFormat(to - from > 600 ? QStringLiteral("HH:mm") : QStringLiteral("HH:mm:ss"));
     const double top = m_fixedMaximum > 0 ? m_fixedMaximum : std::max(peak * 1.1, m_scale > 1.0 ? 1.0 : 0.01);
     m_y->setRange(0, top);
     if (m_fixedMaximum <= 0) m_y->applyNiceNumbers();  // round ticks: 0, 250, 500 ... rather than 0, 462, 923
     const double shownTop = m_y->max();
-    m_y->setLabelFormat(shownTop >= 10 ? QStringLiteral("%.0f") : shownTop >= 1 ? QStringLiteral("%.1f") : QStringLiteral("%.2f"));
+    m_y->setLabelFormat(shownTop >= 10  ? QStringLiteral("%.0f")
+                        : shownTop >= 1 ? QStringLiteral("%.1f")
+                                        : QStringLiteral("%.2f"));
 }
 
-int TimeSeriesChart::pointCount(int line) const { return line >= 0 && line < m_series.size() ? int(m_series[line]->count()) : 0; }
+int TimeSeriesChart::pointCount(int line) const
+{
+    return line >= 0 && line < m_series.size() ? int(m_series[line]->count()) : 0;
+}
 
 QList<QPointF> TimeSeriesChart::points(int line) const
 {
@@ -154,9 +160,10 @@ QString TimeSeriesChart::formatValue(const std::optional<double>& value) const
 QString TimeSeriesChart::hoverText(double timeMs) const
 {
     if (m_shown.empty()) return {};
-    const auto nearest = std::min_element(m_shown.begin(), m_shown.end(), [&](const DashboardSample& a, const DashboardSample& b) {
-        return std::abs(a.timeSeconds * 1000.0 - timeMs) < std::abs(b.timeSeconds * 1000.0 - timeMs);
-    });
+    const auto nearest =
+        std::min_element(m_shown.begin(), m_shown.end(), [&](const DashboardSample& a, const DashboardSample& b) {
+            return std::abs(a.timeSeconds * 1000.0 - timeMs) < std::abs(b.timeSeconds * 1000.0 - timeMs);
+        });
     QStringList lines;
     lines << QDateTime::fromMSecsSinceEpoch(qint64(nearest->timeSeconds * 1000.0)).toString(QStringLiteral("HH:mm:ss"));
     for (int l = 0; l < m_lines.size(); ++l) {
@@ -185,4 +192,4 @@ void TimeSeriesChart::leaveEvent(QEvent* event)
     QChartView::leaveEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

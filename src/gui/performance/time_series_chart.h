@@ -42,9 +42,9 @@ public:
     void setDarkTheme(bool dark);
 
     int pointCount(int line) const;
-    QList<QPointF> points(int line) const;             // as drawn (x: ms since the epoch)
+    QList<QPointF> points(int line) const;  // as drawn (x: ms since the epoch)
     double axisMaximum() const;
-    QString hoverText(double timeMs) const;             // the nearest sample's values
+    QString hoverText(double timeMs) const;  // the nearest sample's values
 
 protected:
     void mouseMoveEvent(QMouseEvent* event) override;
@@ -55,9 +55,9 @@ private:
 
     QList<Line> m_lines;
     bool m_stacked;
-    QList<QLineSeries*> m_series;            // lines, or the upper edges of the areas
-    QList<QLineSeries*> m_lowers;            // stacked: the lower edges
-    QList<QAbstractSeries*> m_drawn;         // what the chart holds (lines or areas)
+    QList<QLineSeries*> m_series;     // lines, or the upper edges of the areas
+    QList<QLineSeries*> m_lowers;     // stacked: the lower edges
+    QList<QAbstractSeries*> m_drawn;  // what the chart holds (lines or areas)
     QStringList m_names;
     QDateTimeAxis* m_x;
     QValueAxis* m_y;
@@ -68,4 +68,4 @@ private:
     std::vector<DashboardSample> m_shown;
 };
 
-} // namespace brook
+}  // namespace brook

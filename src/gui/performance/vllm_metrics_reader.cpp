@@ -64,4 +64,4 @@ MetricsSnapshot VllmMetricsReader::read(const PrometheusText& m, double timeSeco
     return s;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -20,7 +20,7 @@ public:
 
     MetricsSnapshot read(const PrometheusText& metrics, double timeSeconds);
     void reset() { m_history.clear(); }
-    std::string modelName() const { return m_modelName; }   // from the last scrape's labels
+    std::string modelName() const { return m_modelName; }  // from the last scrape's labels
 
     static constexpr const char* kTtft = "vllm:time_to_first_token_seconds";
     static constexpr const char* kItl = "vllm:inter_token_latency_seconds";
@@ -39,4 +39,4 @@ private:
     std::string m_modelName;
 };
 
-} // namespace brook
+}  // namespace brook

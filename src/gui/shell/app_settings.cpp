@@ -11,12 +11,12 @@ namespace brook {
 AppSettings::AppSettings(const QString& iniPath)
     : m_settings(iniPath.isEmpty() ? std::make_unique<QSettings>()
                                    : std::make_unique<QSettings>(iniPath, QSettings::IniFormat))
-{
-}
+{}
 
 QString AppSettings::language() const
 {
-    const QString fallback = QLocale::system().language() == QLocale::Chinese ? QStringLiteral("zh_CN") : QStringLiteral("en");
+    const QString fallback =
+        QLocale::system().language() == QLocale::Chinese ? QStringLiteral("zh_CN") : QStringLiteral("en");
     const QString value = m_settings->value("ui/language", fallback).toString();
     return value == QLatin1String("zh_CN") ? value : QStringLiteral("en");
 }
@@ -110,4 +110,4 @@ void AppSettings::setAutoPreset(bool enabled) { m_settings->setValue("chat/autoP
 
 void AppSettings::sync() { m_settings->sync(); }
 
-} // namespace brook
+}  // namespace brook

@@ -23,29 +23,29 @@ public:
     // Empty path: the platform's native store for the application; else an INI file (tests).
     explicit AppSettings(const QString& iniPath = {});
 
-    QString language() const;              // "en" or "zh_CN"; the system's by default
+    QString language() const;  // "en" or "zh_CN"; the system's by default
     void setLanguage(const QString& language);
-    QString theme() const;                 // "system", "light" or "dark"
+    QString theme() const;  // "system", "light" or "dark"
     void setTheme(const QString& theme);
     QByteArray windowGeometry() const;
     void setWindowGeometry(const QByteArray& geometry);
     QByteArray windowState() const;
     void setWindowState(const QByteArray& state);
 
-    QStringList recentModels() const;      // newest first
+    QStringList recentModels() const;  // newest first
     void addRecentModel(const QString& dir);
 
-    QString device() const;                // auto | cpu | cuda
-    int maxModelLen() const;               // 0: the model's own
+    QString device() const;   // auto | cpu | cuda
+    int maxModelLen() const;  // 0: the model's own
     LaunchOptions launchOptions(const QString& modelDir) const;
     // The serving knobs every load uses (ServingProfile's fields): the desktop defaults, with the
     // device and context length above, until the performance window applies others.
     LaunchOptions servingOptions() const;
     void setServingOptions(const LaunchOptions& options);
-    QJsonArray servingProfiles() const;    // ServingProfile::listToJson
+    QJsonArray servingProfiles() const;  // ServingProfile::listToJson
     void setServingProfiles(const QJsonArray& profiles);
 
-    QString hubEndpoint() const;           // empty: https://huggingface.co (or HF_ENDPOINT)
+    QString hubEndpoint() const;  // empty: https://huggingface.co (or HF_ENDPOINT)
     void setHubEndpoint(const QString& endpoint);
 
     QString serverHost() const;
@@ -57,7 +57,7 @@ public:
 
     PresetLibrary presets() const;
     void setPresets(const PresetLibrary& presets);
-    bool autoPreset() const;               // pick a preset by keywords when sending
+    bool autoPreset() const;  // pick a preset by keywords when sending
     void setAutoPreset(bool enabled);
 
     void sync();
@@ -67,4 +67,4 @@ private:
     std::unique_ptr<QSettings> m_settings;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -22,7 +22,7 @@ namespace brook {
 namespace {
 const char* const kHuggingFace = "https://huggingface.co";
 const char* const kMirror = "https://hf-mirror.com";
-} // namespace
+}  // namespace
 
 DownloadDialog::DownloadDialog(const QString& endpoint, QWidget* parent) : QDialog(parent)
 {
@@ -137,8 +137,9 @@ void DownloadDialog::updateCacheLabel()
         m_cacheLabel->setText(tr("Saved to the ModelScope cache: %1")
                                   .arg(QString::fromStdString(ModelDownloader::modelScopeOptions().cacheDir.string())));
     else
-        m_cacheLabel->setText(tr("Saved to the Hugging Face cache: %1")
-                                  .arg(QString::fromStdString(ModelDownloader::optionsFor(endpoint()).cacheDir.string())));
+        m_cacheLabel->setText(
+            tr("Saved to the Hugging Face cache: %1")
+                .arg(QString::fromStdString(ModelDownloader::optionsFor(endpoint()).cacheDir.string())));
 }
 
 void DownloadDialog::setRunning(bool running)
@@ -178,8 +179,9 @@ void DownloadDialog::handleProgress(const DownloadStatus& s)
     }
     QString text = tr("File %1 of %2: %3").arg(s.fileIndex + 1).arg(s.fileCount).arg(s.file);
     text += QLatin1Char('\n');
-    text += s.bytesTotal > 0 ? tr("%1 of %2").arg(ModelPanel::formatBytes(s.bytesDone), ModelPanel::formatBytes(s.bytesTotal))
-                             : ModelPanel::formatBytes(s.bytesDone);
+    text += s.bytesTotal > 0
+                ? tr("%1 of %2").arg(ModelPanel::formatBytes(s.bytesDone), ModelPanel::formatBytes(s.bytesTotal))
+                : ModelPanel::formatBytes(s.bytesDone);
     if (s.bytesPerSecond > 0) {
         text += QStringLiteral(" · ") + tr("%1/s").arg(ModelPanel::formatBytes(qint64(s.bytesPerSecond)));
         if (s.bytesTotal > s.bytesDone) {
@@ -205,9 +207,10 @@ void DownloadDialog::handleFailed(const QString& message)
     setRunning(false);
     m_progress->setRange(0, 1000);
     if (ModelDownloader::isOfflineError(message)) {
-        m_status->setText(tr("The model source cannot be reached: this computer seems to be offline, or the site is "
-                             "blocked. Try another source (a mirror or ModelScope), or open a model folder you already have.") +
-                          QStringLiteral("\n\n") + message);
+        m_status->setText(
+            tr("The model source cannot be reached: this computer seems to be offline, or the site is "
+               "blocked. Try another source (a mirror or ModelScope), or open a model folder you already have.") +
+            QStringLiteral("\n\n") + message);
         m_openFolder->setVisible(true);
     } else {
         m_status->setText(tr("The download failed: %1").arg(message));
@@ -249,4 +252,4 @@ void DownloadDialog::changeEvent(QEvent* event)
     QDialog::changeEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

@@ -25,7 +25,7 @@ public:
     // `endpoint`: the saved source (empty: Hugging Face or HF_ENDPOINT; ModelScope's URL picks it).
     explicit DownloadDialog(const QString& endpoint, QWidget* parent = nullptr);
 
-    QString endpoint() const;            // what the user picked, to be saved
+    QString endpoint() const;  // what the user picked, to be saved
     Source source() const;
     QString downloadedFolder() const { return m_folder; }
     ModelDownloader& downloader() { return m_downloader; }
@@ -71,4 +71,4 @@ private:
     QPushButton* m_close;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -67,7 +67,8 @@ EndpointPanel::EndpointPanel(LocalEndpoint& endpoint, QWidget* parent) : QWidget
     connect(m_port, qOverload<int>(&QSpinBox::valueChanged), this, &EndpointPanel::handleFieldsEdited);
     connect(m_key, &QLineEdit::textEdited, this, &EndpointPanel::handleFieldsEdited);
     connect(m_copyUrl, &QPushButton::clicked, this, [this] { QApplication::clipboard()->setText(m_url->text()); });
-    connect(m_copyCurl, &QPushButton::clicked, this, [this] { QApplication::clipboard()->setText(m_curl->toPlainText()); });
+    connect(m_copyCurl, &QPushButton::clicked, this,
+            [this] { QApplication::clipboard()->setText(m_curl->toPlainText()); });
     connect(m_poll, &QTimer::timeout, this, &EndpointPanel::handlePoll);
 
     auto* form = new QFormLayout;
@@ -174,7 +175,8 @@ void EndpointPanel::retranslateUi()
     m_copyCurl->setText(tr("Copy"));
     const bool exposed = !m_host->text().trimmed().isEmpty() && !LocalEndpoint::isLoopback(m_host->text());
     m_key->setPlaceholderText(exposed ? tr("required for this host") : tr("optional on this computer"));
-    m_warning->setText(tr("Warning: %1 is reachable from other computers. An API key is required.").arg(m_host->text().trimmed()));
+    m_warning->setText(
+        tr("Warning: %1 is reachable from other computers. An API key is required.").arg(m_host->text().trimmed()));
     m_warning->setVisible(exposed);
     if (m_endpoint.isRunning()) handlePoll();
 }
@@ -185,4 +187,4 @@ void EndpointPanel::changeEvent(QEvent* event)
     QWidget::changeEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

@@ -64,4 +64,4 @@ private:
     QTimer* m_poll;
 };
 
-} // namespace brook
+}  // namespace brook

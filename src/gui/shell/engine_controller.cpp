@@ -7,7 +7,8 @@
 namespace brook {
 
 EngineController::EngineController(QObject* parent)
-    : QObject(parent), m_host(new EngineHost(this)), m_generator(new ChatGenerator(this)), m_endpoint(new LocalEndpoint(this))
+    : QObject(parent), m_host(new EngineHost(this)), m_generator(new ChatGenerator(this)),
+      m_endpoint(new LocalEndpoint(this))
 {
     m_endpoint->setChatRequestCounter([this] { return m_generator->finishedCount(); });
     connect(m_host, &EngineHost::engineChanged, this, &EngineController::handleEngineChanged);
@@ -33,7 +34,8 @@ int EngineController::maxModelLen() const { return isLoaded() ? m_host->engine()
 
 Result<int> EngineController::startEndpoint(const LocalEndpoint::Settings& settings)
 {
-    if (!isLoaded()) return makeError(tr("Load a model first: the endpoint serves the model this window runs.").toStdString());
+    if (!isLoaded())
+        return makeError(tr("Load a model first: the endpoint serves the model this window runs.").toStdString());
     return m_endpoint->start(*m_host->engine(), m_host->generationDefaults(), m_host->modelDir(), settings);
 }
 
@@ -72,4 +74,4 @@ void EngineController::handleEngineChanged(Engine* engine)
     emit engineChanged(engine);
 }
 
-} // namespace brook
+}  // namespace brook

@@ -58,4 +58,4 @@ private:
     LocalEndpoint* m_endpoint;
 };
 
-} // namespace brook
+}  // namespace brook

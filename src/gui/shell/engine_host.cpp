@@ -79,7 +79,8 @@ void EngineHost::runLoad(LaunchOptions options)
     auto folder = ModelFolder::load(options.modelDir);  // read once: the estimate, then the launch
     if (!folder) return fail(folder.failure());
     // The app's context-length setting is a cap: a model with a shorter context uses its own.
-    if (options.maxModelLen > folder->config.maxPositionEmbeddings) options.maxModelLen = folder->config.maxPositionEmbeddings;
+    if (options.maxModelLen > folder->config.maxPositionEmbeddings)
+        options.maxModelLen = folder->config.maxPositionEmbeddings;
     const MemoryEstimate estimate = EngineHost::estimate(folder->config, options, cuda);
     post([this, estimate] { emit memoryEstimated(estimate); });
 
@@ -104,8 +105,7 @@ void EngineHost::runLoad(LaunchOptions options)
         warm.params.temperature = 0.0f;
         warm.source = "warmup";
         if (auto stream = RequestStream::submit(*launched->engine, warm)) {
-            while ((*stream)->next()) {
-            }
+            while ((*stream)->next()) {}
         }
     }
 
@@ -125,4 +125,4 @@ void EngineHost::runLoad(LaunchOptions options)
     });
 }
 
-} // namespace brook
+}  // namespace brook

@@ -18,8 +18,8 @@ namespace brook {
 
 struct MemoryEstimate {
     qint64 weightsBytes = 0;
-    qint64 kvCacheBytes = 0;   // CUDA: 0, the backend sizes it from free memory
-    QString device;            // "cpu" or "cuda"
+    qint64 kvCacheBytes = 0;  // CUDA: 0, the backend sizes it from free memory
+    QString device;           // "cpu" or "cuda"
 };
 
 class EngineHost : public QObject {
@@ -51,7 +51,7 @@ public:
 signals:
     void loadStageChanged(brook::EngineHost::Stage stage, int percent);  // percent -1: busy
     void memoryEstimated(const brook::MemoryEstimate& estimate);
-    void engineChanged(brook::Engine* engine);   // the new engine (null: unloaded)
+    void engineChanged(brook::Engine* engine);  // the new engine (null: unloaded)
     void modelLoaded(const QString& modelName);
     void modelLoadFailed(const QString& message);
 
@@ -66,6 +66,6 @@ private:
     bool m_loading = false;
 };
 
-} // namespace brook
+}  // namespace brook
 
 Q_DECLARE_METATYPE(brook::MemoryEstimate)

@@ -4,10 +4,7 @@
 
 namespace brook {
 
-GuiLogSink::GuiLogSink(int capacity) : m_capacity(capacity)
-{
-    set_pattern("%H:%M:%S.%e %^%-5l%$ %v");
-}
+GuiLogSink::GuiLogSink(int capacity) : m_capacity(capacity) { set_pattern("%H:%M:%S.%e %^%-5l%$ %v"); }
 
 QList<LogLine> GuiLogSink::setReceiver(QObject* receiver, const char* method)
 {
@@ -51,4 +48,4 @@ void GuiLogSink::sink_it_(const spdlog::details::log_msg& msg)
     }
 }
 
-} // namespace brook
+}  // namespace brook

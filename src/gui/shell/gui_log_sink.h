@@ -17,8 +17,8 @@
 namespace brook {
 
 struct LogLine {
-    int level = 0;     // spdlog::level::level_enum
-    QString text;      // formatted, without the newline
+    int level = 0;  // spdlog::level::level_enum
+    QString text;   // formatted, without the newline
 };
 
 class GuiLogSink : public spdlog::sinks::base_sink<std::mutex> {
@@ -29,8 +29,8 @@ public:
     // Call from the receiver's thread; null detaches. Returns the history up to this moment, so
     // the receiver shows every line exactly once.
     QList<LogLine> setReceiver(QObject* receiver, const char* method);
-    QList<LogLine> takeNew();         // lines since the last take
-    QList<LogLine> history();         // the last `capacity` lines
+    QList<LogLine> takeNew();  // lines since the last take
+    QList<LogLine> history();  // the last `capacity` lines
 
 protected:
     void sink_it_(const spdlog::details::log_msg& msg) override;
@@ -45,4 +45,4 @@ private:
     bool m_notified = false;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -16,7 +16,7 @@ qint64 engineRequestsEnded(const Engine& engine)
     const EngineStats s = engine.stats();
     return s.requestsFinished + s.requestsAborted;
 }
-} // namespace
+}  // namespace
 
 LocalEndpoint::LocalEndpoint(QObject* parent) : QObject(parent) {}
 
@@ -26,9 +26,11 @@ bool LocalEndpoint::isLoopback(const QString& host) { return isLoopbackHost(host
 
 QString LocalEndpoint::checkSettings(const Settings& s)
 {
-    if (s.host.trimmed().isEmpty()) return QCoreApplication::translate("brook::LocalEndpoint", "Enter a host to listen on.");
+    if (s.host.trimmed().isEmpty())
+        return QCoreApplication::translate("brook::LocalEndpoint", "Enter a host to listen on.");
     if (s.port < 0 || s.port > 65535)
-        return QCoreApplication::translate("brook::LocalEndpoint", "The port must be between 0 (any free port) and 65535.");
+        return QCoreApplication::translate("brook::LocalEndpoint",
+                                           "The port must be between 0 (any free port) and 65535.");
     if (!isLoopback(s.host) && s.apiKey.trimmed().isEmpty())
         return QCoreApplication::translate("brook::LocalEndpoint",
                                            "Listening on %1 lets other computers use the model: set an API key first.")
@@ -87,7 +89,8 @@ QString LocalEndpoint::curlExample() const
 {
     const QString model = m_engine ? QString::fromStdString(m_engine->config().modelName) : QStringLiteral("ernie-4.5");
     QString auth;
-    if (!m_settings.apiKey.trimmed().isEmpty()) auth = QStringLiteral(" \\\n  -H \"Authorization: Bearer %1\"").arg(m_settings.apiKey.trimmed());
+    if (!m_settings.apiKey.trimmed().isEmpty())
+        auth = QStringLiteral(" \\\n  -H \"Authorization: Bearer %1\"").arg(m_settings.apiKey.trimmed());
     return QStringLiteral("curl %1/chat/completions \\\n  -H \"Content-Type: application/json\"%2 \\\n"
                           "  -d '{\"model\": \"%3\", \"messages\": [{\"role\": \"user\", \"content\": \"你好\"}]}'")
         .arg(baseUrl(), auth, model);
@@ -103,4 +106,4 @@ qint64 LocalEndpoint::servedRequests() const
     return std::max<qint64>(0, engineDelta - chatDelta);
 }
 
-} // namespace brook
+}  // namespace brook

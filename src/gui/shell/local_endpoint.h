@@ -23,7 +23,7 @@ class LocalEndpoint : public QObject {
 public:
     struct Settings {
         QString host = QStringLiteral("127.0.0.1");
-        int port = 8000;          // 0: any free port
+        int port = 8000;  // 0: any free port
         QString apiKey;
     };
 
@@ -35,15 +35,16 @@ public:
     static bool isLoopback(const QString& host);
 
     // Starts serving `engine` (which must outlive stop()). Returns the port.
-    Result<int> start(Engine& engine, const GenerationDefaults& defaults, const QString& modelDir, const Settings& settings);
+    Result<int> start(Engine& engine, const GenerationDefaults& defaults, const QString& modelDir,
+                      const Settings& settings);
     void stop();  // lets running requests finish for a moment, then cancels them
     bool isRunning() const { return m_server != nullptr; }
 
     const Settings& settings() const { return m_settings; }
     int port() const { return m_port; }
-    QString baseUrl() const;          // http://host:port/v1
+    QString baseUrl() const;  // http://host:port/v1
     QString curlExample() const;
-    int activeRequests() const;       // API calls in progress
+    int activeRequests() const;  // API calls in progress
     // Engine requests that came from the API since start: the engine's total minus the chats'
     // (counted by `chatRequests`), so it needs no hook inside the server.
     qint64 servedRequests() const;
@@ -63,4 +64,4 @@ private:
     qint64 m_chatBaseline = 0;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -29,7 +29,7 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private slots:
-    void handleNewLines();   // invoked (queued) by the sink
+    void handleNewLines();  // invoked (queued) by the sink
     void handleLevelChanged();
 
 private:
@@ -43,4 +43,4 @@ private:
     int m_minLevel = 0;
 };
 
-} // namespace brook
+}  // namespace brook

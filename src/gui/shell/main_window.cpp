@@ -43,8 +43,8 @@
 
 namespace brook {
 
-MainWindow::MainWindow(AppSettings& settings, HistoryStore& store, TranslationManager& translations, ThemeManager& theme,
-                       std::shared_ptr<GuiLogSink> logSink, QWidget* parent)
+MainWindow::MainWindow(AppSettings& settings, HistoryStore& store, TranslationManager& translations,
+                       ThemeManager& theme, std::shared_ptr<GuiLogSink> logSink, QWidget* parent)
     : QMainWindow(parent), m_settings(settings), m_store(store), m_translations(translations), m_theme(theme),
       m_logSink(std::move(logSink)), m_presets(settings.presets())
 {
@@ -100,17 +100,23 @@ MainWindow::MainWindow(AppSettings& settings, HistoryStore& store, TranslationMa
     connect(m_modelPanel, &ModelPanel::openFolderRequested, this, &MainWindow::openModelFolder);
     connect(m_modelPanel, &ModelPanel::downloadRequested, this, &MainWindow::openDownloadDialog);
     connect(m_modelPanel, &ModelPanel::recentModelRequested, this, &MainWindow::loadModel);
-    connect(m_conversations, &ConversationListPanel::conversationActivated, this, [this](qint64 id) { openConversation(id); });
-    connect(m_conversations, &ConversationListPanel::openBesideRequested, this, [this](qint64 id) { openConversation(id, true); });
+    connect(m_conversations, &ConversationListPanel::conversationActivated, this,
+            [this](qint64 id) { openConversation(id); });
+    connect(m_conversations, &ConversationListPanel::openBesideRequested, this,
+            [this](qint64 id) { openConversation(id, true); });
     connect(m_conversations, &ConversationListPanel::newConversationRequested, this, &MainWindow::newChat);
-    connect(m_conversations, &ConversationListPanel::renameRequested, m_conversationActions, &ConversationActions::renameInteractively);
-    connect(m_conversations, &ConversationListPanel::deleteRequested, m_conversationActions, &ConversationActions::deleteInteractively);
+    connect(m_conversations, &ConversationListPanel::renameRequested, m_conversationActions,
+            &ConversationActions::renameInteractively);
+    connect(m_conversations, &ConversationListPanel::deleteRequested, m_conversationActions,
+            &ConversationActions::deleteInteractively);
     connect(m_conversations, &ConversationListPanel::exportRequested, this, [this](qint64 id) {
         openConversation(id);
         m_conversationActions->exportInteractively(QStringLiteral("md"), m_engineHost->modelName());
     });
-    connect(m_conversationActions, &ConversationActions::conversationImported, this, [this](qint64 id) { openConversation(id); });
-    connect(m_conversationActions, &ConversationActions::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 5000); });
+    connect(m_conversationActions, &ConversationActions::conversationImported, this,
+            [this](qint64 id) { openConversation(id); });
+    connect(m_conversationActions, &ConversationActions::statusMessage, this,
+            [this](const QString& m) { statusBar()->showMessage(m, 5000); });
     connect(m_chatArea, &ChatArea::paneCountChanged, this, &MainWindow::updateView);
     connect(m_chatArea, &ChatArea::currentPaneChanged, this, [this](ChatPane* pane) {
         if (pane) m_conversations->setCurrentConversation(pane->session()->conversationId());
@@ -197,17 +203,29 @@ void MainWindow::createActions()
     connect(m_exportJson, &QAction::triggered, this,
             [this] { m_conversationActions->exportInteractively(QStringLiteral("json"), m_engineHost->modelName()); });
     connect(m_quit, &QAction::triggered, this, &QWidget::close);
-    connect(m_send, &QAction::triggered, this, [this] { if (ChatPane* p = m_chatArea->currentPane()) p->sendInput(); });
-    connect(m_stop, &QAction::triggered, this, [this] { if (ChatPane* p = m_chatArea->currentPane()) p->stopGeneration(); });
-    connect(m_regenerate, &QAction::triggered, this, [this] { if (ChatPane* p = m_chatArea->currentPane()) p->regenerateLast(); });
-    connect(m_conversationSettings, &QAction::triggered, this, [this] { if (ChatPane* p = m_chatArea->currentPane()) p->openSettings(); });
+    connect(m_send, &QAction::triggered, this, [this] {
+        if (ChatPane* p = m_chatArea->currentPane()) p->sendInput();
+    });
+    connect(m_stop, &QAction::triggered, this, [this] {
+        if (ChatPane* p = m_chatArea->currentPane()) p->stopGeneration();
+    });
+    connect(m_regenerate, &QAction::triggered, this, [this] {
+        if (ChatPane* p = m_chatArea->currentPane()) p->regenerateLast();
+    });
+    connect(m_conversationSettings, &QAction::triggered, this, [this] {
+        if (ChatPane* p = m_chatArea->currentPane()) p->openSettings();
+    });
     connect(m_presetsAction, &QAction::triggered, this, &MainWindow::handleEditPresets);
     connect(m_autoPreset, &QAction::toggled, this, [this](bool on) {
         m_settings.setAutoPreset(on);
         for (ChatPane* p : m_chatArea->panes()) p->setAutoPreset(on);
     });
-    connect(m_closeTab, &QAction::triggered, this, [this] { if (ChatPane* p = m_chatArea->currentPane()) m_chatArea->closePane(p); });
-    connect(m_sideBySide, &QAction::triggered, this, [this] { if (ChatPane* p = m_chatArea->currentPane()) m_chatArea->moveToOtherSide(p); });
+    connect(m_closeTab, &QAction::triggered, this, [this] {
+        if (ChatPane* p = m_chatArea->currentPane()) m_chatArea->closePane(p);
+    });
+    connect(m_sideBySide, &QAction::triggered, this, [this] {
+        if (ChatPane* p = m_chatArea->currentPane()) m_chatArea->moveToOtherSide(p);
+    });
     connect(m_english, &QAction::triggered, this, [this] { setLanguage(QStringLiteral("en")); });
     connect(m_chinese, &QAction::triggered, this, [this] { setLanguage(QStringLiteral("zh_CN")); });
     connect(m_themeSystem, &QAction::triggered, this, [this] { setTheme(QStringLiteral("system")); });
@@ -216,7 +234,10 @@ void MainWindow::createActions()
     connect(m_about, &QAction::triggered, this, &MainWindow::handleAbout);
     connect(m_performanceAction, &QAction::triggered, this, &MainWindow::showPerformance);
     (m_translations.language() == QLatin1String("zh_CN") ? m_chinese : m_english)->setChecked(true);
-    (m_theme.theme() == QLatin1String("dark") ? m_themeDark : m_theme.theme() == QLatin1String("light") ? m_themeLight : m_themeSystem)->setChecked(true);
+    (m_theme.theme() == QLatin1String("dark")    ? m_themeDark
+     : m_theme.theme() == QLatin1String("light") ? m_themeLight
+                                                 : m_themeSystem)
+        ->setChecked(true);
 }
 
 void MainWindow::createMenus()
@@ -324,7 +345,8 @@ void MainWindow::retranslateUi()
     m_themeDark->setText(tr("Dark"));
     m_about->setText(tr("About Brook"));
     m_performanceAction->setText(tr("Performance…"));
-    m_performanceAction->setToolTip(tr("Live charts, serving parameters, load generator and request inspector (Ctrl+Shift+D)"));
+    m_performanceAction->setToolTip(
+        tr("Live charts, serving parameters, load generator and request inspector (Ctrl+Shift+D)"));
     m_endpointDock->setWindowTitle(tr("Local endpoint"));
     m_monitorDock->setWindowTitle(tr("Engine monitor"));
     m_logDock->setWindowTitle(tr("Log"));
@@ -351,7 +373,8 @@ void MainWindow::updateView()
                          (!m_engineHost->isLoaded() && !m_modelPanel->errorText().isEmpty());
     m_stack->setCurrentWidget(welcome ? static_cast<QWidget*>(m_modelPanel) : m_chatArea);
     const bool hasPane = m_chatArea->currentPane() != nullptr;
-    for (QAction* a : {m_send, m_stop, m_regenerate, m_conversationSettings, m_exportMarkdown, m_exportJson, m_closeTab, m_sideBySide})
+    for (QAction* a : {m_send, m_stop, m_regenerate, m_conversationSettings, m_exportMarkdown, m_exportJson, m_closeTab,
+                       m_sideBySide})
         a->setEnabled(hasPane);
 }
 
@@ -437,7 +460,8 @@ void MainWindow::handleModelLoadFailed(const QString& message)
         m_applyingServing = false;
         m_settings.setServingOptions(m_previousServing);
         m_performance->setReloading(false);
-        m_performance->showApplyError(tr("The new parameters did not load; the model runs on with the previous ones:\n%1").arg(message));
+        m_performance->showApplyError(
+            tr("The new parameters did not load; the model runs on with the previous ones:\n%1").arg(message));
         statusBar()->showMessage(tr("The new serving parameters did not load."), 5000);
         if (m_engineHost->isLoaded()) return;
     }
@@ -519,7 +543,10 @@ void MainWindow::handleStatusPoll()
     }
     const EngineStats s = m_engineHost->engine()->stats();
     m_modelStatus->setText(tr("%1 on %2").arg(m_engineHost->modelName(), m_engineHost->backendName().toUpper()));
-    QString text = tr("running %1 · waiting %2 · KV cache %3%").arg(s.numRunning).arg(s.numWaiting).arg(s.kvCacheUsage * 100.0, 0, 'f', 0);
+    QString text = tr("running %1 · waiting %2 · KV cache %3%")
+                       .arg(s.numRunning)
+                       .arg(s.numWaiting)
+                       .arg(s.kvCacheUsage * 100.0, 0, 'f', 0);
     const LocalEndpoint& endpoint = m_controller->endpoint();
     if (endpoint.isRunning()) text += QStringLiteral(" · ") + tr("API on :%1").arg(endpoint.port());
     m_engineStatus->setText(text);
@@ -527,10 +554,11 @@ void MainWindow::handleStatusPoll()
 
 void MainWindow::handleAbout()
 {
-    QMessageBox::about(this, tr("About Brook"),
-                       tr("<b>Brook %1</b><br>Runs ERNIE-4.5 locally: a C++ engine with paged KV cache and continuous "
-                          "batching, an OpenAI-compatible endpoint and this desktop app.<br>Backend: %2")
-                           .arg(QStringLiteral(BROOK_VERSION), cudaAvailable() ? QStringLiteral("CUDA") : QStringLiteral("CPU")));
+    QMessageBox::about(
+        this, tr("About Brook"),
+        tr("<b>Brook %1</b><br>Runs ERNIE-4.5 locally: a C++ engine with paged KV cache and continuous "
+           "batching, an OpenAI-compatible endpoint and this desktop app.<br>Backend: %2")
+            .arg(QStringLiteral(BROOK_VERSION), cudaAvailable() ? QStringLiteral("CUDA") : QStringLiteral("CPU")));
 }
 
 void MainWindow::setLanguage(const QString& language)
@@ -565,4 +593,4 @@ void MainWindow::changeEvent(QEvent* event)
     QMainWindow::changeEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

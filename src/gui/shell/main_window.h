@@ -160,4 +160,4 @@ private:
     QAction* m_performanceAction;
 };
 
-} // namespace brook
+}  // namespace brook

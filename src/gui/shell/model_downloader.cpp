@@ -78,8 +78,10 @@ bool ModelDownloader::startJob(Job job)
             const bool last = p.fileBytesTotal >= 0 && p.fileBytesDone >= p.fileBytesTotal;
             if (!last && now - lastPost < std::chrono::milliseconds(kProgressIntervalMs)) return true;
             lastPost = now;
-            DownloadStatus s{QString::fromStdString(p.file), p.fileIndex, p.fileCount, p.bytesDone, p.bytesTotal, speed};
-            QMetaObject::invokeMethod(this, [this, s] { emit progressChanged(s); }, Qt::QueuedConnection);
+            DownloadStatus s{
+                QString::fromStdString(p.file), p.fileIndex, p.fileCount, p.bytesDone, p.bytesTotal, speed};
+            QMetaObject::invokeMethod(
+                this, [this, s] { emit progressChanged(s); }, Qt::QueuedConnection);
             return true;
         };
         auto result = job(progress);
@@ -105,4 +107,4 @@ void ModelDownloader::cancel()
     if (m_cancel) m_cancel->store(true);
 }
 
-} // namespace brook
+}  // namespace brook

@@ -23,11 +23,11 @@
 namespace brook {
 
 struct DownloadStatus {
-    QString file;                 // repository path of the file being fetched
+    QString file;  // repository path of the file being fetched
     int fileIndex = 0;
     int fileCount = 0;
     qint64 bytesDone = 0;
-    qint64 bytesTotal = -1;       // -1: unknown
+    qint64 bytesTotal = -1;  // -1: unknown
     double bytesPerSecond = 0;
 };
 
@@ -70,6 +70,6 @@ private:
     bool m_running = false;
 };
 
-} // namespace brook
+}  // namespace brook
 
 Q_DECLARE_METATYPE(brook::DownloadStatus)

@@ -80,7 +80,10 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent)
     retranslateUi();
 }
 
-QString ModelPanel::formatBytes(qint64 bytes) { return QLocale().formattedDataSize(bytes, 1, QLocale::DataSizeTraditionalFormat); }
+QString ModelPanel::formatBytes(qint64 bytes)
+{
+    return QLocale().formattedDataSize(bytes, 1, QLocale::DataSizeTraditionalFormat);
+}
 
 QString ModelPanel::stageName(EngineHost::Stage stage)
 {
@@ -163,12 +166,13 @@ void ModelPanel::retranslateUi()
     m_recentLabel->setText(tr("Recent models (double-click to load):"));
     if (m_stageLabel->isVisible()) m_stageLabel->setText(stageName(m_stage));
     if (m_estimate.weightsBytes > 0) {
-        QString text = m_estimate.kvCacheBytes > 0
-                           ? tr("This will take about %1 for the weights and %2 for the KV cache (%3).")
-                                 .arg(formatBytes(m_estimate.weightsBytes), formatBytes(m_estimate.kvCacheBytes),
-                                      m_estimate.device.toUpper())
-                           : tr("This will take about %1 for the weights, and most of the free GPU memory for the KV cache (%2).")
-                                 .arg(formatBytes(m_estimate.weightsBytes), m_estimate.device.toUpper());
+        QString text =
+            m_estimate.kvCacheBytes > 0
+                ? tr("This will take about %1 for the weights and %2 for the KV cache (%3).")
+                      .arg(formatBytes(m_estimate.weightsBytes), formatBytes(m_estimate.kvCacheBytes),
+                           m_estimate.device.toUpper())
+                : tr("This will take about %1 for the weights, and most of the free GPU memory for the KV cache (%2).")
+                      .arg(formatBytes(m_estimate.weightsBytes), m_estimate.device.toUpper());
         m_estimateLabel->setText(text);
     }
 }
@@ -179,4 +183,4 @@ void ModelPanel::changeEvent(QEvent* event)
     QWidget::changeEvent(event);
 }
 
-} // namespace brook
+}  // namespace brook

@@ -57,4 +57,4 @@ private:
     QLabel* m_error;
 };
 
-} // namespace brook
+}  // namespace brook

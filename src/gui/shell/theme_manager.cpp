@@ -49,4 +49,4 @@ void ThemeManager::apply(const QString& theme)
     else QApplication::setPalette(m_system);
 }
 
-} // namespace brook
+}  // namespace brook

@@ -22,4 +22,4 @@ private:
     QString m_theme = QStringLiteral("system");
 };
 
-} // namespace brook
+}  // namespace brook

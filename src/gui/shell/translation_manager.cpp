@@ -53,4 +53,4 @@ bool TranslationManager::setLanguage(const QString& language)
     return ok;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -34,4 +34,4 @@ private:
     bool m_installed = false;
 };
 
-} // namespace brook
+}  // namespace brook

@@ -110,12 +110,8 @@ void drawShape(QPainter& p, IconShape shape, const QColor& color)
         p.drawEllipse(QPointF(7, 7), 1, 1);
         p.drawEllipse(QPointF(7, 17), 1, 1);
         break;
-    case IconShape::PreviousBranch:
-        p.drawPolyline(QPolygonF({QPointF(15, 5), QPointF(8, 12), QPointF(15, 19)}));
-        break;
-    case IconShape::NextBranch:
-        p.drawPolyline(QPolygonF({QPointF(9, 5), QPointF(16, 12), QPointF(9, 19)}));
-        break;
+    case IconShape::PreviousBranch: p.drawPolyline(QPolygonF({QPointF(15, 5), QPointF(8, 12), QPointF(15, 19)})); break;
+    case IconShape::NextBranch: p.drawPolyline(QPolygonF({QPointF(9, 5), QPointF(16, 12), QPointF(9, 19)})); break;
     case IconShape::Split:
         p.drawRoundedRect(QRectF(3, 4, 18, 16), 2, 2);
         p.drawLine(QPointF(12, 4), QPointF(12, 20));
@@ -141,7 +137,7 @@ void drawShape(QPainter& p, IconShape shape, const QColor& color)
     }
 }
 
-} // namespace
+}  // namespace
 
 void VectorIconEngine::paint(QPainter* painter, const QRect& rect, QIcon::Mode mode, QIcon::State)
 {
@@ -175,4 +171,4 @@ QPixmap VectorIconEngine::scaledPixmap(const QSize& size, QIcon::Mode mode, QIco
     return pixmap;
 }
 
-} // namespace brook
+}  // namespace brook

@@ -9,8 +9,22 @@
 namespace brook {
 
 enum class IconShape {
-    Send, Stop, NewChat, Copy, Edit, Regenerate, Delete, Folder, Download, Settings,
-    Log, Server, PreviousBranch, NextBranch, Split, Logo,
+    Send,
+    Stop,
+    NewChat,
+    Copy,
+    Edit,
+    Regenerate,
+    Delete,
+    Folder,
+    Download,
+    Settings,
+    Log,
+    Server,
+    PreviousBranch,
+    NextBranch,
+    Split,
+    Logo,
 };
 
 class VectorIconEngine : public QIconEngine {
@@ -29,4 +43,4 @@ private:
     IconShape m_shape;
 };
 
-} // namespace brook
+}  // namespace brook
