@@ -59,12 +59,23 @@ private slots:
         const EngineStats after = waitIdle(*engine);
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-        // One step prefills all four and samples their first tokens; 19 decode steps of 4 rows follow.
+        // When the four arrive together, one step prefills all four and samples their first tokens,
+        // and 19 decode steps of 4 rows follow. On a loaded machine the engine thread may start on
+        // the first request before the others are submitted: each later arrival then adds one
+        // mixed (prefill + decode) step, and fewer steps are pure decodes.
         const EngineStepTimes& a = after.stepTimes;
         const EngineStepTimes& b = before.stepTimes;
-        QCOMPARE(after.steps - before.steps, 20LL);
-        QCOMPARE(a.decodeSteps - b.decodeSteps, 19LL);
-        QCOMPARE(a.decodeRows - b.decodeRows, 76LL);
+        const long long steps = after.steps - before.steps, decodeSteps = a.decodeSteps - b.decodeSteps;
+        const long long prefillSteps = steps - decodeSteps;  // steps with prompt tokens in them
+        QVERIFY2(prefillSteps >= 1 && prefillSteps <= 4, qPrintable(QString::number(prefillSteps)));
+        if (prefillSteps == 1) {
+            QCOMPARE(steps, 20LL);
+            QCOMPARE(decodeSteps, 19LL);
+            QCOMPARE(a.decodeRows - b.decodeRows, 76LL);
+        } else {
+            QVERIFY(steps > 20 && steps <= 23);
+            QVERIFY(a.decodeRows - b.decodeRows < 76 && a.decodeRows - b.decodeRows >= 4 * 16);
+        }
         const double backend = a.backendSeconds - b.backendSeconds;
         const double decode = a.decodeBackendSeconds - b.decodeBackendSeconds;
         const double parts = backend + (a.scheduleSeconds - b.scheduleSeconds) + (a.outputSeconds - b.outputSeconds) +
