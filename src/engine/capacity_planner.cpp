@@ -80,6 +80,15 @@ int64_t CapacityPlanner::cudaKvCacheBytes(int64_t deviceTotalBytes, double gpuMe
            cudaGraphReserveBytes(enforceEager);
 }
 
+int64_t CapacityPlanner::cpuWeightBytes(const ModelConfig& c, const std::string& quantization)
+{
+    // The CPU backend keeps a bf16 checkpoint in bf16 and makes fp16 and fp32 ones fp32
+    // (cpu_model_weights.h); int8 Linears stay 8-bit, 4-bit ones are dequantized to fp32 at load.
+    const int element = c.torchDtype == "bfloat16" ? 2 : 4;
+    if (quantization.empty() || quantization == "int8") return weightBytes(c, element, quantization);
+    return weightBytes(c, element, {}) + linearParametersPerLayer(c) * c.numLayers * (4 - element);
+}
+
 CapacityPlan CapacityPlanner::plan(const CapacityInput& in)
 {
     CapacityPlan p;
@@ -97,7 +106,7 @@ CapacityPlan CapacityPlanner::plan(const CapacityInput& in)
 
     int64_t kvRaw = 0;
     if (cpu) {
-        p.weightsBytes = weightBytes(c, 4, {});
+        p.weightsBytes = cpuWeightBytes(c, in.quantization);
         p.budgetBytes = in.cpuKvCacheBytes;
         kvRaw = cpuKvCacheBytes(c, in, p.maxModelLen);
     } else {

@@ -201,6 +201,22 @@ private slots:
         QCOMPARE(small.suggestedMaxModelLen, 113 * 16);
     }
 
+    void cpuPlanKeepsTheCheckpointsBf16()
+    {
+        // The CPU backend keeps a bf16 checkpoint bf16 (the same bytes as the GPU's bf16 weights),
+        // int8 Linears 8-bit, and dequantizes 4-bit Linears to fp32.
+        CapacityInput in;
+        in.model = ernie03b();
+        in.model.torchDtype = "bfloat16";
+        in.device = "cpu";
+        in.maxModelLen = 4096;
+        QCOMPARE(CapacityPlanner::plan(in).weightsBytes, int64_t(721496064));
+        in.quantization = "int8";
+        QCOMPARE(CapacityPlanner::plan(in).weightsBytes, CapacityPlanner::weightBytes(in.model, 2, "int8"));
+        in.quantization = "int4";
+        QVERIFY(CapacityPlanner::plan(in).weightsBytes > int64_t(721496064));  // fp32 Linears
+    }
+
     void cpuPlanMatchesTheRealBackend()
     {
         // The tiny random model's CPU backend must get exactly the blocks the plan promises.

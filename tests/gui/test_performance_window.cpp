@@ -260,6 +260,19 @@ private slots:
         QVERIFY(view->summaryText().contains(QStringLiteral("KV cache:")));
     }
 
+    void quantizationIsOfferedOnTheCpuToo()
+    {
+        // The CPU keeps int8 Linears 8-bit now: the choice is live on both devices, and it is what
+        // options() hands the launcher.
+        setKnobs([](LaunchOptions& o) { o.device = "cpu"; });
+        auto* quantization = serving()->findChild<QComboBox*>(QStringLiteral("quantization"));
+        QVERIFY(quantization);
+        QVERIFY(quantization->isEnabled());
+        quantization->setCurrentIndex(quantization->findData(QStringLiteral("int8")));
+        QCOMPARE(serving()->options().quantization, std::string("int8"));
+        setKnobs([](LaunchOptions& o) { o.quantization.clear(); });
+    }
+
     void profilesSaveLoadAndExportAsBrookServeYaml()
     {
         setKnobs([](LaunchOptions& o) {

@@ -53,6 +53,7 @@ ModelConfig ServingParametersPanel::ernie03bShape()
     c.headDim = 128;
     c.maxPositionEmbeddings = 131072;
     c.tieWordEmbeddings = true;
+    c.torchDtype = "bfloat16";  // as Baidu ships it: the CPU backend keeps it bf16
     return c;
 }
 
@@ -65,6 +66,7 @@ ServingParametersPanel::ServingParametersPanel(AppSettings& settings, QWidget* p
     for (const char* d : {"auto", "bfloat16", "float16", "float32"})
         m_dtype->addItem(QString::fromLatin1(d), QString::fromLatin1(d));
     m_quantization = new QComboBox(this);
+    m_quantization->setObjectName(QStringLiteral("quantization"));
     m_quantization->addItem(QString(), QString());
     for (const char* q : {"int8", "int4", "awq"})
         m_quantization->addItem(QString::fromLatin1(q), QString::fromLatin1(q));
@@ -238,7 +240,8 @@ void ServingParametersPanel::updatePlan()
     const bool cpu = in.device == "cpu";
     m_gpuUtilization->setEnabled(!cpu);
     m_cudaGraphs->setEnabled(!cpu);
-    m_quantization->setEnabled(!cpu);
+    // Quantization applies on both devices: the CPU keeps int8 Linears 8-bit (less memory, fewer
+    // bytes a decode streams) and runs 4-bit ones dequantized.
     m_planGiB->setEnabled(!cpu);
     m_cpuKvGiB->setEnabled(cpu);
     m_maxModelLen->setMaximum(in.model.maxPositionEmbeddings > 0 ? std::max(in.model.maxPositionEmbeddings * 2, 1024)
