@@ -30,33 +30,18 @@ class Tokenizer;
 
 class EngineLoop {
 public:
-    // Starts the step loop. eosTokenIds: ids that end generation unless ignore_eos
-    // (the tokenizer's stop tokens plus generation_config's eos).
+    // The Engine API, one to one: engine.h says what each call does and which threads may make it.
     EngineLoop(EngineConfig config, std::unique_ptr<Backend> backend, std::shared_ptr<const Tokenizer> tokenizer,
                std::vector<int32_t> eosTokenIds);
-    // Aborts whatever is still running (each gets a final "abort" output) and joins the loop.
     ~EngineLoop();
     EngineLoop(const EngineLoop&) = delete;
     EngineLoop& operator=(const EngineLoop&) = delete;
 
-    // Thread-safe. Tokenizes on the calling thread, validates (sampling parameters, prompt +
-    // max_tokens against max_model_len and the KV cache) and queues. The callback runs on the
-    // engine thread for every update, the last one with finishReason set.
     Result<RequestId> submit(GenerationRequest request, OutputCallback callback);
-    // Thread-safe. Aborts the request within one step; its blocks are freed and it receives a
-    // final output with finish reason "abort". Unknown or finished ids are ignored.
     void cancel(RequestId id);
-    // Thread-safe. Stops the loop after aborting everything (idempotent).
     void shutdown();
-
-    // Thread-safe; blocks the caller. Teacher-forced fp32 logits [n, V] at every position of
-    // `tokens` (row i: the distribution of the token after tokens[0..i]), computed on the engine
-    // thread between steps (prompt_logits.h). For quality checks (brook-bench quality), not serving.
     Result<std::vector<float>> promptLogits(std::vector<int32_t> tokens);
-
-    EngineStats stats() const;  // thread-safe snapshot
-    // Thread-safe. The live requests as the engine thread last published them (at most every
-    // 100 ms while busy, and whenever it goes idle), for request inspectors.
+    EngineStats stats() const;
     std::vector<RequestSnapshot> requests() const;
     const EngineConfig& config() const { return m_config; }                 // thread-safe
     const ModelConfig& modelConfig() const { return m_backend->config(); }  // thread-safe
