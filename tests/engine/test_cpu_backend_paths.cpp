@@ -3,8 +3,14 @@
 // memory each format takes. (HF parity of the fp32 path: test_hf_reference.)
 //
 // Tolerances (relative to the largest |logit|, as test_hf_reference measures):
-//  - widening paths and int8: the same fp32 products as the scalar path in another summation
-//    order; 1e-4, the bound test_hf_reference uses for fp32 against transformers.
+//  - widening paths: the same fp32 products as the scalar path in another summation order;
+//    1e-4, the bound test_hf_reference uses for fp32 against transformers.
+//  - int8 (Linears and head): each matmul equals the scalar one bit for bit for the same input
+//    (test_cpu_gemm), but the element-wise ops sum in another order on each path, and a last-bit
+//    difference in an activation can round it to the neighbouring int8 code: one product moves
+//    by |w| d (d = max|x| / 127 of its block of 32), a few 1e-3 of one output in the worst
+//    case. Such flips are rare (a value must sit within ~1e-7 of a rounding midpoint); we allow
+//    1e-3, ten times the widening bound.
 //  - Avx512Bf16 on a prompt of >= kBf16DotMinTokens tokens: every Linear input is rounded to
 //    bf16 (relative 2^-9 per value) before vdpbf16ps. Through 2 layers of 4 Linears plus the
 //    head that is up to ~9 roundings of 2^-9 each, ~1.8e-2 in the worst case; we allow 2e-2.
@@ -101,8 +107,16 @@ private slots:
         const int64_t f32Bytes = makeBackend(*f32, CpuIsa::Scalar)->memory().weightsBytes;
         // Only the norms stay fp32, so bf16 is just over half of fp32.
         QVERIFY2(bf16Bytes * 2 <= f32Bytes + 64 * 1024, qPrintable(QString("%1 vs %2").arg(bf16Bytes).arg(f32Bytes)));
+        // int8 with group 32: 1 byte a weight + 8 bytes of scale and offset a group, 0.625 of bf16
+        // (plus the fp32 norms), embedding / head included; keeping the head bf16 (this model's
+        // embedding is 60% of its weights) puts it near 0.85.
         const int64_t int8Bytes = makeBackend(*bf16, CpuIsa::Scalar, 8)->memory().weightsBytes;
-        QVERIFY2(int8Bytes < bf16Bytes, qPrintable(QString("%1 vs %2").arg(int8Bytes).arg(bf16Bytes)));
+        QVERIFY2(int8Bytes < bf16Bytes * 0.7, qPrintable(QString("%1 vs %2").arg(int8Bytes).arg(bf16Bytes)));
+        qputenv("BROOK_CPU_INT8_HEAD", "0");
+        const int64_t bf16HeadBytes = makeBackend(*bf16, CpuIsa::Scalar, 8)->memory().weightsBytes;
+        qunsetenv("BROOK_CPU_INT8_HEAD");
+        QVERIFY2(bf16HeadBytes > bf16Bytes * 0.7 && bf16HeadBytes < bf16Bytes,
+                 qPrintable(QString("%1 vs %2").arg(bf16HeadBytes).arg(bf16Bytes)));
     }
 
     void bf16EveryPathMatchesScalar()
@@ -129,11 +143,9 @@ private slots:
         const auto want = run(*makeBackend(*model, CpuIsa::Scalar, 8), model->config.vocabSize);
         for (CpuIsa isa : supportedCpuIsas()) {
             const auto got = run(*makeBackend(*model, isa, 8), model->config.vocabSize);
-            // The head is bf16: its prompt row takes vdpbf16ps on Avx512Bf16 only when >= 16
-            // rows are sampled, never here; the int8 Linears always widen.
             for (size_t step = 0; step < got.size(); ++step) {
                 const double e = relativeError(got[step], want[step]);
-                QVERIFY2(e < 1e-4, qPrintable(QString("%1 step %2: %3").arg(cpuIsaName(isa)).arg(step).arg(e)));
+                QVERIFY2(e < 1e-3, qPrintable(QString("%1 step %2: %3").arg(cpuIsaName(isa)).arg(step).arg(e)));
             }
         }
     }

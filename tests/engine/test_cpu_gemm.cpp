@@ -9,17 +9,20 @@
 //  - vdpbf16ps (T >= kBf16DotMinTokens on Avx512Bf16): x is first rounded to bf16, which moves
 //    each product by at most 2^-9 of itself (round to nearest, 8-bit significand), so the result
 //    is within 2^-9 S + 2 gamma_K S; we allow 2^-8 S + 2 gamma_K S.
-//  - int8: the kernel sums x q per group, then scales (s) and adds -s z sum(x); against the
-//    exact (q - z) s the error is within 4 gamma_K sum_k |x_k| (q_k + z) s.
+//  - int8: activations are quantized too (per block of 32, cpu_gemm_q8.h); every path must
+//    equal the scalar reference bit for bit, and the reference is held to the quantization's
+//    error bound (see int8EveryPathMatchesTheDequantizedProduct).
 // A wrong row, pair or group mapping is off by O(S), far outside every bound.
 #include "engine/cpu/cpu_features.h"
 #include "engine/cpu/cpu_gemm.h"
 #include "engine/cpu/cpu_gemm_kernels.h"
+#include "engine/cpu/cpu_gemm_q8.h"
 #include "engine/cpu/cpu_matrix.h"
 #include "engine/quantized_weight.h"
 
 #include <QtTest/QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -169,6 +172,50 @@ private slots:
             }
     }
 
+    void int8ActivationQuantizerIsTheSameOnEveryPath()
+    {
+        std::mt19937 rng(5);
+        const int blocks = 64;
+        std::vector<float> x = randomFloats(size_t(blocks) * 32, rng, 2.0f);
+        std::fill(x.begin(), x.begin() + 32, 0.0f);  // block 0: all zeros (d = 0)
+        // Block 1: d = 1 exactly, so every x * (1 / d) is a tie: half to even, both signs.
+        for (int i = 0; i < 32; ++i) x[32 + size_t(i)] = float(i % 2 ? -(i - 0.5) : i + 0.5);
+        x[32] = 127.0f;
+        x[64 + 5] = 1e30f;  // block 2: one huge value, the rest round to 0
+        std::vector<int8_t> wantCodes(x.size());
+        std::vector<float> wantScales(blocks);
+        std::vector<int32_t> wantSums(blocks);
+        kernels::quantizeQ8Scalar(x.data(), blocks, wantCodes.data(), wantScales.data(), wantSums.data());
+        QCOMPARE(int(wantCodes[32 + 1]), -0);  // -0.5 -> -0
+        QCOMPARE(int(wantCodes[32 + 2]), 2);   // 2.5 -> 2
+        QCOMPARE(int(wantCodes[32 + 3]), -2);  // -2.5 -> -2
+        QCOMPARE(int(wantCodes[32 + 4]), 4);   // 4.5 -> 4
+        QCOMPARE(int(wantCodes[32 + 7]), -6);  // -6.5 -> -6
+        QCOMPARE(int(wantCodes[64 + 5]), 127);
+        QCOMPARE(wantScales[0], 0.0f);
+        for (CpuIsa isa : supportedCpuIsas()) {
+            if (isa == CpuIsa::Scalar) continue;
+            std::vector<int8_t> codes(x.size());
+            std::vector<float> scales(blocks);
+            std::vector<int32_t> sums(blocks);
+            if (isa == CpuIsa::Avx2)
+                kernels::quantizeQ8Avx2(x.data(), blocks, codes.data(), scales.data(), sums.data());
+            else kernels::quantizeQ8Avx512(x.data(), blocks, codes.data(), scales.data(), sums.data());
+            QVERIFY2(codes == wantCodes, cpuIsaName(isa));
+            QVERIFY2(scales == wantScales, cpuIsaName(isa));
+            QVERIFY2(sums == wantSums, cpuIsaName(isa));
+        }
+    }
+
+    void int8FormatTakesGroupsOfWholeActivationBlocks()
+    {
+        std::mt19937 rng(9);
+        const std::vector<float> v = randomFloats(20 * 96, rng);
+        QVERIFY(CpuMatrix::q8Supported(*quantizeRtn(v, 20, 96, 8, 32)));
+        QVERIFY(!CpuMatrix::q8Supported(*quantizeRtn(v, 20, 96, 8, 48)));  // 48 is not a multiple of 32
+        QVERIFY(!CpuMatrix::q8Supported(*quantizeRtn(v, 20, 96, 4, 32)));  // 4 bits: dequantized to fp32
+    }
+
     void int8EveryPathMatchesTheDequantizedProduct_data()
     {
         QTest::addColumn<int>("N");
@@ -177,11 +224,16 @@ private slots:
         QTest::addColumn<int>("T");
         for (int T : {1, 2, 3, 8, 9, 20}) {
             QTest::addRow("37x64 g32 T%d", T) << 37 << 64 << 32 << T;
+            QTest::addRow("20x192 g64 T%d", T) << 20 << 192 << 64 << T;
             QTest::addRow("o 1024x2048 g128 T%d", T) << 1024 << 2048 << 128 << T;
         }
-        QTest::addRow("g6 T3") << 20 << 12 << 6 << 3;  // a group size that is not a multiple of 4
     }
 
+    // Every path computes the scalar reference's output bit for bit (integer dot products, the
+    // same fp32 steps in the same order; cpu_gemm_q8.h), pooled or not. The reference is within
+    // the activation quantization's bound of the exact product of the dequantized weights:
+    // each x_k moves by at most d_b / 2 (+ 2^-22 |x_k| for the rounding of x * (1/d)), and the
+    // fp32 steps add at most 4 gamma_K sum_k (q_k + z) s (|x_k| + d_b).
     void int8EveryPathMatchesTheDequantizedProduct()
     {
         QFETCH(int, N);
@@ -193,29 +245,40 @@ private slots:
         QVERIFY2(q.ok(), q.ok() ? "" : q.error().c_str());
         const CpuMatrix w = CpuMatrix::fromQ8(*q);
         const std::vector<float> x = randomFloats(size_t(T) * K, rng);
+        std::vector<float> want(size_t(T) * N, NAN);
+        matmul(w, x.data(), want.data(), T, CpuIsa::Scalar);
+        CpuThreadPool pool(3);
         for (CpuIsa isa : supportedCpuIsas()) {
-            std::vector<float> out(size_t(T) * N, NAN);
+            std::vector<float> out(size_t(T) * N, NAN), pooled(size_t(T) * N, NAN);
             matmul(w, x.data(), out.data(), T, isa);
-            for (int t = 0; t < T; ++t)
-                for (int n = 0; n < N; ++n) {
-                    double exact = 0.0, S = 0.0;
-                    for (int k = 0; k < K; ++k) {
-                        const int g = k / groupSize;
-                        const double s = q->scales[size_t(n) * q->groupsPerRow() + g];
-                        const double z = q->zeros[size_t(n) * q->groupsPerRow() + g];
-                        const double xk = x[size_t(t) * K + k];
-                        exact += xk * (double(q->code(n, k)) - z) * s;
-                        S += std::abs(xk) * (double(q->code(n, k)) + z) * s;
-                    }
-                    const double got = out[size_t(t) * N + n];
-                    QVERIFY2(std::abs(got - exact) <= 4 * gamma(K) * S + 1e-30,
-                             qPrintable(QString("%1 t %2 n %3: got %4, exact %5")
-                                            .arg(cpuIsaName(isa))
-                                            .arg(t)
-                                            .arg(n)
-                                            .arg(got, 0, 'g', 9)
-                                            .arg(exact, 0, 'g', 9)));
+            matmul(w, x.data(), pooled.data(), T, isa, &pool);
+            QVERIFY2(out == want, cpuIsaName(isa));
+            QVERIFY2(pooled == want, cpuIsaName(isa));
+        }
+        for (int t = 0; t < T; ++t) {
+            std::vector<double> d(size_t(K / 32));
+            for (int k = 0; k < K; ++k)
+                d[size_t(k / 32)] = std::max(d[size_t(k / 32)], std::abs(double(x[size_t(t) * K + k])) / 127.0);
+            for (int n = 0; n < N; ++n) {
+                double exact = 0.0, bound = 1e-30;
+                for (int k = 0; k < K; ++k) {
+                    const int g = k / groupSize;
+                    const double s = q->scales[size_t(n) * q->groupsPerRow() + g];
+                    const double z = q->zeros[size_t(n) * q->groupsPerRow() + g];
+                    const double xk = x[size_t(t) * K + k], db = d[size_t(k / 32)];
+                    const double wk = (double(q->code(n, k)) - z) * s;
+                    exact += xk * wk;
+                    bound += std::abs(wk) * (db * (0.5 + 0x1p-20) + 0x1p-22 * std::abs(xk)) +
+                             4 * gamma(K) * (double(q->code(n, k)) + z) * s * (std::abs(xk) + db);
                 }
+                const double got = want[size_t(t) * N + n];
+                QVERIFY2(std::abs(got - exact) <= bound, qPrintable(QString("t %1 n %2: got %3, exact %4, bound %5")
+                                                                        .arg(t)
+                                                                        .arg(n)
+                                                                        .arg(got, 0, 'g', 9)
+                                                                        .arg(exact, 0, 'g', 9)
+                                                                        .arg(bound, 0, 'g', 3)));
+            }
         }
     }
 };

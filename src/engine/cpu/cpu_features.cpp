@@ -13,6 +13,7 @@ const char* cpuIsaName(CpuIsa isa)
     case CpuIsa::Scalar: return "scalar";
     case CpuIsa::Avx2: return "avx2";
     case CpuIsa::Avx512: return "avx512";
+    case CpuIsa::Avx512Vnni: return "avx512vnni";
     case CpuIsa::Avx512Bf16: return "avx512bf16";
     }
     return "unknown";
@@ -25,12 +26,14 @@ CpuIsa detectCpuIsa()
     const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                         __builtin_cpu_supports("avx512vl");
+    const bool vnni = avx512 && __builtin_cpu_supports("avx512vnni");
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
-    const bool bf16 = avx512 && __builtin_cpu_supports("avx512bf16");
+    const bool bf16 = vnni && __builtin_cpu_supports("avx512bf16");
 #else
     const bool bf16 = false;
 #endif
     if (bf16) return CpuIsa::Avx512Bf16;
+    if (vnni) return CpuIsa::Avx512Vnni;
     if (avx512) return CpuIsa::Avx512;
     if (avx2) return CpuIsa::Avx2;
     return CpuIsa::Scalar;
@@ -56,7 +59,8 @@ CpuIsa resolveCpuIsa(const char* forced, CpuIsa best)
         }
         return CpuIsa(i);
     }
-    spdlog::warn("BROOK_CPU_ISA={} is not one of scalar, avx2, avx512, avx512bf16; using {}", want, cpuIsaName(best));
+    spdlog::warn("BROOK_CPU_ISA={} is not one of scalar, avx2, avx512, avx512vnni, avx512bf16; using {}", want,
+                 cpuIsaName(best));
     return best;
 }
 

@@ -1,6 +1,6 @@
 // CpuIsa: which vector path the CPU kernels run, chosen once per process. One binary carries
 // every path (each kernel file compiles its functions with GCC target attributes), so an
-// installer can ship a single build to unknown CPUs. BROOK_CPU_ISA=scalar|avx2|avx512|avx512bf16
+// installer can ship a single build to unknown CPUs. BROOK_CPU_ISA=scalar|avx2|avx512|avx512vnni|avx512bf16
 // forces a lower path (a higher one than the CPU has is clamped down, with a warning), which is
 // how tests and benchmarks compare each path with the scalar reference. Thread-safe.
 #pragma once
@@ -14,7 +14,8 @@ enum class CpuIsa {
     Scalar = 0,      // plain C++, the reference
     Avx2 = 1,        // AVX2 + FMA: the floor of the vector paths
     Avx512 = 2,      // AVX-512F (+BW/VL)
-    Avx512Bf16 = 3,  // AVX-512 BF16 (vdpbf16ps), used for prefill GEMMs
+    Avx512Vnni = 3,  // + AVX-512 VNNI (vpdpbusd), the int8 dot products (Cascade Lake, Ice Lake and later)
+    Avx512Bf16 = 4,  // + AVX-512 BF16 (vdpbf16ps), used for prefill GEMMs (every such CPU has VNNI too)
 };
 
 const char* cpuIsaName(CpuIsa isa);

@@ -1,6 +1,7 @@
 #include "engine/cpu/cpu_gemm.h"
 
 #include "engine/cpu/cpu_gemm_kernels.h"
+#include "engine/cpu/cpu_gemm_q8.h"
 #include "engine/cpu/cpu_ops.h"
 
 #include <algorithm>
@@ -51,30 +52,68 @@ void matmulBf16(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa is
         case CpuIsa::Scalar: kernels::bf16Scalar(w, x, T, out, b0, b1); break;
         case CpuIsa::Avx2: kernels::bf16Avx2(w, x, T, out, b0, b1); break;
         case CpuIsa::Avx512:
+        case CpuIsa::Avx512Vnni:
         case CpuIsa::Avx512Bf16: kernels::bf16Avx512(w, x, T, out, b0, b1); break;
         }
     });
 }
 
+// Quantizes x per block of 32 (cpu_gemm_q8.h) into the calling thread's scratch, then runs the
+// int8 kernel of `isa` over the row blocks.
 void matmulQ8(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool)
 {
-    const int K = w.cols(), G = w.groups(), gs = w.groupSize();
-    thread_local std::vector<float> scratch;  // [T, G]; the team gets the pointer (see matmulBf16)
-    scratch.resize(size_t(T) * size_t(G));
-    float* sums = scratch.data();
-    for (int t = 0; t < T; ++t)
-        for (int g = 0; g < G; ++g) {
-            float s = 0.0f;
-            for (int k = g * gs; k < (g + 1) * gs; ++k) s += x[int64_t(t) * K + k];
-            sums[size_t(t) * G + g] = s;
+    constexpr int kQ = CpuMatrix::kQ8Block;
+    const int K = w.cols(), G = w.groups(), KB = K / kQ, blocksPerGroup = KB / G;
+    // The team gets pointers to these, never the thread_local names (see matmulBf16).
+    thread_local std::vector<int8_t> codes;
+    thread_local std::vector<float> scales, groupSums;
+    thread_local std::vector<int32_t> blockSums;
+    codes.resize(size_t(T) * size_t(K));
+    scales.resize(size_t(T) * size_t(KB));
+    blockSums.resize(size_t(T) * size_t(KB));
+    groupSums.resize(size_t(T) * size_t(G));
+    int8_t* const codesOut = codes.data();
+    float* const scalesOut = scales.data();
+    float* const groupSumsOut = groupSums.data();
+    int32_t* const blockSumsOut = blockSums.data();
+    // Tokens' rows are contiguous runs of KB blocks (K is a multiple of 32).
+    const auto quantizeTokens = [&](int t0, int t1) {
+        const float* src = x + int64_t(t0) * K;
+        const int64_t blocks = int64_t(t1 - t0) * KB, first = int64_t(t0) * KB;
+        int8_t* c = codesOut + int64_t(t0) * K;
+        float* d = scalesOut + first;
+        int32_t* sums = blockSumsOut + first;
+        switch (isa) {
+        case CpuIsa::Scalar: kernels::quantizeQ8Scalar(src, blocks, c, d, sums); break;
+        case CpuIsa::Avx2: kernels::quantizeQ8Avx2(src, blocks, c, d, sums); break;
+        default: kernels::quantizeQ8Avx512(src, blocks, c, d, sums); break;
         }
+        // X_g in block order, the same code for every path.
+        for (int t = t0; t < t1; ++t)
+            for (int g = 0; g < G; ++g) {
+                float sum = 0.0f;
+                for (int kb = g * blocksPerGroup; kb < (g + 1) * blocksPerGroup; ++kb)
+                    sum += scalesOut[int64_t(t) * KB + kb] * float(blockSumsOut[int64_t(t) * KB + kb]);
+                groupSumsOut[int64_t(t) * G + g] = sum;
+            }
+    };
+    // A prompt's activations are worth splitting (128 x 3,072 values); a decode row is not.
+    if (pool && T >= kBf16DotMinTokens) {
+        const int perItem = 8;
+        pool->run((T + perItem - 1) / perItem,
+                  [&](int i) { quantizeTokens(i * perItem, std::min(T, (i + 1) * perItem)); });
+    } else {
+        quantizeTokens(0, T);
+    }
+    const kernels::Q8Activations a{T, K, G, codesOut, scalesOut, blockSumsOut, groupSumsOut};
     const int64_t work = int64_t(T) * w.rows() * K;
     forBlocks(pool, w.numBlocks(), work, [&](int b0, int b1) {
         switch (isa) {
-        case CpuIsa::Scalar: kernels::q8Scalar(w, x, sums, T, out, b0, b1); break;
-        case CpuIsa::Avx2: kernels::q8Avx2(w, x, sums, T, out, b0, b1); break;
-        case CpuIsa::Avx512:
-        case CpuIsa::Avx512Bf16: kernels::q8Avx512(w, x, sums, T, out, b0, b1); break;
+        case CpuIsa::Scalar: kernels::q8Scalar(w, a, out, b0, b1); break;
+        case CpuIsa::Avx2:
+        case CpuIsa::Avx512: kernels::q8Avx2(w, a, out, b0, b1); break;
+        case CpuIsa::Avx512Vnni:
+        case CpuIsa::Avx512Bf16: kernels::q8Avx512Vnni(w, a, out, b0, b1); break;
         }
     });
 }

@@ -12,7 +12,10 @@
 //   BF16, T >= 16 on Avx512Bf16
 //                   -> activations rounded to bf16, vdpbf16ps (twice the FMA rate; prefill is
 //                      compute-bound). Each product loses at most 2^-9 relative (the rounding of x).
-//   Q8              -> codes widened to fp32, per-group sums scaled once per group.
+//   Q8              -> activations quantized to int8 per block of 32 inputs (a scale each), int32
+//                      dot products (vpdpbusd on AVX-512 VNNI, vpmaddubsw on AVX2, plain C++ on
+//                      scalar), scaled to fp32 per block and group; every path computes the same
+//                      output bit for bit (cpu_gemm_q8.h).
 // Vector kernels need even K (every ERNIE Linear has it); odd K runs the scalar kernel.
 #pragma once
 

@@ -55,38 +55,6 @@ BROOK_AVX2 void bf16Block(const uint16_t* wb, int P, const float* x, int K, floa
                   _mm256_add_ps(acc[1][0][t], acc[1][1][t]), lanes);
 }
 
-template <int TT>
-BROOK_AVX2 void q8Block(const uint8_t* codes, const float* scales, const float* offsets, int G, int gs, const float* x,
-                        const float* sums, int K, float* out, int N, int lanes)
-{
-    __m256 acc[2][TT];
-    for (int t = 0; t < TT; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_ps();
-    for (int g = 0; g < G; ++g) {
-        __m256 dot[2][TT];
-        for (int t = 0; t < TT; ++t) dot[0][t] = dot[1][t] = _mm256_setzero_ps();
-        for (int k = g * gs; k < (g + 1) * gs; ++k) {
-            const uint8_t* c = codes + size_t(k) * kB;
-            const __m256 lo =
-                _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(c))));
-            const __m256 hi =
-                _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(c + 8))));
-            for (int t = 0; t < TT; ++t) {
-                const __m256 xv = _mm256_broadcast_ss(x + int64_t(t) * K + k);
-                dot[0][t] = _mm256_fmadd_ps(lo, xv, dot[0][t]);
-                dot[1][t] = _mm256_fmadd_ps(hi, xv, dot[1][t]);
-            }
-        }
-        for (int h = 0; h < 2; ++h) {
-            const __m256 s = _mm256_loadu_ps(scales + g * kB + h * 8), o = _mm256_loadu_ps(offsets + g * kB + h * 8);
-            for (int t = 0; t < TT; ++t) {
-                acc[h][t] = _mm256_fmadd_ps(dot[h][t], s, acc[h][t]);
-                acc[h][t] = _mm256_fmadd_ps(o, _mm256_broadcast_ss(sums + int64_t(t) * G + g), acc[h][t]);
-            }
-        }
-    }
-    for (int t = 0; t < TT; ++t) storeRows(out + int64_t(t) * N, acc[0][t], acc[1][t], lanes);
-}
-
 }  // namespace
 
 BROOK_AVX2 void bf16Avx2(const CpuMatrix& w, const float* x, int T, float* out, int b0, int b1)
@@ -103,21 +71,6 @@ BROOK_AVX2 void bf16Avx2(const CpuMatrix& w, const float* x, int T, float* out, 
             case 2: bf16Block<2>(wb, P, xt, K, ot, N, lanes); break;
             default: bf16Block<3>(wb, P, xt, K, ot, N, lanes); break;
             }
-        }
-    }
-}
-
-BROOK_AVX2 void q8Avx2(const CpuMatrix& w, const float* x, const float* xGroupSums, int T, float* out, int b0, int b1)
-{
-    const int K = w.cols(), N = w.rows(), G = w.groups(), gs = w.groupSize();
-    for (int b = b0; b < b1; ++b) {
-        const int lanes = std::min(kB, N - b * kB);
-        for (int t = 0; t < T; t += 2) {
-            const float* xt = x + int64_t(t) * K;
-            const float* st = xGroupSums + int64_t(t) * G;
-            float* ot = out + int64_t(t) * N + b * kB;
-            if (T - t >= 2) q8Block<2>(w.q8Block(b), w.q8Scales(b), w.q8Offsets(b), G, gs, xt, st, K, ot, N, lanes);
-            else q8Block<1>(w.q8Block(b), w.q8Scales(b), w.q8Offsets(b), G, gs, xt, st, K, ot, N, lanes);
         }
     }
 }

@@ -129,45 +129,6 @@ BROOK_AVX512BF16 void dotBlocks(const uint16_t* w0, const uint16_t* w1, int P, c
     }
 }
 
-template <int TT, int U>
-BROOK_AVX512 void q8Block(const uint8_t* codes, const float* scales, const float* offsets, int G, int gs,
-                          const float* x, const float* sums, int K, float* out, int N, int lanes)
-{
-    __m512 acc[TT];
-    for (int t = 0; t < TT; ++t) acc[t] = _mm512_setzero_ps();
-    for (int g = 0; g < G; ++g) {
-        __m512 dot[U][TT];
-        for (int u = 0; u < U; ++u)
-            for (int t = 0; t < TT; ++t) dot[u][t] = _mm512_setzero_ps();
-        for (int k = g * gs; k < (g + 1) * gs; k += U) {
-            for (int u = 0; u < U; ++u) {
-                const __m128i c8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + size_t(k + u) * kB));
-                const __m512 c = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(c8));
-                for (int t = 0; t < TT; ++t)
-                    dot[u][t] = _mm512_fmadd_ps(c, _mm512_set1_ps(x[int64_t(t) * K + k + u]), dot[u][t]);
-            }
-        }
-        const __m512 s = _mm512_loadu_ps(scales + g * kB), o = _mm512_loadu_ps(offsets + g * kB);
-        for (int t = 0; t < TT; ++t) {
-            __m512 d = dot[0][t];
-            for (int u = 1; u < U; ++u) d = _mm512_add_ps(d, dot[u][t]);
-            acc[t] = _mm512_fmadd_ps(d, s, acc[t]);
-            acc[t] = _mm512_fmadd_ps(o, _mm512_set1_ps(sums[int64_t(t) * G + g]), acc[t]);
-        }
-    }
-    for (int t = 0; t < TT; ++t) storeRows(out + int64_t(t) * N, acc[t], lanes);
-}
-
-template <int TT>
-BROOK_AVX512 void q8Tokens(const uint8_t* codes, const float* scales, const float* offsets, int G, int gs,
-                           const float* x, const float* sums, int K, float* out, int N, int lanes)
-{
-    // Groups are multiples of 4 inputs in every format Brook writes (32, 64, 128).
-    if (gs % 4 == 0)
-        q8Block<TT, TT == 1 ? 4 : TT == 2 ? 2 : 1>(codes, scales, offsets, G, gs, x, sums, K, out, N, lanes);
-    else q8Block<TT, 1>(codes, scales, offsets, G, gs, x, sums, K, out, N, lanes);
-}
-
 }  // namespace
 
 BROOK_AVX512 void bf16Avx512(const CpuMatrix& w, const float* x, int T, float* out, int b0, int b1)
@@ -237,33 +198,6 @@ BROOK_AVX512BF16 void bf16DotAvx512(const CpuMatrix& w, const uint32_t* xPairs, 
             case 6: dotBlocks<6>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
             case 7: dotBlocks<7>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
             default: dotBlocks<8>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
-            }
-        }
-    }
-}
-
-BROOK_AVX512 void q8Avx512(const CpuMatrix& w, const float* x, const float* xGroupSums, int T, float* out, int b0,
-                           int b1)
-{
-    const int K = w.cols(), N = w.rows(), G = w.groups(), gs = w.groupSize();
-    for (int b = b0; b < b1; ++b) {
-        const int lanes = std::min(kB, N - b * kB);
-        const uint8_t* codes = w.q8Block(b);
-        const float* scales = w.q8Scales(b);
-        const float* offsets = w.q8Offsets(b);
-        for (int t = 0; t < T; t += 8) {
-            const float* xt = x + int64_t(t) * K;
-            const float* st = xGroupSums + int64_t(t) * G;
-            float* ot = out + int64_t(t) * N + b * kB;
-            switch (std::min(8, T - t)) {
-            case 1: q8Tokens<1>(codes, scales, offsets, G, gs, xt, st, K, ot, N, lanes); break;
-            case 2: q8Tokens<2>(codes, scales, offsets, G, gs, xt, st, K, ot, N, lanes); break;
-            case 3: q8Tokens<3>(codes, scales, offsets, G, gs, xt, st, K, ot, N, lanes); break;
-            case 4: q8Tokens<4>(codes, scales, offsets, G, gs, xt, st, K, ot, N, lanes); break;
-            case 5: q8Tokens<5>(codes, scales, offsets, G, gs, xt, st, K, ot, N, lanes); break;
-            case 6: q8Tokens<6>(codes, scales, offsets, G, gs, xt, st, K, ot, N, lanes); break;
-            case 7: q8Tokens<7>(codes, scales, offsets, G, gs, xt, st, K, ot, N, lanes); break;
-            default: q8Tokens<8>(codes, scales, offsets, G, gs, xt, st, K, ot, N, lanes); break;
             }
         }
     }

@@ -1,6 +1,6 @@
-// The per-ISA kernels behind matmul (cpu_gemm.h); internal to src/engine/cpu.
+// The per-ISA bf16 kernels behind matmul (cpu_gemm.h); internal to src/engine/cpu. (int8: cpu_gemm_q8.h.)
 // Each computes out[t, n] for t in [0, T) and the rows of blocks [b0, b1) of w (16 rows a block),
-// out row stride N = w.rows(). x: [T, K] fp32. xGroupSums (Q8): [T, G] sums of x per group.
+// out row stride N = w.rows(). x: [T, K] fp32.
 // xPairs (vdpbf16ps): [T, P] x rounded to bf16, two per uint32 (input 2p in the low half).
 // Safe to call concurrently on disjoint block ranges.
 #pragma once
@@ -17,10 +17,6 @@ void bf16Avx512(const CpuMatrix& w, const float* x, int T, float* out, int b0, i
 // The bf16-activation reference of bf16DotAvx512: the same products, in fp32, in pair order.
 void bf16DotScalar(const CpuMatrix& w, const uint32_t* xPairs, int T, float* out, int b0, int b1);
 void bf16DotAvx512(const CpuMatrix& w, const uint32_t* xPairs, int T, float* out, int b0, int b1);
-
-void q8Scalar(const CpuMatrix& w, const float* x, const float* xGroupSums, int T, float* out, int b0, int b1);
-void q8Avx2(const CpuMatrix& w, const float* x, const float* xGroupSums, int T, float* out, int b0, int b1);
-void q8Avx512(const CpuMatrix& w, const float* x, const float* xGroupSums, int T, float* out, int b0, int b1);
 
 }  // namespace brook::cpu::kernels
 

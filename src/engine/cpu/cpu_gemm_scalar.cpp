@@ -49,29 +49,6 @@ void bf16DotScalar(const CpuMatrix& w, const uint32_t* xPairs, int T, float* out
     }
 }
 
-void q8Scalar(const CpuMatrix& w, const float* x, const float* xGroupSums, int T, float* out, int b0, int b1)
-{
-    const int K = w.cols(), N = w.rows(), G = w.groups(), gs = w.groupSize();
-    for (int b = b0; b < b1; ++b) {
-        const uint8_t* codes = w.q8Block(b);
-        const float* scales = w.q8Scales(b);
-        const float* offsets = w.q8Offsets(b);
-        const int lanes = std::min(kB, N - b * kB);
-        for (int lane = 0; lane < lanes; ++lane) {
-            for (int t = 0; t < T; ++t) {
-                const float* xt = x + int64_t(t) * K;
-                float acc = 0.0f;
-                for (int g = 0; g < G; ++g) {
-                    float dot = 0.0f;  // sum_k x_k q_k over the group, scaled once below
-                    for (int k = g * gs; k < (g + 1) * gs; ++k) dot += float(codes[size_t(k) * kB + lane]) * xt[k];
-                    acc += dot * scales[g * kB + lane] + offsets[g * kB + lane] * xGroupSums[int64_t(t) * G + g];
-                }
-                out[int64_t(t) * N + b * kB + lane] = acc;
-            }
-        }
-    }
-}
-
 }  // namespace brook::cpu::kernels
 
 namespace brook::cpu::kernels {

@@ -46,9 +46,14 @@ CpuMatrix CpuMatrix::fromF32(int rows, int cols, std::vector<float> values)
     return m;
 }
 
+bool CpuMatrix::q8Supported(const QuantizedWeight& w)
+{
+    return w.bits == 8 && w.groupSize % kQ8Block == 0 && w.cols % w.groupSize == 0;
+}
+
 CpuMatrix CpuMatrix::fromQ8(const QuantizedWeight& w)
 {
-    assert(w.bits == 8 && w.cols % w.groupSize == 0);
+    assert(q8Supported(w));
     CpuMatrix m;
     m.m_format = MatrixFormat::Q8;
     m.m_rows = w.rows;
@@ -61,8 +66,8 @@ CpuMatrix CpuMatrix::fromQ8(const QuantizedWeight& w)
     for (int n = 0; n < w.rows; ++n) {
         const int b = n / kBlockRows, lane = n % kBlockRows;
         const uint8_t* src = w.packed.data() + size_t(n) * size_t(w.packedRowBytes());
-        uint8_t* dst = m.m_q8.data() + size_t(b) * size_t(w.cols) * kBlockRows + lane;
-        for (int k = 0; k < w.cols; ++k) dst[size_t(k) * kBlockRows] = src[k];
+        uint8_t* dst = m.m_q8.data() + size_t(b) * size_t(w.cols) * kBlockRows + size_t(lane) * 4;
+        for (int k = 0; k < w.cols; ++k) dst[size_t(k / 4) * 64 + size_t(k % 4)] = src[k];
         for (int g = 0; g < G; ++g) {
             const float scale = w.scales[size_t(n) * G + g];
             const size_t at = (size_t(b) * G + g) * kBlockRows + lane;
@@ -88,7 +93,7 @@ float CpuMatrix::at(int n, int k) const
     case MatrixFormat::BF16: return bf16ToFloat(bf16Block(b)[size_t(k / 2) * 32 + lane * 2 + (k & 1)]);
     case MatrixFormat::Q8: {
         const int g = k / m_groupSize;
-        const float code = float(q8Block(b)[size_t(k) * kBlockRows + lane]);
+        const float code = float(q8Block(b)[size_t(k / 4) * 64 + size_t(lane) * 4 + size_t(k % 4)]);
         return code * q8Scales(b)[g * kBlockRows + lane] + q8Offsets(b)[g * kBlockRows + lane];
     }
     }

@@ -8,9 +8,12 @@
 //         decode GEMV widens that register into two fp32 vectors (inputs 2p and 2p+1 of 16 rows)
 //         and FMAs them with broadcast activations, so the 16 outputs of a block sit in the
 //         16 lanes and no horizontal sum is needed; vdpbf16ps reads the same register as it is.
-//   Q8:   [N/16][K][16] uint8 codes of asymmetric groups along K (QuantizedWeight's rule,
+//   Q8:   [N/16][K/4][16][4] uint8 codes of asymmetric groups along K (QuantizedWeight's rule,
 //         w = (q - zero) * scale), with per-block [G][16] fp32 scales and -scale*zero offsets,
-//         G = K / groupSize: one 16-byte load widens to the 16 rows' codes at input k.
+//         G = K / groupSize. One 64-byte load is 16 rows x 4 consecutive inputs, the operand
+//         vpdpbusd multiplies with 4 int8 activations broadcast to every lane: the 16 rows' dot
+//         products sit in the 16 int32 lanes (cpu_gemm_q8.h). Groups are multiples of
+//         kQ8Block (32) inputs, the activations' quantization block (q8Supported).
 // Immutable after construction; safe to read from any number of threads.
 #pragma once
 
@@ -35,8 +38,11 @@ public:
     using Bf16RowSource = std::function<void(int n, uint16_t* row)>;
     static CpuMatrix fromBf16(int rows, int cols, const Bf16RowSource& rowSource);
     static CpuMatrix fromF32(int rows, int cols, std::vector<float> values);  // values: [N, K]
-    // 8-bit QuantizedWeight only (bits == 8).
-    static CpuMatrix fromQ8(const QuantizedWeight& w);
+    // Inputs per activation quantization block of the int8 kernels; Q8 groups are multiples.
+    static constexpr int kQ8Block = 32;
+    // Whether fromQ8 takes w: 8 bits, groups a multiple of kQ8Block (Brook's 32, 64 and 128).
+    static bool q8Supported(const QuantizedWeight& w);
+    static CpuMatrix fromQ8(const QuantizedWeight& w);  // q8Supported(w) must hold
 
     MatrixFormat format() const { return m_format; }
     int rows() const { return m_rows; }  // N
@@ -49,6 +55,7 @@ public:
     // Raw storage for the kernels.
     const float* f32() const { return m_f32.data(); }
     const uint16_t* bf16Block(int block) const { return m_bf16.data() + size_t(block) * size_t(pairs()) * 32; }
+    // Block b's codes: [K/4][16][4], the code of (row 16b + lane, input k) at (k/4)*64 + lane*4 + k%4.
     const uint8_t* q8Block(int block) const { return m_q8.data() + size_t(block) * size_t(m_cols) * kBlockRows; }
     const float* q8Scales(int block) const { return m_scales.data() + size_t(block) * groups() * kBlockRows; }
     const float* q8Offsets(int block) const { return m_offsets.data() + size_t(block) * groups() * kBlockRows; }

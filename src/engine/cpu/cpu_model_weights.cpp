@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -59,11 +61,43 @@ Result<std::vector<float>> loadVector(const Checkpoint& checkpoint, const std::s
 
 CpuMatrix fromQuantized(const QuantizedWeight& w)
 {
-    if (w.bits == 8) return CpuMatrix::fromQ8(w);
-    // 4 bits: no CPU kernel yet, so the dequantized values (what the W4A16 GPU kernel computes).
+    if (CpuMatrix::q8Supported(w)) return CpuMatrix::fromQ8(w);
+    // 4 bits (and 8-bit groups that are not multiples of 32): no CPU kernel, so the dequantized
+    // values (what the W4A16 GPU kernel computes).
     std::vector<float> values(size_t(w.rows) * size_t(w.cols));
     dequantize(w, values);
     return CpuMatrix::fromF32(w.rows, w.cols, std::move(values));
+}
+
+// Whether --quantization int8 also makes the embedding / lm head int8. It is a third of the
+// model's weights and, tied, read whole by every decode step: bf16 it kept int8 models at 0.48 GB
+// and half their step time in the head. BROOK_CPU_INT8_HEAD=0 keeps it bf16 (exact logits for
+// the int8 layers' hidden state; the fallback when a model's head proves sensitive).
+bool int8Head()
+{
+    const char* v = std::getenv("BROOK_CPU_INT8_HEAD");
+    return !(v && std::string(v) == "0");
+}
+
+// m (bf16 or fp32, [V, H]) rounded to 8-bit groups as --quantization int8 rounds the Linears
+// (quantizeRtn), a chunk of rows at a time so the fp32 copy stays small.
+Result<CpuMatrix> quantizeMatrix(const CpuMatrix& m, int groupSize)
+{
+    constexpr int kChunkRows = 4096;
+    std::vector<QuantizedWeight> parts;
+    std::vector<float> rows;
+    for (int r0 = 0; r0 < m.rows(); r0 += kChunkRows) {
+        const int n = std::min(kChunkRows, m.rows() - r0);
+        rows.resize(size_t(n) * size_t(m.cols()));
+        for (int r = 0; r < n; ++r) m.rowToFloat(r0 + r, &rows[size_t(r) * size_t(m.cols())]);
+        auto q = quantizeRtn(rows, n, m.cols(), 8, groupSize);
+        if (!q) return makeError(q.error());
+        parts.push_back(std::move(q).value());
+    }
+    auto all = concatRows(parts);
+    if (!all) return makeError(all.error());
+    if (!CpuMatrix::q8Supported(*all)) return makeError("int8 embedding: group size must be a multiple of 32");
+    return CpuMatrix::fromQ8(*all);
 }
 
 Result<void> loadLayer(const Checkpoint& checkpoint, const ModelConfig& config, int layer,
@@ -129,6 +163,8 @@ Result<CpuModelWeights> CpuModelWeights::load(const Checkpoint& checkpoint, cons
     std::vector<std::string> errors(static_cast<size_t>(items));
     std::atomic<int> done{0};
     std::mutex progressMutex;
+    const bool quantizeHead = quantization.enabled() && quantization.bits == 8 &&
+                              quantization.groupSize % CpuMatrix::kQ8Block == 0 && int8Head();
 #pragma omp parallel for schedule(dynamic, 1)
     for (int item = 0; item < items; ++item) {
         Result<void> r;
@@ -136,6 +172,7 @@ Result<CpuModelWeights> CpuModelWeights::load(const Checkpoint& checkpoint, cons
             r = loadLayer(checkpoint, config, item, quantization, w.layers[size_t(item)]);
         } else if (item == config.numLayers) {
             auto m = loadMatrix(checkpoint, {"model.embed_tokens.weight"});
+            if (m && quantizeHead) m = quantizeMatrix(*m, quantization.groupSize);
             if (m) w.embedding = std::move(m).value();
             else r = makeError(m.error());
         } else if (item == config.numLayers + 1) {
@@ -145,6 +182,7 @@ Result<CpuModelWeights> CpuModelWeights::load(const Checkpoint& checkpoint, cons
         } else if (checkpoint.find("lm_head.weight")) {
             // The tied-head rule (shared docs): lm_head.weight when the checkpoint has it, else the embedding.
             auto m = loadMatrix(checkpoint, {"lm_head.weight"});
+            if (m && quantizeHead) m = quantizeMatrix(*m, quantization.groupSize);
             if (m) w.lmHeadStorage = std::move(m).value();
             else r = makeError(m.error());
         }

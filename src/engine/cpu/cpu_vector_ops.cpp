@@ -237,6 +237,7 @@ const CpuVectorOps& CpuVectorOps::forIsa(CpuIsa isa)
     case CpuIsa::Scalar: return scalar;
     case CpuIsa::Avx2: return avx2;
     case CpuIsa::Avx512:
+    case CpuIsa::Avx512Vnni:
     case CpuIsa::Avx512Bf16: return avx512;
     }
     return scalar;
