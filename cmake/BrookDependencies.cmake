@@ -1,9 +1,30 @@
 # Finds the Debian 12 packages Brook builds against (see README.md for the list).
 find_package(Threads REQUIRED)
-find_package(spdlog REQUIRED)
-find_package(nlohmann_json 3.10 REQUIRED)
-find_package(CLI11 REQUIRED)
 find_package(yaml-cpp REQUIRED)
+
+# The Windows cross build (packaging/windows/cross-build.sh) has no Debian CMake packages for the
+# header-only libraries: it copies Debian's headers into its dependency prefix, and these targets
+# stand in for the packages' own (spdlog and fmt switched to header-only mode).
+option(BROOK_HEADER_ONLY_DEPS "spdlog, fmt, nlohmann-json and CLI11 as plain headers found in CMAKE_PREFIX_PATH" OFF)
+if(BROOK_HEADER_ONLY_DEPS)
+  find_path(BROOK_HEADER_ONLY_INCLUDE_DIR spdlog/spdlog.h REQUIRED)
+  foreach(_header fmt/format.h nlohmann/json.hpp CLI/CLI.hpp)
+    if(NOT EXISTS ${BROOK_HEADER_ONLY_INCLUDE_DIR}/${_header})
+      message(FATAL_ERROR "${_header} is missing from ${BROOK_HEADER_ONLY_INCLUDE_DIR}")
+    endif()
+  endforeach()
+  add_library(spdlog::spdlog INTERFACE IMPORTED)
+  target_include_directories(spdlog::spdlog INTERFACE ${BROOK_HEADER_ONLY_INCLUDE_DIR})
+  target_compile_definitions(spdlog::spdlog INTERFACE SPDLOG_HEADER_ONLY SPDLOG_FMT_EXTERNAL FMT_HEADER_ONLY)
+  add_library(nlohmann_json::nlohmann_json INTERFACE IMPORTED)
+  target_include_directories(nlohmann_json::nlohmann_json INTERFACE ${BROOK_HEADER_ONLY_INCLUDE_DIR})
+  add_library(CLI11::CLI11 INTERFACE IMPORTED)
+  target_include_directories(CLI11::CLI11 INTERFACE ${BROOK_HEADER_ONLY_INCLUDE_DIR})
+else()
+  find_package(spdlog REQUIRED)
+  find_package(nlohmann_json 3.10 REQUIRED)
+  find_package(CLI11 REQUIRED)
+endif()
 
 # sentencepiece ships a pkg-config file but no CMake package.
 find_path(SENTENCEPIECE_INCLUDE_DIR sentencepiece_processor.h REQUIRED)
@@ -15,20 +36,30 @@ target_link_libraries(brook::sentencepiece INTERFACE ${SENTENCEPIECE_LIBRARY})
 add_library(brook::sentencepiece_train INTERFACE IMPORTED)
 target_link_libraries(brook::sentencepiece_train INTERFACE ${SENTENCEPIECE_TRAIN_LIBRARY} brook::sentencepiece)
 
-# OpenBLAS: Debian puts the pthread flavour's cblas.h and library in a subfolder.
+# OpenBLAS (fp32 matrices of the CPU backend): Debian puts the pthread flavour's cblas.h and
+# library in a subfolder. Optional: without it (the Windows cross build; Debian has no mingw
+# OpenBLAS) fp32 matrices go through Brook's own kernel (src/engine/cpu/cpu_ops.cpp).
 find_path(OPENBLAS_INCLUDE_DIR cblas.h
-  PATH_SUFFIXES x86_64-linux-gnu/openblas-pthread openblas-pthread openblas aarch64-linux-gnu/openblas-pthread REQUIRED)
+  PATH_SUFFIXES x86_64-linux-gnu/openblas-pthread openblas-pthread openblas aarch64-linux-gnu/openblas-pthread)
 find_library(OPENBLAS_LIBRARY NAMES openblas
-  PATH_SUFFIXES x86_64-linux-gnu/openblas-pthread openblas-pthread aarch64-linux-gnu/openblas-pthread REQUIRED)
+  PATH_SUFFIXES x86_64-linux-gnu/openblas-pthread openblas-pthread aarch64-linux-gnu/openblas-pthread)
 add_library(brook::openblas INTERFACE IMPORTED)
-target_include_directories(brook::openblas INTERFACE ${OPENBLAS_INCLUDE_DIR})
-target_link_libraries(brook::openblas INTERFACE ${OPENBLAS_LIBRARY})
+if(OPENBLAS_INCLUDE_DIR AND OPENBLAS_LIBRARY)
+  target_include_directories(brook::openblas INTERFACE ${OPENBLAS_INCLUDE_DIR})
+  target_link_libraries(brook::openblas INTERFACE ${OPENBLAS_LIBRARY})
+  target_compile_definitions(brook::openblas INTERFACE BROOK_HAVE_OPENBLAS=1)
+elseif(NOT WIN32)
+  message(FATAL_ERROR "OpenBLAS not found: install libopenblas-dev (scripts/install-deps.sh)")
+endif()
 
 # cpp-httplib is used header-only.
 find_path(HTTPLIB_INCLUDE_DIR httplib.h REQUIRED)
 add_library(brook::httplib INTERFACE IMPORTED)
 target_include_directories(brook::httplib INTERFACE ${HTTPLIB_INCLUDE_DIR})
 target_link_libraries(brook::httplib INTERFACE Threads::Threads)
+if(WIN32)
+  target_link_libraries(brook::httplib INTERFACE ws2_32)
+endif()
 
 # Debian's cpp-httplib is split: the header declares, libcpp-httplib.so defines. The library is
 # built with OpenSSL, zlib and brotli support, and the header's class layouts depend on the same
@@ -53,7 +84,10 @@ endif()
 if(BROOK_BUILD_TESTS OR BROOK_WITH_GUI)
   set(_qt_components Core Test)
   if(BROOK_WITH_GUI)
-    list(APPEND _qt_components Gui Widgets Charts Network Sql LinguistTools)
+    list(APPEND _qt_components Gui Widgets Network Sql LinguistTools)
+    if(BROOK_WITH_CHARTS)
+      list(APPEND _qt_components Charts)
+    endif()
   endif()
   find_package(Qt6 6.4 REQUIRED COMPONENTS ${_qt_components})
 endif()

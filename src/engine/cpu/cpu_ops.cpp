@@ -1,6 +1,8 @@
 #include "engine/cpu/cpu_ops.h"
 
+#if BROOK_HAVE_OPENBLAS
 #include <cblas.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -11,12 +13,28 @@ namespace brook::cpu {
 void linear(const float* x, const float* w, float* out, int T, int K, int N)
 {
     if (T == 0) return;
+#if BROOK_HAVE_OPENBLAS
     if (T == 1) {
         // A GEMV streams the weight once; sgemm with M=1 is slower in OpenBLAS.
         cblas_sgemv(CblasRowMajor, CblasNoTrans, N, K, 1.0f, w, K, x, 1, 0.0f, out, 1);
         return;
     }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, N, K, 1.0f, x, K, w, K, 0.0f, out, N);
+#else
+    // Builds without OpenBLAS (Windows): fp32 matrices are rare there (4-bit checkpoints
+    // dequantized); each weight row is read once for all T rows, the dot products vectorize.
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; ++n) {
+        const float* row = w + int64_t(n) * K;
+        for (int t = 0; t < T; ++t) {
+            const float* in = x + int64_t(t) * K;
+            float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+            for (int k = 0; k < K; ++k) sum += in[k] * row[k];
+            out[int64_t(t) * N + n] = sum;
+        }
+    }
+#endif
 }
 
 void rmsnorm(const float* x, const float* weight, float* out, int T, int H, float eps)
