@@ -68,15 +68,16 @@ CpuBackend::CpuBackend(ModelConfig config, CpuModelWeights weights, CpuIsa isa, 
     for (int i = 0; i < m_config.headDim / 2; ++i)
         m_invFreq.push_back(float(1.0 / std::pow(m_config.ropeTheta, double(2 * i) / m_config.headDim)));
     const size_t perLayer = size_t(numBlocks) * blockSize * m_config.kvDim();
-    m_kCache.assign(perLayer * m_config.numLayers, 0.0f);
-    m_vCache.assign(perLayer * m_config.numLayers, 0.0f);
+    m_cacheFloats = perLayer * size_t(m_config.numLayers);
+    m_kCache.reset(new float[m_cacheFloats]);  // default-initialized: no zero-fill (see the header)
+    m_vCache.reset(new float[m_cacheFloats]);
 }
 
 BackendMemory CpuBackend::memory() const
 {
     BackendMemory m;
     m.weightsBytes = m_weights.bytes();
-    m.kvCacheBytes = int64_t(m_kCache.size() + m_vCache.size()) * int64_t(sizeof(float));
+    m.kvCacheBytes = int64_t(2 * m_cacheFloats) * int64_t(sizeof(float));
     m.activationsBytes = int64_t(m_x.capacity() + m_h.capacity() + m_qkv.capacity() + m_q.capacity() +
                                  m_attn.capacity() + m_gateUp.capacity() + m_act.capacity()) *
                          int64_t(sizeof(float));
@@ -88,8 +89,8 @@ void CpuBackend::writeKv(int layer, const float* qkvRows, std::span<const BatchS
     const int qDim = m_config.qDim(), kvDim = m_config.kvDim();
     const int rowWidth = qDim + 2 * kvDim;
     const size_t perLayer = size_t(m_numBlocks) * m_blockSize * kvDim;
-    float* kLayer = m_kCache.data() + perLayer * layer;
-    float* vLayer = m_vCache.data() + perLayer * layer;
+    float* kLayer = m_kCache.get() + perLayer * layer;
+    float* vLayer = m_vCache.get() + perLayer * layer;
     int64_t row = 0;
     for (const BatchSequence& s : batch) {
         for (size_t i = 0; i < s.tokens.size(); ++i, ++row) {
@@ -156,7 +157,7 @@ void CpuBackend::forward(std::span<const BatchSequence> batch)
         }
         writeKv(layer, m_qkv.data(), batch);
 
-        const PagedKv kv{m_kCache.data() + perLayer * layer, m_vCache.data() + perLayer * layer, m_blockSize, KVH, HD};
+        const PagedKv kv{m_kCache.get() + perLayer * layer, m_vCache.get() + perLayer * layer, m_blockSize, KVH, HD};
         attention.clear();
         int64_t row = 0;
         for (const auto& s : batch) {

@@ -62,8 +62,11 @@ private:
     CpuIsa m_isa;
     int m_blockSize;
     int m_numBlocks;
-    std::vector<float> m_kCache;  // [L][blocks][blockSize][KVH][HD]
-    std::vector<float> m_vCache;
+    // [L][blocks][blockSize][KVH][HD] each, left uninitialized: attention reads only slots a step
+    // has written, and a 2 GB zero-fill cost ~1 s at start and made every page resident at once
+    // (untouched, the OS maps them on first write).
+    std::unique_ptr<float[]> m_kCache, m_vCache;
+    size_t m_cacheFloats = 0;  // per cache
     // Step workspace, reused across steps.
     const CpuVectorOps* m_ops;
     std::unique_ptr<CpuThreadPool> m_pool;    // the step's workers, created once
