@@ -2,6 +2,25 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
     <context>
+        <name>CapacityAdvisor</name>
+        <message>
+            <source>max-num-batched-tokens %1</source>
+            <translation>max-num-batched-tokens %1</translation>
+        </message>
+        <message>
+            <source>max-num-seqs %1</source>
+            <translation>max-num-seqs %1</translation>
+        </message>
+        <message>
+            <source>CUDA graphs off</source>
+            <translation>关闭 CUDA 图</translation>
+        </message>
+        <message>
+            <source>quantization int4</source>
+            <translation>int4 量化</translation>
+        </message>
+    </context>
+    <context>
         <name>ConversationExporter</name>
         <message>
             <source>Conversation</source>
@@ -22,6 +41,48 @@
         <message>
             <source>%1 tokens · first token %2 s · %3 tokens/s</source>
             <translation>%1 个词元 · 首词元 %2 秒 · %3 词元/秒</translation>
+        </message>
+    </context>
+    <context>
+        <name>GuiTerms</name>
+        <message>
+            <source>Performance → Serving parameters</source>
+            <translation>性能 → 服务参数</translation>
+        </message>
+        <message>
+            <source>%1. Lower the context length or raise the GPU memory share in %2, or choose int4 quantization.</source>
+            <translation>%1。请在%2中降低上下文长度或提高 GPU 显存占比，或选择 int4 量化。</translation>
+        </message>
+        <message>
+            <source>%1. Choose another quantization (or none) in %2.</source>
+            <translation>%1。请在%2中选择其他量化方式（或不量化）。</translation>
+        </message>
+        <message>
+            <source>%1. Choose the cpu device in %2.</source>
+            <translation>%1。请在%2中选择 cpu 设备。</translation>
+        </message>
+        <message>
+            <source>%1. Lower max-model-len in %2.</source>
+            <translation>%1。请在%2中降低 max-model-len。</translation>
+        </message>
+    </context>
+    <context>
+        <name>ModelFolderCheck</name>
+        <message>
+            <source>%1 does not exist.</source>
+            <translation>%1 不存在。</translation>
+        </message>
+        <message>
+            <source>%1 is not a folder.</source>
+            <translation>%1 不是文件夹。</translation>
+        </message>
+        <message>
+            <source>weights (*.safetensors)</source>
+            <translation>权重文件（*.safetensors）</translation>
+        </message>
+        <message>
+            <source>%1 is not a model folder: %2 missing. Choose the folder that holds the model's config.json.</source>
+            <translation>%1 不是模型文件夹：缺少 %2。请选择包含模型 config.json 的文件夹。</translation>
         </message>
     </context>
     <context>
@@ -107,10 +168,6 @@
             <translation>KV 缓存只能容纳 %1 个词元，而一个 max-model-len 长度的请求需要 %2 个：无法加载。</translation>
         </message>
         <message>
-            <source>No single knob fixes it: try quantization int4 or a larger GPU.</source>
-            <translation>调整单个参数无法解决：请尝试 int4 量化或更大的 GPU。</translation>
-        </message>
-        <message>
             <source>Use gpu-memory-utilization %1</source>
             <translation>改用 gpu-memory-utilization %1</translation>
         </message>
@@ -165,6 +222,30 @@
         <message>
             <source>Binding knob:</source>
             <translation>瓶颈参数：</translation>
+        </message>
+        <message>
+            <source>KV-cache memory (CPU KV cache, max-model-len)</source>
+            <translation>KV 缓存内存（CPU KV 缓存、max-model-len）</translation>
+        </message>
+        <message>
+            <source>Quantization %1 does not suit this model: %2. Choose another under Quantization.</source>
+            <translation>量化方式 %1 不适用于该模型：%2。请在“量化”中选择其他方式。</translation>
+        </message>
+        <message>
+            <source>These would also fit, each on its own: %1.</source>
+            <translation>以下任一单项调整也能装下：%1。</translation>
+        </message>
+        <message>
+            <source>, </source>
+            <translation>、</translation>
+        </message>
+        <message>
+            <source>No setting here makes it fit: this model needs more memory.</source>
+            <translation>这里没有哪项设置能让它装下：该模型需要更多内存。</translation>
+        </message>
+        <message>
+            <source>No setting here makes it fit: choose a larger GPU.</source>
+            <translation>这里没有哪项设置能让它装下：请选择显存更大的 GPU。</translation>
         </message>
     </context>
     <context>
@@ -251,6 +332,10 @@
         <message>
             <source>Could not delete the message: %1</source>
             <translation>无法删除消息：%1</translation>
+        </message>
+        <message>
+            <source>Could not create a conversation: %1</source>
+            <translation>无法创建对话：%1</translation>
         </message>
     </context>
     <context>
@@ -602,13 +687,6 @@ Last message: %2</source>
         <message>
             <source>The local endpoint did not start: %1</source>
             <translation>本地端点未能启动：%1</translation>
-        </message>
-    </context>
-    <context>
-        <name>brook::EngineHost</name>
-        <message>
-            <source>%1. Lower the context length or raise the GPU memory share in the serving parameters, or choose int4 quantization.</source>
-            <translation>%1。请在服务参数中缩短上下文长度或提高 GPU 显存占比，或选择 int4 量化。</translation>
         </message>
     </context>
     <context>
@@ -1008,10 +1086,6 @@ Last message: %2</source>
             <translation>模型未能加载。</translation>
         </message>
         <message>
-            <source>Could not create a conversation: %1</source>
-            <translation>无法创建对话：%1</translation>
-        </message>
-        <message>
             <source>No model loaded</source>
             <translation>未加载模型</translation>
         </message>
@@ -1060,6 +1134,18 @@ Last message: %2</source>
         <message>
             <source>The new serving parameters did not load.</source>
             <translation>新的服务参数未能加载。</translation>
+        </message>
+        <message>
+            <source>%1 keeps running.</source>
+            <translation>%1 继续运行。</translation>
+        </message>
+        <message>
+            <source>The model did not load</source>
+            <translation>模型未能加载</translation>
+        </message>
+        <message>
+            <source>%1 keeps running; your chats are unchanged.</source>
+            <translation>%1 继续运行，您的对话保持不变。</translation>
         </message>
     </context>
     <context>
@@ -1740,6 +1826,10 @@ Last message: %2</source>
         <message>
             <source>Planning for the ERNIE-4.5-0.3B shape.</source>
             <translation>按 ERNIE-4.5-0.3B 的结构规划。</translation>
+        </message>
+        <message>
+            <source>Quantization %1 does not suit the loaded model; none is used.</source>
+            <translation>量化方式 %1 不适用于已加载的模型，将不使用量化。</translation>
         </message>
     </context>
     <context>

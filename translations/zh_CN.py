@@ -435,6 +435,33 @@ ZH = {
     "Model to plan for:": "规划所用的模型：",
     "the loaded model": "已加载的模型",
     "Memory (MiB)": "内存（MiB）",
+    # Issue 21: model folder check, load errors in the app's terms, planner advice
+    "max-num-batched-tokens %1": "max-num-batched-tokens %1",
+    "max-num-seqs %1": "max-num-seqs %1",
+    "CUDA graphs off": "关闭 CUDA 图",
+    "quantization int4": "int4 量化",
+    "Performance → Serving parameters": "性能 → 服务参数",
+    "%1. Lower the context length or raise the GPU memory share in %2, or choose int4 quantization.":
+        "%1。请在%2中降低上下文长度或提高 GPU 显存占比，或选择 int4 量化。",
+    "%1. Choose another quantization (or none) in %2.": "%1。请在%2中选择其他量化方式（或不量化）。",
+    "%1. Choose the cpu device in %2.": "%1。请在%2中选择 cpu 设备。",
+    "%1. Lower max-model-len in %2.": "%1。请在%2中降低 max-model-len。",
+    "%1 does not exist.": "%1 不存在。",
+    "%1 is not a folder.": "%1 不是文件夹。",
+    "weights (*.safetensors)": "权重文件（*.safetensors）",
+    "%1 is not a model folder: %2 missing. Choose the folder that holds the model's config.json.":
+        "%1 不是模型文件夹：缺少 %2。请选择包含模型 config.json 的文件夹。",
+    "KV-cache memory (CPU KV cache, max-model-len)": "KV 缓存内存（CPU KV 缓存、max-model-len）",
+    "Quantization %1 does not suit this model: %2. Choose another under Quantization.":
+        "量化方式 %1 不适用于该模型：%2。请在“量化”中选择其他方式。",
+    "These would also fit, each on its own: %1.": "以下任一单项调整也能装下：%1。",
+    ", ": "、",
+    "No setting here makes it fit: this model needs more memory.": "这里没有哪项设置能让它装下：该模型需要更多内存。",
+    "No setting here makes it fit: choose a larger GPU.": "这里没有哪项设置能让它装下：请选择显存更大的 GPU。",
+    "%1 keeps running.": "%1 继续运行。",
+    "The model did not load": "模型未能加载",
+    "%1 keeps running; your chats are unchanged.": "%1 继续运行，您的对话保持不变。",
+    "Quantization %1 does not suit the loaded model; none is used.": "量化方式 %1 不适用于已加载的模型，将不使用量化。",
 }
 
 CONTEXT_ZH = {

@@ -1,5 +1,7 @@
 #include "engine/capacity_planner.h"
 
+#include "engine/quantized_layer_loader.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -130,7 +132,12 @@ CapacityPlan CapacityPlanner::plan(const CapacityInput& in)
     // Problems, the first that stops a load wins; each with the change that would fix it.
     const int64_t fixed = p.weightsBytes + p.activationBytes + p.graphBytes;
     const int fittingLen = int(std::min<int64_t>(p.kvTokens, c.maxPositionEmbeddings));
-    if (p.maxModelLen > c.maxPositionEmbeddings) {
+    // The load's own check (group size against the model's dimensions, AWQ or not), so the plan
+    // refuses what the load would.
+    if (auto quantization = resolveQuantization(c, in.quantization); !quantization) {
+        p.problem = CapacityProblem::QuantizationDoesNotApply;
+        p.quantizationError = quantization.error();
+    } else if (p.maxModelLen > c.maxPositionEmbeddings) {
         p.problem = CapacityProblem::ModelLenTooLong;
         p.suggestedMaxModelLen = c.maxPositionEmbeddings;
     } else if (cpu) {

@@ -27,7 +27,14 @@ struct CapacityInput : ServingSettings {
 // What limits how many full-length requests run at once.
 enum class CapacityLimit { MaxNumSeqs, KvCache, MaxNumBatchedTokens };
 // Why a setting cannot load.
-enum class CapacityProblem { None, ModelLenTooLong, NoDeviceMemory, WeightsDoNotFit, KvCacheTooSmall };
+enum class CapacityProblem {
+    None,
+    QuantizationDoesNotApply,  // the model cannot take this quantization (quantizationError says why)
+    ModelLenTooLong,
+    NoDeviceMemory,
+    WeightsDoNotFit,
+    KvCacheTooSmall
+};
 
 struct CapacityPlan {
     int maxModelLen = 0;   // resolved
@@ -51,6 +58,7 @@ struct CapacityPlan {
     int suggestedMaxModelLen = 0;              // 0: none helps
     double suggestedGpuMemoryUtilization = 0;  // 0: none helps (CUDA)
     int64_t suggestedCpuKvCacheBytes = 0;      // CPU
+    std::string quantizationError;             // resolveQuantization's reason, when it refuses
     bool fits() const { return problem == CapacityProblem::None; }
 };
 

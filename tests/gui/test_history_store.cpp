@@ -219,6 +219,25 @@ private slots:
         QVERIFY(!store.renameConversation(c + 100, QStringLiteral("none")));
     }
 
+    void emptyConversationsAreSweptAndOthersStay()
+    {
+        QTemporaryDir dir;
+        HistoryStore store;
+        QVERIFY(store.open(dir.filePath("h.sqlite")).ok());
+        const qint64 empty1 = store.createConversation(QString(), ChatSettings());
+        const qint64 kept = store.createConversation(QStringLiteral("kept"), ChatSettings());
+        const qint64 empty2 = store.createConversation(QStringLiteral("named but empty"), ChatSettings());
+        MessageRecord m;
+        m.conversationId = kept;
+        m.role = QStringLiteral("user");
+        m.content = QStringLiteral("hello");
+        QVERIFY(store.addMessage(m) > 0);
+        QCOMPARE(store.deleteEmptyConversations(), 2);
+        QVERIFY(!store.conversation(empty1) && !store.conversation(empty2));
+        QCOMPARE(store.messages(kept).size(), 1);
+        QCOMPARE(store.deleteEmptyConversations(), 0);
+    }
+
     void anUnwritablePathIsAnError()
     {
         HistoryStore store;

@@ -28,6 +28,7 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -85,9 +86,8 @@ private slots:
     void aFolderWithoutAModelSaysWhatIsMissing()
     {
         QTemporaryDir empty;
-        QSignalSpy failed(&m_window->engineHost(), &EngineHost::modelLoadFailed);
-        m_window->loadModel(empty.path());
-        QVERIFY(waitFor([&] { return failed.count() == 1; }));
+        m_window->loadModel(empty.path());  // looked at before any load starts
+        QVERIFY(!m_window->engineHost().isLoading());
         QVERIFY(m_window->showingWelcome());
         QVERIFY2(m_window->modelPanel()->errorText().contains(QStringLiteral("config.json")),
                  qPrintable(m_window->modelPanel()->errorText()));
@@ -120,6 +120,11 @@ private slots:
         QVERIFY(!m_window->showingWelcome());
         QVERIFY(pane());
         QCOMPARE(m_settings->recentModels(), QStringList{dir});
+        // The new chat is a draft: nothing reaches the history until its first message.
+        QVERIFY(!pane()->session()->isStored());
+        QCOMPARE(m_store.conversations().size(), 0);
+        QCOMPARE(m_window->newChat(), pane());  // an empty draft is reused, not piled up
+        QCOMPARE(m_window->chatArea()->panes().size(), 1);
     }
 
     void ctrlEnterSendsAndTheReplyStreamsIntoABubble()
@@ -159,6 +164,46 @@ private slots:
         // The list shows the conversation under its new title.
         QListWidget* list = m_window->conversationList()->list();
         QVERIFY(waitFor([&] { return list->count() == 1 && list->item(0)->text() == QStringLiteral("Hello there"); }));
+    }
+
+    void aFolderThatIsNotAModelKeepsTheRunningEngine()
+    {
+        m_forcedTokens = 4;
+        Engine* engine = m_window->engineHost().engine();
+        ChatPane* open = pane();
+        const int messages = int(open->session()->visibleMessages().size());
+        // Missing files: refused before a load starts.
+        QTemporaryDir notAModel;
+        m_window->loadModel(notAModel.path());
+        QVERIFY(!m_window->engineHost().isLoading());
+        QCOMPARE(m_window->engineHost().engine(), engine);
+        QVERIFY(!m_window->showingWelcome());
+        QCOMPARE(pane(), open);
+        auto* box = m_window->findChild<QMessageBox*>(QStringLiteral("loadFailureBox"));
+        QVERIFY(box && box->text().contains(QStringLiteral("config.json")));
+        box->close();
+        // Files that look right but do not load: the load fails on its thread, the old engine stays.
+        QTemporaryDir broken;
+        const QDir tiny(QString::fromStdString(testsupport::tinyModelDir().string()));
+        QVERIFY(QFile::copy(tiny.filePath("config.json"), broken.filePath("config.json")));
+        QVERIFY(QFile::copy(tiny.filePath("tokenizer.model"), broken.filePath("tokenizer.model")));
+        QFile weights(broken.filePath("model.safetensors"));
+        QVERIFY(weights.open(QIODevice::WriteOnly));
+        weights.write("not safetensors");
+        weights.close();
+        QSignalSpy failed(&m_window->engineHost(), &EngineHost::modelLoadFailed);
+        m_window->loadModel(broken.path());
+        QVERIFY(waitFor([&] { return failed.count() == 1; }));
+        QCOMPARE(m_window->engineHost().engine(), engine);
+        QVERIFY(!m_window->showingWelcome());
+        QCOMPARE(m_window->chatArea()->currentPane(), open);
+        QCOMPARE(int(open->session()->visibleMessages().size()), messages);
+        QVERIFY(waitFor([&] { return m_window->findChild<QMessageBox*>(QStringLiteral("loadFailureBox")); }));
+        m_window->findChild<QMessageBox*>(QStringLiteral("loadFailureBox"))->close();
+        QVERIFY(open->session()->send(QStringLiteral("still here?")));  // the old engine still answers
+        QVERIFY(waitFor([&] { return !open->session()->isGenerating(); }));
+        m_window->activateWindow();  // the message box had it; shortcuts (Esc) need it back
+        QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
     }
 
     void escapeStopsGeneration()
@@ -322,6 +367,31 @@ private slots:
         spdlog::info("a line for the log view {}", 4242);
         QVERIFY(waitFor([&] { return log->toPlainText().contains(QStringLiteral("a line for the log view 4242")); }));
         QVERIFY(log->toPlainText().contains(QStringLiteral("KV cache")));  // the launcher's line
+    }
+
+    void theOpenTabsReopenOnTheNextStart()
+    {
+        // Two stored conversations in tabs and an empty draft (which is not remembered).
+        for (const ConversationRecord& c : m_store.conversations()) {
+            if (m_window->chatArea()->panes().size() >= 2) break;
+            m_window->openConversation(c.id);
+        }
+        QList<qint64> open;
+        for (ChatPane* p : m_window->chatArea()->panes()) open << p->session()->conversationId();
+        QCOMPARE(open.size(), 2);
+        QVERIFY(!m_window->newChat()->session()->isStored());
+        m_window->close();
+        QCOMPARE(m_settings->openConversations(), open);
+
+        m_window = std::make_unique<MainWindow>(*m_settings, m_store, *m_translations, *m_theme, m_sink);
+        m_window->show();
+        QVERIFY(m_window->chatArea()->panes().isEmpty());  // the welcome page until a model is loaded
+        QSignalSpy loaded(&m_window->engineHost(), &EngineHost::modelLoaded);
+        m_window->loadModel(QString::fromStdString(testsupport::tinyModelDir().string()));
+        QVERIFY(waitFor([&] { return loaded.count() == 1; }));
+        QList<qint64> reopened;
+        for (ChatPane* p : m_window->chatArea()->panes()) reopened << p->session()->conversationId();
+        QCOMPARE(reopened, open);
     }
 
     void cleanupTestCase()

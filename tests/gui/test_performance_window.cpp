@@ -19,6 +19,7 @@
 #include "gui/shell/endpoint_panel.h"
 #include "gui/shell/engine_host.h"
 #include "gui/shell/gui_log_sink.h"
+#include "gui/shell/gui_terms.h"
 #include "gui/chat/history_store.h"
 #include "gui/performance/load_generator.h"
 #include "gui/performance/load_generator_panel.h"
@@ -44,6 +45,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -260,17 +262,68 @@ private slots:
         QVERIFY(view->summaryText().contains(QStringLiteral("KV cache:")));
     }
 
-    void quantizationIsOfferedOnTheCpuToo()
+    void quantizationTheModelCannotTakeIsGreyedAndNeverApplied()
     {
-        // The CPU keeps int8 Linears 8-bit now: the choice is live on both devices, and it is what
-        // options() hands the launcher.
+        // Quantization is live on both devices, but the tiny model's hidden size (64) is not a
+        // multiple of the group size (128): int4/int8 are greyed out with the reason, and AWQ
+        // (no AWQ checkpoint) too.
+        setKnobs([](LaunchOptions& o) { o.device = "cuda"; });
         setKnobs([](LaunchOptions& o) { o.device = "cpu"; });
         auto* quantization = serving()->findChild<QComboBox*>(QStringLiteral("quantization"));
-        QVERIFY(quantization);
         QVERIFY(quantization->isEnabled());
-        quantization->setCurrentIndex(quantization->findData(QStringLiteral("int8")));
-        QCOMPARE(serving()->options().quantization, std::string("int8"));
-        setKnobs([](LaunchOptions& o) { o.quantization.clear(); });
+        auto* items = qobject_cast<QStandardItemModel*>(quantization->model());
+        const int int8 = quantization->findData(QStringLiteral("int8"));
+        const int awq = quantization->findData(QStringLiteral("awq"));
+        QVERIFY(!items->item(int8)->isEnabled() && !items->item(awq)->isEnabled());
+        const QString why = quantization->itemData(int8, Qt::ToolTipRole).toString();
+        QVERIFY2(why.contains(QStringLiteral("group size")) && !why.contains(QStringLiteral("--")), qPrintable(why));
+        // Selected anyway (code, an old profile): never what options() hands the launcher.
+        quantization->setCurrentIndex(int8);
+        QCOMPARE(serving()->options().quantization, std::string());
+        setKnobs([](LaunchOptions& o) { o.quantization = "int8"; });
+        QCOMPARE(quantization->currentIndex(), 0);
+        QVERIFY2(serving()->profileMessage().contains(QStringLiteral("int8")), qPrintable(serving()->profileMessage()));
+    }
+
+    void thePlannerChecksQuantizationAndAdvisesInTheAppsTerms()
+    {
+        CapacityPlanView view;
+        // The group-size check the load makes, in the plan.
+        CapacityInput tiny = serving()->plannerInput();
+        tiny.model = engine()->modelConfig();
+        tiny.quantization = "int4";
+        view.showPlan(CapacityPlanner::plan(tiny), tiny);
+        QCOMPARE(view.plan().problem, CapacityProblem::QuantizationDoesNotApply);
+        QVERIFY2(view.warningText().contains(QStringLiteral("group size")) && !view.warningText().contains("--"),
+                 qPrintable(view.warningText()));
+        // On the CPU the KV cache is bound by its own size, not by gpu-memory-utilization.
+        CapacityInput cpu = serving()->plannerInput();
+        cpu.model = ServingParametersPanel::ernie03bShape();
+        cpu.maxNumSeqs = 1024;
+        cpu.maxNumBatchedTokens = 1 << 20;
+        view.showPlan(CapacityPlanner::plan(cpu), cpu);
+        QCOMPARE(view.plan().binding, CapacityLimit::KvCache);
+        QVERIFY2(!view.bindingText().contains(QStringLiteral("gpu-memory")), qPrintable(view.bindingText()));
+        // int4 already chosen on a small GPU: the advice is the knob that fits, never "int4" again.
+        CapacityInput gpu = cpu;
+        gpu.device = "cuda";
+        gpu.quantization = "int4";
+        gpu.deviceTotalBytes = 3LL << 29;  // 1.5 GiB
+        gpu.gpuMemoryUtilization = 0.9;
+        gpu.maxModelLen = 4096;
+        gpu.maxNumSeqs = 64;
+        gpu.maxNumBatchedTokens = 65536;
+        view.showPlan(CapacityPlanner::plan(gpu), gpu);
+        QVERIFY(!view.plan().fits());
+        QVERIFY2(!view.warningText().contains(QStringLiteral("int4")) &&
+                     view.warningText().contains(QStringLiteral("max-num-batched-tokens")),
+                 qPrintable(view.warningText()));
+        // Load errors name the serving panel's settings, not brook-serve's flags.
+        const QString text = GuiTerms::describeLoadError(
+            Error{"--quantization int4: the group size 128 does not divide the model's hidden_size 64",
+                  ErrorCode::InvalidArgument, "quantization"});
+        QVERIFY2(!text.contains(QStringLiteral("--")) && text.contains(QStringLiteral("Serving parameters")),
+                 qPrintable(text));
     }
 
     void profilesSaveLoadAndExportAsBrookServeYaml()

@@ -96,6 +96,7 @@ ChatPane* ChatArea::currentPane() const
 
 ChatPane* ChatArea::paneFor(qint64 conversationId) const
 {
+    if (conversationId == 0) return nullptr;  // drafts have no id yet
     for (ChatPane* pane : panes())
         if (pane->session()->conversationId() == conversationId) return pane;
     return nullptr;

@@ -62,6 +62,7 @@ void ChatSession::saveStreamingReply(const QString& finishReason)
 
 void ChatSession::reload()
 {
+    if (!isStored()) return;  // a draft has nothing in the store yet
     if (auto c = m_store.conversation(m_conversation.id)) m_conversation = *c;
     QList<MessageRecord> messages = m_store.messages(m_conversation.id);
     if (m_streamingMessageId) {
@@ -78,7 +79,7 @@ void ChatSession::setSettings(const ChatSettings& settings)
 {
     if (settings == m_conversation.settings) return;
     m_conversation.settings = settings;
-    m_store.updateSettings(m_conversation.id, settings);
+    if (isStored()) m_store.updateSettings(m_conversation.id, settings);
     emit settingsChanged();
 }
 
@@ -87,7 +88,7 @@ void ChatSession::rename(const QString& title)
     const QString trimmed = title.trimmed();
     if (trimmed == m_conversation.title) return;
     m_conversation.title = trimmed;
-    m_store.renameConversation(m_conversation.id, trimmed);
+    if (isStored()) m_store.renameConversation(m_conversation.id, trimmed);
     emit titleChanged(trimmed);
 }
 
@@ -100,7 +101,20 @@ QList<MessageRecord> ChatSession::visibleMessages() const
 void ChatSession::setCurrentLeaf(qint64 leafId)
 {
     m_conversation.currentLeafId = leafId;
-    m_store.setCurrentLeaf(m_conversation.id, leafId);
+    if (isStored()) m_store.setCurrentLeaf(m_conversation.id, leafId);
+}
+
+bool ChatSession::ensureStored()
+{
+    if (isStored()) return true;
+    const qint64 id = m_store.createConversation(m_conversation.title, m_conversation.settings);
+    if (!id) {
+        emit errorOccurred(tr("Could not create a conversation: %1").arg(m_store.lastError()));
+        return false;
+    }
+    m_conversation.id = id;
+    emit stored(id);
+    return true;
 }
 
 qint64 ChatSession::storeMessage(MessageRecord message)
@@ -128,6 +142,7 @@ bool ChatSession::send(const QString& text)
         emit errorOccurred(tr("Open a model first."));
         return false;
     }
+    if (!ensureStored()) return false;
     MessageRecord user;
     user.role = QStringLiteral("user");
     user.content = m_conversation.settings.expandInput(typed);

@@ -1,6 +1,8 @@
 // ChatSession: one open conversation's logic, with no widgets: send, stop, regenerate and
 // edit-and-resend (each adds a branch; nothing is overwritten), branch switching, deletion and
-// per-conversation settings. It streams through the shared ChatGenerator (so every pane is
+// per-conversation settings. A session opened with conversation id 0 is a draft: nothing of it
+// is stored until its first message is sent (so an empty "New chat" never lands in the history),
+// and `stored` then gives its new id. It streams through the shared ChatGenerator (so every pane is
 // batched by the one engine) and stores each message in HistoryStore: a reply as soon as it
 // starts (the conversation's saved leaf points at it), rewritten every second while it grows and
 // when it ends or the session closes, so a crash or kill loses at most its last second.
@@ -27,7 +29,9 @@ public:
     ChatSession(HistoryStore& store, ChatGenerator& generator, qint64 conversationId, QObject* parent = nullptr);
     ~ChatSession() override;  // stops its generation
 
-    qint64 conversationId() const { return m_conversation.id; }
+    qint64 conversationId() const { return m_conversation.id; }  // 0: a draft, not stored yet
+    bool isStored() const { return m_conversation.id != 0; }
+    bool isEmpty() const { return m_tree.isEmpty() && !isGenerating(); }
     QString title() const { return m_conversation.title; }  // empty: not named yet
     const ChatSettings& settings() const { return m_conversation.settings; }
     void setSettings(const ChatSettings& settings);
@@ -60,6 +64,7 @@ signals:
     void messageCompleted(qint64 messageId);
     void titleChanged(const QString& title);
     void settingsChanged();
+    void stored(qint64 conversationId);  // a draft got its row in the history (first message)
     void errorOccurred(const QString& message);
 
 private slots:
@@ -68,6 +73,7 @@ private slots:
 
 private:
     bool generateReplyTo(qint64 parentId);
+    bool ensureStored();  // a draft becomes a stored conversation; false (and errorOccurred) on failure
     void setCurrentLeaf(qint64 leafId);
     qint64 storeMessage(MessageRecord message);
     void saveStreamingReply(const QString& finishReason);  // the stored row of the reply in progress

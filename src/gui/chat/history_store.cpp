@@ -247,6 +247,17 @@ bool HistoryStore::deleteConversation(qint64 id)
     return q.numRowsAffected() == 1;
 }
 
+int HistoryStore::deleteEmptyConversations()
+{
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    if (!q.exec(QStringLiteral("DELETE FROM conversations WHERE NOT EXISTS"
+                               " (SELECT 1 FROM messages WHERE messages.conversation_id = conversations.id)"))) {
+        noteError(QStringLiteral("delete empty conversations"), q.lastError().text());
+        return 0;
+    }
+    return q.numRowsAffected();
+}
+
 qint64 HistoryStore::addMessage(const MessageRecord& m)
 {
     QSqlQuery q(QSqlDatabase::database(m_connectionName));

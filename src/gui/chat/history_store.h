@@ -39,6 +39,9 @@ public:
     bool updateSettings(qint64 id, const ChatSettings& settings);
     bool setCurrentLeaf(qint64 id, qint64 leafMessageId);
     bool deleteConversation(qint64 id);
+    // Removes conversations without a single message (older versions stored every "New chat");
+    // returns how many went.
+    int deleteEmptyConversations();
 
     // Stores a complete message and returns its id (0 on failure); touches the conversation.
     qint64 addMessage(const MessageRecord& message);

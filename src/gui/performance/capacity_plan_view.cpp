@@ -1,5 +1,8 @@
 #include "gui/performance/capacity_plan_view.h"
 
+#include "gui/performance/capacity_advisor.h"
+#include "gui/shell/gui_terms.h"
+
 #include <QEvent>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -76,11 +79,13 @@ QString CapacityPlanView::formatBytes(double bytes)
     return tr("%1 bytes").arg(locale.toString(qint64(bytes)));
 }
 
-QString CapacityPlanView::limitName(CapacityLimit limit)
+QString CapacityPlanView::limitName(CapacityLimit limit, bool cpu)
 {
     switch (limit) {
     case CapacityLimit::MaxNumSeqs: return tr("max-num-seqs");
-    case CapacityLimit::KvCache: return tr("KV-cache memory (gpu-memory-utilization, max-model-len)");
+    case CapacityLimit::KvCache:
+        return cpu ? tr("KV-cache memory (CPU KV cache, max-model-len)")
+                   : tr("KV-cache memory (gpu-memory-utilization, max-model-len)");
     case CapacityLimit::MaxNumBatchedTokens: return tr("max-num-batched-tokens");
     }
     return {};
@@ -145,11 +150,16 @@ void CapacityPlanView::refresh()
                              .arg(locale.toString(p.maxConcurrency, 'f', 2), locale.toString(p.maxModelLen)));
     m_values[7]->setText(
         tr("%1 (the cache holds %2 full-length requests)").arg(p.concurrentSequences).arg(p.fullLengthSequences));
-    m_values[8]->setText(limitName(p.binding));
+    m_values[8]->setText(limitName(p.binding, cpu));
 
     QString warning;
     switch (p.problem) {
     case CapacityProblem::None: break;
+    case CapacityProblem::QuantizationDoesNotApply:
+        warning = tr("Quantization %1 does not suit this model: %2. Choose another under Quantization.")
+                      .arg(QString::fromStdString(m_input.quantization),
+                           GuiTerms::fromCli(QString::fromStdString(p.quantizationError)));
+        break;
     case CapacityProblem::ModelLenTooLong:
         warning = tr("max-model-len %1 is longer than the model's context of %2 tokens.")
                       .arg(p.maxModelLen)
@@ -166,9 +176,17 @@ void CapacityPlanView::refresh()
                       .arg(locale.toString(qint64(p.kvTokens)), locale.toString(p.maxModelLen));
         break;
     }
-    if (p.problem != CapacityProblem::None && p.suggestedGpuMemoryUtilization <= 0 && p.suggestedMaxModelLen <= 0 &&
-        p.suggestedCpuKvCacheBytes <= 0 && p.problem != CapacityProblem::NoDeviceMemory)
-        warning += QLatin1Char(' ') + tr("No single knob fixes it: try quantization int4 or a larger GPU.");
+    if (p.problem == CapacityProblem::WeightsDoNotFit || p.problem == CapacityProblem::KvCacheTooSmall) {
+        // Besides the one-value fixes (buttons below), the other knobs that would fit on their own.
+        const QStringList others = CapacityAdvisor::alternativesThatFit(m_input);
+        const bool buttons =
+            p.suggestedGpuMemoryUtilization > 0 || p.suggestedMaxModelLen > 0 || p.suggestedCpuKvCacheBytes > 0;
+        if (!others.isEmpty())
+            warning += QLatin1Char(' ') + tr("These would also fit, each on its own: %1.").arg(others.join(tr(", ")));
+        else if (!buttons)
+            warning += QLatin1Char(' ') + (cpu ? tr("No setting here makes it fit: this model needs more memory.")
+                                               : tr("No setting here makes it fit: choose a larger GPU."));
+    }
     m_warning->setText(warning);
     m_warning->setVisible(!warning.isEmpty());
     m_fixUtilization->setVisible(p.suggestedGpuMemoryUtilization > 0);

@@ -28,7 +28,8 @@ public:
     QString summaryText() const;  // every row, one per line (tests, tooltips)
 
     static QString formatBytes(double bytes);
-    static QString limitName(CapacityLimit limit);
+    // `cpu`: the KV cache is bounded by the CPU KV-cache size, not gpu-memory-utilization.
+    static QString limitName(CapacityLimit limit, bool cpu);
 
 signals:
     void maxModelLenSuggested(int tokens);

@@ -4,6 +4,7 @@
 #include "engine/engine.h"
 #include "gui/shell/app_settings.h"
 #include "gui/performance/capacity_plan_view.h"
+#include "gui/shell/gui_terms.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -19,6 +20,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -37,6 +39,12 @@ void selectData(QComboBox* box, const QString& value)
 }
 
 QString dataOf(const QComboBox* box) { return box->currentData().toString(); }
+
+bool itemEnabled(const QComboBox* box, int index)
+{
+    const auto* model = qobject_cast<const QStandardItemModel*>(box->model());
+    return !model || !model->item(index) || model->item(index)->isEnabled();
+}
 
 }  // namespace
 
@@ -192,6 +200,13 @@ void ServingParametersPanel::setOptions(const LaunchOptions& o)
     selectData(m_device, QString::fromStdString(o.device));
     selectData(m_dtype, QString::fromStdString(o.dtype));
     selectData(m_quantization, QString::fromStdString(o.quantization));
+    if (!itemEnabled(m_quantization, m_quantization->currentIndex())) {
+        // A profile made for another model: its quantization would fail on this one.
+        showProfileMessage([this, q = QString::fromStdString(o.quantization)] {
+            return tr("Quantization %1 does not suit the loaded model; none is used.").arg(q);
+        });
+        m_quantization->setCurrentIndex(0);
+    }
     m_maxModelLen->setValue(o.maxModelLen);
     m_maxNumSeqs->setValue(o.maxNumSeqs);
     m_maxBatchedTokens->setValue(o.maxNumBatchedTokens);
@@ -208,7 +223,9 @@ LaunchOptions ServingParametersPanel::options() const
     LaunchOptions o = ServingProfile::desktopDefaults();
     o.device = dataOf(m_device).toStdString();
     o.dtype = dataOf(m_dtype).toStdString();
-    o.quantization = dataOf(m_quantization).toStdString();
+    // A greyed-out choice is never applied, whichever way it got selected.
+    if (itemEnabled(m_quantization, m_quantization->currentIndex()))
+        o.quantization = dataOf(m_quantization).toStdString();
     o.maxModelLen = m_maxModelLen->value();
     o.maxNumSeqs = m_maxNumSeqs->value();
     o.maxNumBatchedTokens = m_maxBatchedTokens->value();
@@ -265,6 +282,7 @@ void ServingParametersPanel::setEngine(Engine* engine, const LaunchOptions& load
         m_plan->showMeasured(&s.memory, s.numKvBlocksTotal, s.blockSize);
         if (s.memory.deviceTotalBytes > 0) m_planGiB->setValue(double(s.memory.deviceTotalBytes) / kGiB);
         m_modelDir = QString::fromStdString(loadedWith.modelDir.string());
+        updateQuantizationChoices();
         setOptions(loadedWith);
         // The app caps its context setting at the model's own: show what was really loaded.
         m_maxModelLen->setValue(engine->config().maxModelLen);
@@ -272,6 +290,34 @@ void ServingParametersPanel::setEngine(Engine* engine, const LaunchOptions& load
         m_plan->showMeasured(nullptr, 0, 0);
     }
     retranslateUi();
+}
+
+void ServingParametersPanel::showProfileMessage(std::function<QString()> text)
+{
+    // Kept as a function, so a language switch rewrites the line in the new language.
+    m_profileMessageText = std::move(text);
+    m_profileMessage->setText(m_profileMessageText ? m_profileMessageText() : QString());
+}
+
+QString ServingParametersPanel::profileMessage() const { return m_profileMessage->text(); }
+
+void ServingParametersPanel::updateQuantizationChoices()
+{
+    // Grey out what the loaded model cannot take (the load's own check, through the planner): a
+    // group size that does not divide its dimensions, AWQ without an AWQ checkpoint.
+    auto* model = qobject_cast<QStandardItemModel*>(m_quantization->model());
+    for (int i = 1; i < m_quantization->count(); ++i) {
+        CapacityInput in;
+        in.model = m_model;
+        in.device = "cpu";
+        in.quantization = m_quantization->itemData(i).toString().toStdString();
+        const CapacityPlan plan = CapacityPlanner::plan(in);
+        const bool applies = plan.problem != CapacityProblem::QuantizationDoesNotApply;
+        model->item(i)->setEnabled(applies);
+        m_quantization->setItemData(
+            i, applies ? QVariant() : QVariant(GuiTerms::fromCli(QString::fromStdString(plan.quantizationError))),
+            Qt::ToolTipRole);
+    }
 }
 
 void ServingParametersPanel::setLoading(bool loading)
@@ -313,7 +359,7 @@ bool ServingParametersPanel::saveProfile(const QString& name)
     if (!replaced) m_profiles << p;
     storeProfiles();
     refreshProfileBox(trimmed);
-    m_profileMessage->setText(tr("Saved the profile \"%1\".").arg(trimmed));
+    showProfileMessage([this, trimmed] { return tr("Saved the profile \"%1\".").arg(trimmed); });
     return true;
 }
 
@@ -323,7 +369,8 @@ bool ServingParametersPanel::loadProfile(const QString& name)
         if (p.name != name) continue;
         setOptions(p.options);
         refreshProfileBox(name);
-        m_profileMessage->setText(tr("Loaded the profile \"%1\": apply it to reload the model.").arg(name));
+        showProfileMessage(
+            [this, name] { return tr("Loaded the profile \"%1\": apply it to reload the model.").arg(name); });
         return true;
     }
     return false;
@@ -338,7 +385,17 @@ void ServingParametersPanel::deleteProfile(const QString& name)
     refreshProfileBox({});
 }
 
-bool ServingParametersPanel::exportProfileYaml(const QString& path, QString* error) const
+bool ServingParametersPanel::exportProfileYaml(const QString& path, QString* error)
+{
+    QString why;
+    const bool written = writeProfileYaml(path, &why);
+    if (written) showProfileMessage([this, path] { return tr("Wrote %1: run brook-serve --config %1").arg(path); });
+    else showProfileMessage([this, path, why] { return tr("Could not write %1: %2").arg(path, why); });
+    if (error) *error = why;
+    return written;
+}
+
+bool ServingParametersPanel::writeProfileYaml(const QString& path, QString* error) const
 {
     ServingProfile p;
     p.name = m_profileBox->currentText().isEmpty() ? QFileInfo(path).completeBaseName() : m_profileBox->currentText();
@@ -384,9 +441,7 @@ void ServingParametersPanel::handleExportYaml()
             QStringLiteral(".yaml"),
         tr("YAML files (*.yaml *.yml)"));
     if (path.isEmpty()) return;
-    QString error;
-    m_profileMessage->setText(exportProfileYaml(path, &error) ? tr("Wrote %1: run brook-serve --config %1").arg(path)
-                                                              : tr("Could not write %1: %2").arg(path, error));
+    exportProfileYaml(path);  // says how it went under the knobs
 }
 
 void ServingParametersPanel::handleImportYaml()
@@ -395,7 +450,8 @@ void ServingParametersPanel::handleImportYaml()
                                                       tr("YAML files (*.yaml *.yml)"));
     if (path.isEmpty()) return;
     QString error;
-    if (!importProfileYaml(path, &error)) m_profileMessage->setText(tr("Could not import %1: %2").arg(path, error));
+    if (!importProfileYaml(path, &error))
+        showProfileMessage([this, path, error] { return tr("Could not import %1: %2").arg(path, error); });
 }
 
 void ServingParametersPanel::retranslateUi()
@@ -430,6 +486,7 @@ void ServingParametersPanel::retranslateUi()
     m_importYaml->setText(tr("Import YAML…"));
     m_apply->setText(m_loading ? tr("Reloading…") : tr("Apply and reload the model"));
     m_shape->setItemText(0, tr("the loaded model"));
+    if (m_profileMessageText) m_profileMessage->setText(m_profileMessageText());
     updateModelLabel();
 }
 

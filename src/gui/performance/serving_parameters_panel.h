@@ -12,6 +12,8 @@
 
 #include <QWidget>
 
+#include <functional>
+
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
@@ -45,9 +47,11 @@ public:
     bool saveProfile(const QString& name);  // the current knobs under `name` (replaces)
     bool loadProfile(const QString& name);
     void deleteProfile(const QString& name);
-    bool exportProfileYaml(const QString& path, QString* error = nullptr) const;  // the current knobs
+    // The current knobs as brook-serve YAML; the line under the knobs says how it went.
+    bool exportProfileYaml(const QString& path, QString* error = nullptr);
     bool importProfileYaml(const QString& path, QString* error = nullptr);
     QString currentProfileName() const;
+    QString profileMessage() const;  // the line under the knobs (saved, loaded, wrote ...)
 
     // The built-in shape to plan for before a model is loaded.
     static ModelConfig ernie03bShape();
@@ -67,6 +71,9 @@ private slots:
 private:
     void retranslateUi();
     void updateModelLabel();
+    void updateQuantizationChoices();  // for the loaded model
+    void showProfileMessage(std::function<QString()> text);
+    bool writeProfileYaml(const QString& path, QString* error) const;
     void storeProfiles();
     void refreshProfileBox(const QString& select);
 
@@ -101,6 +108,7 @@ private:
     QPushButton* m_importYaml;
     QPushButton* m_apply;
     QLabel* m_profileMessage;
+    std::function<QString()> m_profileMessageText;
 };
 
 }  // namespace brook

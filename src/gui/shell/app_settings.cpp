@@ -35,6 +35,24 @@ void AppSettings::setWindowGeometry(const QByteArray& g) { m_settings->setValue(
 QByteArray AppSettings::windowState() const { return m_settings->value("ui/state").toByteArray(); }
 void AppSettings::setWindowState(const QByteArray& s) { m_settings->setValue("ui/state", s); }
 
+QList<qint64> AppSettings::openConversations() const
+{
+    QList<qint64> ids;
+    for (const QString& id : m_settings->value("chats/open").toStringList())
+        if (const qint64 value = id.toLongLong(); value > 0) ids << value;
+    return ids;
+}
+
+void AppSettings::setOpenConversations(const QList<qint64>& ids)
+{
+    QStringList list;
+    for (qint64 id : ids) list << QString::number(id);
+    m_settings->setValue("chats/open", list);
+}
+
+bool AppSettings::enterSends() const { return m_settings->value("chats/enterSends", true).toBool(); }
+void AppSettings::setEnterSends(bool enabled) { m_settings->setValue("chats/enterSends", enabled); }
+
 QStringList AppSettings::recentModels() const { return m_settings->value("models/recent").toStringList(); }
 
 void AppSettings::addRecentModel(const QString& dir)

@@ -32,6 +32,14 @@ public:
     QByteArray windowState() const;
     void setWindowState(const QByteArray& state);
 
+    // The conversations open in tabs when the window closed, in tab order (reopened at start).
+    QList<qint64> openConversations() const;
+    void setOpenConversations(const QList<qint64>& ids);
+    // Enter sends and Shift+Enter starts a new line (on by default); off: Enter is a new line.
+    // Ctrl+Enter sends either way.
+    bool enterSends() const;
+    void setEnterSends(bool enabled);
+
     QStringList recentModels() const;  // newest first
     void addRecentModel(const QString& dir);
 

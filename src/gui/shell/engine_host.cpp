@@ -1,5 +1,7 @@
 #include "gui/shell/engine_host.h"
 
+#include "gui/shell/gui_terms.h"
+
 #include "engine/capacity_planner.h"
 #include "launch/engine_launcher.h"
 #include "engine/model_folder.h"
@@ -44,14 +46,7 @@ MemoryEstimate EngineHost::estimate(const ModelConfig& c, const LaunchOptions& o
     return e;
 }
 
-QString EngineHost::describeLoadError(const Error& error)
-{
-    const QString text = QString::fromStdString(error.message);
-    if (error.code != ErrorCode::OutOfMemory) return text;
-    return tr("%1. Lower the context length or raise the GPU memory share in the serving parameters, or choose "
-              "int4 quantization.")
-        .arg(text);
-}
+QString EngineHost::describeLoadError(const Error& error) { return GuiTerms::describeLoadError(error); }
 
 bool EngineHost::load(const LaunchOptions& options)
 {

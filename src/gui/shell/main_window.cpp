@@ -15,6 +15,7 @@
 #include "gui/chat/history_store.h"
 #include "gui/shell/local_endpoint.h"
 #include "gui/shell/log_view.h"
+#include "gui/shell/model_folder_check.h"
 #include "gui/shell/model_panel.h"
 #include "gui/performance/load_generator_panel.h"
 #include "gui/performance/performance_window.h"
@@ -53,6 +54,8 @@ MainWindow::MainWindow(AppSettings& settings, HistoryStore& store, TranslationMa
     m_controller = new EngineController(this);
     m_engineHost = &m_controller->host();
 
+    // Older versions stored every "New chat"; drafts are no longer stored, and these go.
+    m_store.deleteEmptyConversations();
     m_conversations = new ConversationListPanel(m_store, this);
     m_modelPanel = new ModelPanel(this);
     m_modelPanel->setRecentModels(m_settings.recentModels());
@@ -118,6 +121,7 @@ MainWindow::MainWindow(AppSettings& settings, HistoryStore& store, TranslationMa
     connect(m_conversationActions, &ConversationActions::statusMessage, this,
             [this](const QString& m) { statusBar()->showMessage(m, 5000); });
     connect(m_chatArea, &ChatArea::paneCountChanged, this, &MainWindow::updateView);
+    connect(m_chatArea, &ChatArea::paneCountChanged, this, &MainWindow::saveOpenTabs);
     connect(m_chatArea, &ChatArea::currentPaneChanged, this, [this](ChatPane* pane) {
         if (pane) m_conversations->setCurrentConversation(pane->session()->conversationId());
     });
@@ -380,6 +384,12 @@ void MainWindow::updateView()
 
 void MainWindow::loadModel(const QString& dir)
 {
+    // The folder is looked at first: the wrong folder must not take the running model's chats away.
+    if (const QString problem = ModelFolderCheck::problem(dir); !problem.isEmpty()) {
+        m_loadingDir = dir;
+        showLoadFailure(problem);
+        return;
+    }
     m_loadingDir = dir;
     if (!m_controller->load(m_settings.launchOptions(dir))) {
         statusBar()->showMessage(tr("A model is already loading."), 4000);
@@ -449,8 +459,24 @@ void MainWindow::handleModelLoaded(const QString& name)
     m_modelPanel->showIdle();
     statusBar()->showMessage(tr("%1 is ready.").arg(name), 5000);
     retranslateUi();
-    if (m_chatArea->panes().isEmpty()) newChat();
+    if (m_chatArea->panes().isEmpty()) reopenLastTabs();
     updateView();
+}
+
+void MainWindow::reopenLastTabs()
+{
+    const QList<qint64> ids = m_settings.openConversations();  // read before opening rewrites it
+    for (qint64 id : ids) openConversation(id);
+    if (m_chatArea->panes().isEmpty()) newChat();
+    else m_chatArea->showPane(m_chatArea->panes().first());
+}
+
+void MainWindow::saveOpenTabs()
+{
+    QList<qint64> ids;
+    for (ChatPane* pane : m_chatArea->panes())
+        if (pane->session()->isStored()) ids << pane->session()->conversationId();
+    m_settings.setOpenConversations(ids);
 }
 
 void MainWindow::handleModelLoadFailed(const QString& message)
@@ -465,7 +491,30 @@ void MainWindow::handleModelLoadFailed(const QString& message)
         statusBar()->showMessage(tr("The new serving parameters did not load."), 5000);
         if (m_engineHost->isLoaded()) return;
     }
-    m_modelPanel->showError(tr("Could not load %1:\n%2").arg(m_loadingDir, message));
+    showLoadFailure(message);
+}
+
+void MainWindow::showLoadFailure(const QString& message)
+{
+    const QString text = tr("Could not load %1:\n%2").arg(m_loadingDir, message);
+    if (m_engineHost->isLoaded()) {
+        // The running model stays, and so do its chats: say so without leaving them.
+        m_modelPanel->showIdle();
+        updateView();
+        statusBar()->showMessage(tr("%1 keeps running.").arg(m_engineHost->modelName()) + QLatin1Char(' ') +
+                                     QString(text).replace(QLatin1Char('\n'), QLatin1Char(' ')),
+                                 15000);
+        auto* box =
+            new QMessageBox(QMessageBox::Warning, tr("The model did not load"),
+                            text + QStringLiteral("\n\n") +
+                                tr("%1 keeps running; your chats are unchanged.").arg(m_engineHost->modelName()),
+                            QMessageBox::Ok, this);
+        box->setObjectName(QStringLiteral("loadFailureBox"));
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+        return;
+    }
+    m_modelPanel->showError(text);
     m_stack->setCurrentWidget(m_modelPanel);
     statusBar()->showMessage(tr("The model did not load."), 5000);
 }
@@ -478,6 +527,12 @@ void MainWindow::applyModelDefaults(ChatPane* pane) const
 ChatPane* MainWindow::makePane(qint64 conversationId, bool beside)
 {
     auto* session = new ChatSession(m_store, m_controller->generator(), conversationId);
+    if (!session->isStored()) session->setSettings(m_controller->chatDefaults());  // a draft starts from the model's
+    connect(session, &ChatSession::stored, this, [this](qint64 id) {
+        m_conversations->reload();
+        m_conversations->setCurrentConversation(id);
+        saveOpenTabs();
+    });
     auto* pane = new ChatPane(session, &m_presets, m_chatArea);
     pane->setAutoPreset(m_autoPreset->isChecked());
     applyModelDefaults(pane);
@@ -491,14 +546,15 @@ ChatPane* MainWindow::makePane(qint64 conversationId, bool beside)
 
 ChatPane* MainWindow::newChat()
 {
-    const qint64 id = m_store.createConversation(QString(), m_controller->chatDefaults());
-    if (!id) {
-        statusBar()->showMessage(tr("Could not create a conversation: %1").arg(m_store.lastError()), 8000);
-        return nullptr;
+    // A draft: stored with its first message, so an untouched "New chat" never reaches the
+    // history. An empty one already open is reused rather than piling up empty tabs.
+    for (ChatPane* pane : m_chatArea->panes()) {
+        if (!pane->session()->isStored() && pane->session()->isEmpty()) {
+            m_chatArea->showPane(pane);
+            return pane;
+        }
     }
-    m_conversations->setCurrentConversation(id);
-    m_conversations->reload();
-    return makePane(id, false);
+    return makePane(0, false);
 }
 
 ChatPane* MainWindow::openConversation(qint64 id, bool beside)
@@ -581,6 +637,7 @@ void MainWindow::closeEvent(QCloseEvent* event)
 {
     m_settings.setWindowGeometry(saveGeometry());
     m_settings.setWindowState(saveState());
+    saveOpenTabs();
     m_settings.sync();
     m_performance->close();
     m_controller->stopAll();

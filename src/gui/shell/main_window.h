@@ -97,6 +97,9 @@ private:
     void updateRecentMenu();
     void updateView();
     void applyModelDefaults(ChatPane* pane) const;
+    void showLoadFailure(const QString& message);  // on the welcome page, or beside a model that keeps running
+    void reopenLastTabs();                         // the tabs open when the app last closed, or a new chat
+    void saveOpenTabs();
     ChatPane* makePane(qint64 conversationId, bool beside);
 
     AppSettings& m_settings;
