@@ -23,7 +23,9 @@ constexpr int kB = CpuMatrix::kBlockRows;
 constexpr int kQ = CpuMatrix::kQ8Block;
 constexpr int kStepBytes = 64;          // 16 rows x 4 inputs
 constexpr int kStepsPerBlock = kQ / 4;  // 8 vpdpbusd per token per 32 inputs
-constexpr int kPrefetchBytes = 2048;    // as the bf16 GEMV: the prefetcher alone lags
+// 4 KB ahead: on the 2-core EPYC VM a 106 MB int8 lm head streamed 5-10% faster than at 2 KB
+// and 15-20% faster than with none (the hardware prefetcher alone lags a one-instruction loop).
+constexpr int kPrefetchBytes = 4096;
 
 inline int32_t load4(const int8_t* p)
 {
