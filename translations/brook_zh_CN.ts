@@ -408,6 +408,14 @@
             <source>Sampling values from the model's generation_config.json</source>
             <translation>采用模型 generation_config.json 中的采样参数</translation>
         </message>
+        <message>
+            <source>Clamped to %L1: the model's context holds %L1 tokens, prompt and reply together.</source>
+            <translation>已限制为 %L1：模型的上下文共 %L1 个词元，提示词与回复合计。</translation>
+        </message>
+        <message>
+            <source>At most %L1, the model's context (prompt and reply share it).</source>
+            <translation>最多 %L1，即模型的上下文长度（提示词与回复共用）。</translation>
+        </message>
     </context>
     <context>
         <name>brook::CodeBlockView</name>
@@ -1209,6 +1217,10 @@ Last message: %2</source>
         <message>
             <source>Delete this message and its replies</source>
             <translation>删除此消息及其回复</translation>
+        </message>
+        <message>
+            <source>context full at %L1 tokens</source>
+            <translation>上下文已满（%L1 个词元）</translation>
         </message>
     </context>
     <context>

@@ -462,6 +462,10 @@ ZH = {
     "The model did not load": "模型未能加载",
     "%1 keeps running; your chats are unchanged.": "%1 继续运行，您的对话保持不变。",
     "Quantization %1 does not suit the loaded model; none is used.": "量化方式 %1 不适用于已加载的模型，将不使用量化。",
+    "Clamped to %L1: the model's context holds %L1 tokens, prompt and reply together.":
+        "已限制为 %L1：模型的上下文共 %L1 个词元，提示词与回复合计。",
+    "At most %L1, the model's context (prompt and reply share it).": "最多 %L1，即模型的上下文长度（提示词与回复共用）。",
+    "context full at %L1 tokens": "上下文已满（%L1 个词元）",
 }
 
 CONTEXT_ZH = {

@@ -55,6 +55,29 @@ private slots:
 
     void cleanup() { m_forcedTokens = 0; }
 
+    void aReplyThatFillsTheContextSaysSoNotMaxTokens()
+    {
+        LaunchOptions options = chatOptions();
+        options.maxModelLen = 96;
+        auto engine = testsupport::launch(options);
+        ChatGenerator generator;
+        generator.setEngine(engine.get());
+        generator.setRequestHook([](GenerationRequest& r) { r.params.ignoreEos = true; });
+        ChatSettings settings;
+        settings.maxTokens = 100000;  // more than any context: the context ends the reply
+        const qint64 id = m_store.createConversation(QString(), settings);
+        {
+            ChatSession session(m_store, generator, id);
+            QVERIFY(session.send(QStringLiteral("hi")));
+            QVERIFY(waitIdle(session));
+            const MessageRecord reply = session.visibleMessages().last();
+            QCOMPARE(reply.finishReason, QStringLiteral("context"));
+            QCOMPARE(reply.promptTokens + reply.outputTokens, 96);  // the bubble: "context full at 96 tokens"
+            QCOMPARE(m_store.messages(id).last().finishReason, QStringLiteral("context"));
+        }
+        generator.setEngine(nullptr);
+    }
+
     void sendStreamsCoalescedAndStoresBothTurns()
     {
         m_forcedTokens = 300;

@@ -132,6 +132,22 @@ private slots:
         QCOMPARE(QApplication::clipboard()->text(), QStringLiteral("Answer"));
     }
 
+    void aReplyEndedByAFullContextSaysSo()
+    {
+        MessageRecord m;
+        m.id = 3;
+        m.role = QStringLiteral("assistant");
+        m.content = QStringLiteral("long answer");
+        m.promptTokens = 96;
+        m.outputTokens = 4000;
+        m.finishReason = QStringLiteral("context");  // ChatSession's name for a length finish at the context's end
+        MessageBubble bubble(m, 0, 1);
+        const QString stats = bubble.findChild<QLabel*>(QStringLiteral("messageStats"))->text();
+        QVERIFY2(stats.contains(QRegularExpression(QStringLiteral("context full at 4,?096 tokens"))),
+                 qPrintable(stats));
+        QVERIFY(!stats.contains(QStringLiteral("max tokens")));
+    }
+
     void userBubbleEditsInPlace()
     {
         MessageRecord m;
@@ -181,7 +197,17 @@ private slots:
         QCOMPARE(reset.maxTokens, 1000);
         QCOMPARE(reset.systemPrompt, QStringLiteral("sys"));  // the prompts are the user's
         QCOMPARE(reset.inputTemplate, QStringLiteral("T{input}"));
-        QCOMPARE(dialog.findChild<QSpinBox*>(QStringLiteral("maxTokens"))->maximum(), 4096);
+        // 100000 typed into Max tokens: clamped to the context, visibly, not silently cut to 1000.
+        auto* maxTokens = dialog.findChild<QSpinBox*>(QStringLiteral("maxTokens"));
+        auto* note = dialog.findChild<QLabel*>(QStringLiteral("maxTokensNote"));
+        QVERIFY(note->text().contains(QRegularExpression(QStringLiteral("4,?096"))));
+        maxTokens->selectAll();
+        QTest::keyClicks(maxTokens, QStringLiteral("100000"));
+        QCOMPARE(maxTokens->value(), 100000);
+        QTest::keyClick(maxTokens, Qt::Key_Return);  // editing ends
+        QCOMPARE(maxTokens->value(), 4096);
+        QCOMPARE(dialog.settings().maxTokens, 4096);
+        QVERIFY2(note->text().contains(QStringLiteral("Clamped")), qPrintable(note->text()));
     }
 
     void iconsDrawAtHighDpi()

@@ -32,6 +32,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QToolButton>
 
@@ -295,18 +296,25 @@ private slots:
 
     void languageSwitchesAtRunTimeAndPersists()
     {
+        ChatPane* draft = m_window->newChat();
+        QTabWidget* englishTabs = m_window->chatArea()->findChild<QTabWidget*>();
+        QCOMPARE(englishTabs->tabText(englishTabs->indexOf(draft)), QStringLiteral("New chat"));
         const QString englishSend = pane()->findChild<QPushButton*>(QStringLiteral("sendButton"))->text();
         m_window->setLanguage(QStringLiteral("zh_CN"));
         QCoreApplication::processEvents();
         QCOMPARE(menuTitle(0), QStringLiteral("文件(&F)"));
         const QString chineseSend = pane()->findChild<QPushButton*>(QStringLiteral("sendButton"))->text();
         QCOMPARE(chineseSend, QStringLiteral("发送"));
+        // An untitled tab opened in English: its "New chat" follows the switch.
+        QTabWidget* tabs = m_window->chatArea()->findChild<QTabWidget*>();
+        QCOMPARE(tabs->tabText(tabs->indexOf(draft)), QStringLiteral("新对话"));
         QVERIFY(chineseSend != englishSend);
         QCOMPARE(m_settings->language(), QStringLiteral("zh_CN"));
         m_window->setLanguage(QStringLiteral("en"));
         QCoreApplication::processEvents();
         QCOMPARE(menuTitle(0), QStringLiteral("&File"));
         QCOMPARE(pane()->findChild<QPushButton*>(QStringLiteral("sendButton"))->text(), englishSend);
+        m_window->chatArea()->closePane(draft);
     }
 
     void themeAppliesAndPersists()

@@ -586,8 +586,22 @@ private slots:
 
     void theWindowSpeaksChinese()
     {
+        // Lines written before the switch follow it too: a numbered run's column, the load
+        // generator's status and the serving panel's "Wrote ..." line.
+        QTableWidget* results = load()->resultsTable();
+        int numbered = -1;
+        for (int c = 0; c < results->columnCount(); ++c)
+            if (results->horizontalHeaderItem(c)->text().startsWith(QStringLiteral("Run "))) numbered = c;
+        QVERIFY(numbered >= 0);
+        QVERIFY(serving()->exportProfileYaml(m_dir.filePath("speaks.yaml")));
+        QVERIFY(serving()->profileMessage().startsWith(QStringLiteral("Wrote")));
         m_window->setLanguage(QStringLiteral("zh_CN"));
         QCoreApplication::processEvents();
+        QVERIFY2(!results->horizontalHeaderItem(numbered)->text().contains(QStringLiteral("Run")),
+                 qPrintable(results->horizontalHeaderItem(numbered)->text()));
+        QVERIFY2(!serving()->profileMessage().startsWith(QStringLiteral("Wrote")),
+                 qPrintable(serving()->profileMessage()));
+        QVERIFY(serving()->profileMessage().contains(QStringLiteral("speaks.yaml")));
         QCOMPARE(perf()->tabs()->tabText(PerformanceWindow::ServingTab), QStringLiteral("服务参数"));
         QVERIFY(perf()->windowTitle().contains(QStringLiteral("性能")));
         QVERIFY(!dashboard()

@@ -4,6 +4,7 @@
 #include "gui/chat/chat_session.h"
 
 #include <QApplication>
+#include <QEvent>
 #include <QPlainTextEdit>
 #include <QSplitter>
 #include <QTabBar>
@@ -143,6 +144,14 @@ void ChatArea::moveToOtherSide(ChatPane* pane)
     updateTabTitle(pane);
     setActive(to);
     removeEmptySides();
+}
+
+void ChatArea::changeEvent(QEvent* event)
+{
+    // Tab texts are set, not translated by Qt: an untitled tab's "New chat" follows the language.
+    if (event->type() == QEvent::LanguageChange)
+        for (ChatPane* pane : panes()) updateTabTitle(pane);
+    QWidget::changeEvent(event);
 }
 
 int ChatArea::sideCount() const { return int(m_sides.size()); }

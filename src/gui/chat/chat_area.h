@@ -29,6 +29,9 @@ public:
     void moveToOtherSide(ChatPane* pane);
     int sideCount() const;
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 signals:
     void currentPaneChanged(brook::ChatPane* pane);
     void paneCountChanged(int count);

@@ -214,6 +214,9 @@ bool ChatSession::generateReplyTo(qint64 parentId)
     }
     GenerationRequest request;
     request.params = m_conversation.settings.toSamplingParams();
+    // A reply allowed more than the context has room for ends where the context does: its
+    // "length" finish then means a full context, not the max-tokens setting.
+    m_replyLimitedByContext = request.params.maxTokens > room;
     request.params.maxTokens = int(std::clamp<int64_t>(request.params.maxTokens, 1, room));
     request.prompt = std::move(prompt);
     request.source = "chat";
@@ -278,6 +281,8 @@ void ChatSession::handleGenerationFinished(RequestId id, const GenerationOutcome
         reply.ttftSeconds = outcome.ttftSeconds;
         reply.tokensPerSecond = outcome.tokensPerSecond;
         reply.finishReason = outcome.finishReason;
+        if (outcome.finishReason == QLatin1String("length") && m_replyLimitedByContext)
+            reply.finishReason = QStringLiteral("context");
         reply.id = rowId;
         if (rowId && m_store.updateMessage(reply)) {
             m_tree.add(reply);

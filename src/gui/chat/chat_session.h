@@ -86,8 +86,9 @@ private:
     qint64 m_replyParentId = 0;  // the message being answered
     QString m_streamingText;
     int m_streamingTokens = 0;
-    qint64 m_streamingMessageId = 0;  // the reply in progress, stored but not yet in m_tree
-    bool m_streamingDirty = false;    // text arrived since the last save
+    qint64 m_streamingMessageId = 0;       // the reply in progress, stored but not yet in m_tree
+    bool m_streamingDirty = false;         // text arrived since the last save
+    bool m_replyLimitedByContext = false;  // max_tokens was cut to the context's room
     QTimer* m_saveTimer = nullptr;
 };
 

@@ -10,6 +10,8 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include <limits>
 
 namespace brook {
@@ -44,7 +46,16 @@ ChatSettingsDialog::ChatSettingsDialog(const ChatSettings& settings, const ChatS
     m_topK->setRange(0, 1000);
     m_maxTokens = new QSpinBox(this);
     m_maxTokens->setObjectName(QStringLiteral("maxTokens"));
-    m_maxTokens->setRange(1, maxModelLen > 0 ? maxModelLen : 131072);
+    // Any number can be typed (a narrow range would silently drop the digit that overflows it);
+    // past the model's context it is clamped when editing ends, and the note says so.
+    m_maxTokensLimit = maxModelLen > 0 ? maxModelLen : 131072;
+    m_maxTokens->setRange(1, 100'000'000);
+    m_maxTokens->setGroupSeparatorShown(true);
+    m_maxTokensNote = new QLabel(this);
+    m_maxTokensNote->setObjectName(QStringLiteral("maxTokensNote"));
+    m_maxTokensNote->setWordWrap(true);
+    m_maxTokensNote->setForegroundRole(QPalette::PlaceholderText);
+    connect(m_maxTokens, &QSpinBox::editingFinished, this, &ChatSettingsDialog::clampMaxTokens);
     m_repetition = makeDouble(this, 0.5, 2.0, 0.05, "repetitionPenalty");
     m_presence = makeDouble(this, -2.0, 2.0, 0.1, "presencePenalty");
     m_frequency = makeDouble(this, -2.0, 2.0, 0.1, "frequencyPenalty");
@@ -59,6 +70,8 @@ ChatSettingsDialog::ChatSettingsDialog(const ChatSettings& settings, const ChatS
         m_labels.append(label);
         m_form->addRow(label, field);
     }
+
+    m_form->insertRow(6, QString(), m_maxTokensNote);  // under Max tokens
 
     m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel | QDialogButtonBox::Reset, this);
     connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
@@ -95,12 +108,27 @@ ChatSettings ChatSettingsDialog::settings() const
     s.temperature = m_temperature->value();
     s.topP = m_topP->value();
     s.topK = m_topK->value();
-    s.maxTokens = m_maxTokens->value();
+    s.maxTokens = std::min(m_maxTokens->value(), m_maxTokensLimit);
     s.repetitionPenalty = m_repetition->value();
     s.presencePenalty = m_presence->value();
     s.frequencyPenalty = m_frequency->value();
     s.seed = m_seed->value();
     return s;
+}
+
+void ChatSettingsDialog::clampMaxTokens()
+{
+    m_maxTokensClamped = m_maxTokens->value() > m_maxTokensLimit;
+    if (m_maxTokensClamped) m_maxTokens->setValue(m_maxTokensLimit);
+    updateMaxTokensNote();
+}
+
+void ChatSettingsDialog::updateMaxTokensNote()
+{
+    m_maxTokensNote->setText(
+        m_maxTokensClamped ? tr("Clamped to %L1: the model's context holds %L1 tokens, prompt and reply together.")
+                                 .arg(m_maxTokensLimit)
+                           : tr("At most %L1, the model's context (prompt and reply share it).").arg(m_maxTokensLimit));
 }
 
 void ChatSettingsDialog::handleReset()
@@ -130,6 +158,7 @@ void ChatSettingsDialog::retranslateUi()
     m_systemPrompt->setPlaceholderText(tr("Optional: how the assistant should behave"));
     m_template->setPlaceholderText(tr("Optional: wraps each message; {input} marks where your text goes"));
     m_topK->setSpecialValueText(tr("off"));
+    updateMaxTokensNote();
     m_seed->setSpecialValueText(tr("random"));
     m_buttons->button(QDialogButtonBox::Reset)->setText(tr("Model defaults"));
     m_buttons->button(QDialogButtonBox::Reset)

@@ -29,10 +29,12 @@ protected:
 
 private slots:
     void handleReset();
+    void clampMaxTokens();
 
 private:
     void load(const ChatSettings& settings);
     void retranslateUi();
+    void updateMaxTokensNote();
 
     ChatSettings m_original;
     ChatSettings m_defaults;
@@ -44,6 +46,9 @@ private:
     QDoubleSpinBox* m_topP;
     QSpinBox* m_topK;
     QSpinBox* m_maxTokens;
+    QLabel* m_maxTokensNote;
+    int m_maxTokensLimit = 0;  // the model's context
+    bool m_maxTokensClamped = false;
     QDoubleSpinBox* m_repetition;
     QDoubleSpinBox* m_presence;
     QDoubleSpinBox* m_frequency;

@@ -154,6 +154,9 @@ QString MessageBubble::statsText() const
                        .arg(m_message.tokensPerSecond, 0, 'f', 1);
     if (m_message.finishReason == QLatin1String("abort")) text += QStringLiteral(" · ") + tr("stopped");
     else if (m_message.finishReason == QLatin1String("length")) text += QStringLiteral(" · ") + tr("cut at max tokens");
+    else if (m_message.finishReason == QLatin1String("context"))
+        text += QStringLiteral(" · ") +
+                tr("context full at %L1 tokens").arg(m_message.promptTokens + m_message.outputTokens);
     return text;
 }
 

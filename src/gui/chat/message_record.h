@@ -20,7 +20,7 @@ struct MessageRecord {
     int outputTokens = 0;
     double ttftSeconds = 0;      // time to first token
     double tokensPerSecond = 0;  // decode speed after the first token
-    QString finishReason;        // "stop", "length", "abort" or empty
+    QString finishReason;        // "stop", "length", "context" (the context filled up), "abort" or empty
 
     bool isUser() const { return role == QLatin1String("user"); }
     bool isAssistant() const { return role == QLatin1String("assistant"); }

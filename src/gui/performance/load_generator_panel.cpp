@@ -121,12 +121,13 @@ LoadGeneratorPanel::LoadGeneratorPanel(QWidget* parent) : QWidget(parent)
     connect(m_target, &QComboBox::currentIndexChanged, this, [this](int i) { m_url->setEnabled(i == 1); });
     connect(m_run, &QPushButton::clicked, this, [this] {
         QString error;
-        if (!run(&error) && !error.isEmpty()) m_status->setText(error);
+        if (!run(&error) && !error.isEmpty()) showStatus([error] { return error; });
     });
     connect(m_stop, &QPushButton::clicked, this, &LoadGeneratorPanel::stop);
     connect(m_clear, &QPushButton::clicked, this, [this] {
         m_results->setColumnCount(0);
         m_resultList.clear();
+        m_columnRunNumbers.clear();
     });
     m_url->setEnabled(false);
     retranslateUi();
@@ -197,12 +198,15 @@ bool LoadGeneratorPanel::run(QString* error)
         if (error) *error = tr("Enter the server's URL.");
         return false;
     }
-    const QString label = m_runLabel.isEmpty() ? tr("Run %1").arg(m_results->columnCount() + 1) : m_runLabel;
+    m_runNumber = m_runLabel.isEmpty() ? m_results->columnCount() + 1 : 0;
+    const QString label = runLabel(m_runNumber, m_runLabel);
     m_generator->start(o, label);
     m_runDuration = o.durationSeconds;
     m_progress->setRange(0, 1000);
     m_progress->setValue(0);
-    m_status->setText(tr("Running \"%1\" against %2…").arg(label, QString::fromStdString(o.baseUrl)));
+    showStatus([this, number = m_runNumber, named = m_runLabel, url = QString::fromStdString(o.baseUrl)] {
+        return tr("Running \"%1\" against %2…").arg(runLabel(number, named), url);
+    });
     updateButtons();
     return true;
 }
@@ -210,7 +214,7 @@ bool LoadGeneratorPanel::run(QString* error)
 void LoadGeneratorPanel::stop()
 {
     m_generator->cancel();
-    m_status->setText(tr("Stopping: hanging up on the requests in flight…"));
+    showStatus([this] { return tr("Stopping: hanging up on the requests in flight…"); });
 }
 
 void LoadGeneratorPanel::handleProgress(const ServeBenchProgress& p)
@@ -219,35 +223,43 @@ void LoadGeneratorPanel::handleProgress(const ServeBenchProgress& p)
     double done = p.total > 0 ? double(p.finished) / p.total : 0.0;
     if (m_runDuration > 0) done = std::max(done, p.elapsedSeconds / m_runDuration);
     m_progress->setValue(int(std::min(done, 1.0) * 1000));
-    m_status->setText(tr("%1 sent · %2 finished · %3 failed · %4 in flight · %5 s")
-                          .arg(p.sent)
-                          .arg(p.finished)
-                          .arg(p.failed)
-                          .arg(p.inFlight)
-                          .arg(p.elapsedSeconds, 0, 'f', 1));
+    showStatus([this, p] {
+        return tr("%1 sent · %2 finished · %3 failed · %4 in flight · %5 s")
+            .arg(p.sent)
+            .arg(p.finished)
+            .arg(p.failed)
+            .arg(p.inFlight)
+            .arg(p.elapsedSeconds, 0, 'f', 1);
+    });
 }
 
 void LoadGeneratorPanel::handleFinished(const QString& label, const ServeBenchResult& result)
 {
     m_resultList << result;
+    m_columnRunNumbers << m_runNumber;
     addResultColumn(label, result);
     m_progress->setValue(m_progress->maximum());
-    QString text = tr("\"%1\": %2 requests in %3 s, %4 output tokens/s.")
-                       .arg(label)
-                       .arg(result.completed)
-                       .arg(result.duration, 0, 'f', 1)
-                       .arg(result.outputThroughput, 0, 'f', 1);
-    if (!result.errors.empty())
-        text += QLatin1Char(' ') +
+    showStatus([this, number = m_runNumber, label, result] {
+        QString text = tr("\"%1\": %2 requests in %3 s, %4 output tokens/s.")
+                           .arg(runLabel(number, label))
+                           .arg(result.completed)
+                           .arg(result.duration, 0, 'f', 1)
+                           .arg(result.outputThroughput, 0, 'f', 1);
+        if (!result.errors.empty())
+            text +=
+                QLatin1Char(' ') +
                 tr("%1 failed, first: %2").arg(result.errors.size()).arg(QString::fromStdString(result.errors.front()));
-    m_status->setText(text);
+        return text;
+    });
     updateButtons();
     emit runFinished(label, result.completed > 0);
 }
 
 void LoadGeneratorPanel::handleFailed(const QString& label, const QString& message)
 {
-    m_status->setText(tr("\"%1\" could not run: %2").arg(label, message));
+    showStatus([this, number = m_runNumber, label, message] {
+        return tr("\"%1\" could not run: %2").arg(runLabel(number, label), message);
+    });
     updateButtons();
     emit runFinished(label, false);
 }
@@ -284,6 +296,18 @@ void LoadGeneratorPanel::addResultColumn(const QString& label, const ServeBenchR
         item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         m_results->setItem(row, column, item);
     }
+}
+
+QString LoadGeneratorPanel::runLabel(int number, const QString& named) const
+{
+    return number > 0 ? tr("Run %1").arg(number) : named;
+}
+
+void LoadGeneratorPanel::showStatus(std::function<QString()> text)
+{
+    // Kept as a function, so a language switch rewrites the line in the new language.
+    m_statusText = std::move(text);
+    m_status->setText(m_statusText());
 }
 
 void LoadGeneratorPanel::updateButtons()
@@ -340,6 +364,11 @@ void LoadGeneratorPanel::retranslateUi()
                               tr("Median %1 (ms)").arg(QStringLiteral("E2EL")),
                               tr("P99 %1 (ms)").arg(QStringLiteral("E2EL"))};
     m_results->setVerticalHeaderLabels(rows);
+    // Numbered runs ("Run 1") follow the language; named ones (profiles) are the user's words.
+    for (int column = 0; column < m_results->columnCount() && column < m_columnRunNumbers.size(); ++column)
+        if (m_columnRunNumbers[column] > 0)
+            m_results->horizontalHeaderItem(column)->setText(runLabel(m_columnRunNumbers[column], QString()));
+    if (m_statusText) m_status->setText(m_statusText());
 }
 
 void LoadGeneratorPanel::changeEvent(QEvent* event)

@@ -68,12 +68,17 @@ private:
     void retranslateUi();
     void updateButtons();
     void addResultColumn(const QString& label, const ServeBenchResult& result);
+    QString runLabel(int number, const QString& named) const;  // "Run 3", or the name given
+    void showStatus(std::function<QString()> text);
 
     LoadGenerator* m_generator;
     EndpointProvider m_endpoint;
     QString m_modelDir;
     QString m_runLabel;
     QList<ServeBenchResult> m_resultList;
+    QList<int> m_columnRunNumbers;  // per result column: its run number, 0 when named
+    int m_runNumber = 0;            // the run in progress (0: named)
+    std::function<QString()> m_statusText;
     double m_runDuration = 0;  // the running load's duration (0: until all are sent)
 
     QComboBox* m_target;
