@@ -175,9 +175,11 @@ private slots:
 
     // Stated tolerances, in max |diff| / max |dense logit| over two prompts. This random model
     // has no structure for quantization to preserve (measured: int4 ~0.32, int8 ~0.018, about the
-    // 255 / 15 ratio of their step sizes), so the bounds are int4 < 0.5, int8 < 0.04; both must
-    // differ from dense (above 1e-4) and int8 must be at least 8x nearer. The RMS error relative
-    // to the logits' RMS is bounded too (measured int4 ~0.28, int8 ~0.017: < 0.45 and < 0.03).
+    // 255 / 15 ratio of their step sizes; int8 ~0.025 since the CPU's int8 path also quantizes
+    // the activations per block of 32 and the embedding / head), so the bounds are int4 < 0.5,
+    // int8 < 0.04; both must differ from dense (above 1e-4) and int8 must be at least 8x nearer.
+    // The RMS error relative to the logits' RMS is bounded too (measured int4 ~0.28, int8 ~0.017,
+    // ~0.024 since the change above: < 0.45 and < 0.03).
     void quantizedLogitsAreNearDense()
     {
         const std::vector<float> dense = logits("dense", ""), int4 = logits("awq4", ""), int8 = logits("awq8", "");
