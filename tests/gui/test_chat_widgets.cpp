@@ -7,6 +7,7 @@
 #include "gui/chat/markdown_view.h"
 #include "gui/chat/message_bubble.h"
 #include "gui/chat/preset_editor_dialog.h"
+#include "gui/shell/theme_manager.h"
 #include "gui/shell/vector_icon_engine.h"
 
 #include <QApplication>
@@ -22,6 +23,7 @@
 #include <QSpinBox>
 #include <QTextBrowser>
 #include <QToolButton>
+#include <QVBoxLayout>
 #include <QtTest>
 
 using namespace brook;
@@ -208,6 +210,52 @@ private slots:
         QCOMPARE(maxTokens->value(), 4096);
         QCOMPARE(dialog.settings().maxTokens, 4096);
         QVERIFY2(note->text().contains(QStringLiteral("Clamped")), qPrintable(note->text()));
+    }
+
+    void bubblesRestyleOnAThemeSwitch()
+    {
+        // Bubbles made under the dark theme, then light and back: text, tint and icons follow.
+        ThemeManager theme;
+        theme.apply(QStringLiteral("dark"));
+        QWidget window;
+        auto* layout = new QVBoxLayout(&window);
+        QList<MessageBubble*> bubbles;
+        for (const char* role : {"user", "assistant"}) {
+            MessageRecord m;
+            m.id = role[0] == 'u' ? 5 : 6;
+            m.role = QString::fromLatin1(role);
+            m.content = QStringLiteral("text");
+            bubbles << new MessageBubble(m, 0, 1, &window);
+            layout->addWidget(bubbles.last());
+        }
+        window.resize(500, 300);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto darkestIconPixel = [](MessageBubble* b) {
+            const QImage icon = b->findChild<QToolButton*>(QStringLiteral("copyMessage"))->grab().toImage();
+            int darkest = 255;
+            for (int y = 0; y < icon.height(); ++y)
+                for (int x = 0; x < icon.width(); ++x)
+                    darkest = std::min(darkest, QColor(icon.pixel(x, y)).lightness());
+            return darkest;
+        };
+        for (const QString& name : {QStringLiteral("light"), QStringLiteral("dark")}) {
+            theme.apply(name);
+            QCoreApplication::processEvents();
+            const bool light = name == QLatin1String("light");
+            for (MessageBubble* b : bubbles) {
+                const QImage image = b->grab().toImage();
+                const int background = QColor(image.pixel(image.width() / 2, image.height() - 3)).lightness();
+                const int text = b->findChildren<QLabel*>().first()->palette().color(QPalette::WindowText).lightness();
+                QVERIFY2(light ? background > 180 && text < 80 : background < 90 && text > 180,
+                         qPrintable(QStringLiteral("%1 %2: background %3, text %4")
+                                        .arg(name, b->objectName())
+                                        .arg(background)
+                                        .arg(text)));
+                if (light) QVERIFY(darkestIconPixel(b) < 100);  // dark icons on the light tint
+            }
+        }
+        theme.apply(QStringLiteral("system"));
     }
 
     void iconsDrawAtHighDpi()

@@ -8,6 +8,7 @@
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPainter>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QToolButton>
@@ -112,35 +113,31 @@ MessageBubble::MessageBubble(const MessageRecord& message, int siblingIndex, int
     layout->addWidget(m_editButtons);
     layout->addLayout(footer);
 
-    applyColors();
     retranslateUi();
 }
 
 QString MessageBubble::renderedText() const { return m_body->renderedText(); }
 
-void MessageBubble::applyColors()
+void MessageBubble::paintEvent(QPaintEvent* event)
 {
-    // User turns tinted with the highlight colour, replies on the base colour: readable in both
-    // light and dark palettes.
+    // Painted from the palette of the moment, not a style sheet: a style sheet fixes the palette
+    // of the bubble and every child when it is set, so a theme switch left white text on a light
+    // tint and icons drawn for the old background. User turns are tinted with the highlight
+    // colour, replies sit on the base colour.
     const QPalette pal = palette();
     QColor background = pal.color(QPalette::Base);
     if (m_message.isUser()) {
-        QColor tint = pal.color(QPalette::Highlight);
-        tint.setAlphaF(0.14);
-        background = tint;
+        background = pal.color(QPalette::Highlight);
+        background.setAlphaF(0.14);
     }
-    const QString sheet =
-        (QStringLiteral("QFrame#%1 { background: rgba(%2,%3,%4,%5); border: 1px solid rgba(%6,%7,%8,60);"
-                        " border-radius: 10px; }")
-             .arg(objectName())
-             .arg(background.red())
-             .arg(background.green())
-             .arg(background.blue())
-             .arg(background.alpha())
-             .arg(pal.color(QPalette::Mid).red())
-             .arg(pal.color(QPalette::Mid).green())
-             .arg(pal.color(QPalette::Mid).blue()));
-    if (sheet != styleSheet()) setStyleSheet(sheet);  // a style sheet change must not re-trigger itself
+    QColor border = pal.color(QPalette::Mid);
+    border.setAlpha(60);
+    QPainter painter(this);
+    painter.setRenderHint(QPainter::Antialiasing);
+    painter.setPen(QPen(border, 1));
+    painter.setBrush(background);
+    painter.drawRoundedRect(QRectF(rect()).adjusted(0.5, 0.5, -0.5, -0.5), 10, 10);
+    QFrame::paintEvent(event);
 }
 
 QString MessageBubble::statsText() const
@@ -222,7 +219,6 @@ void MessageBubble::handleEditCancel()
 void MessageBubble::changeEvent(QEvent* event)
 {
     if (event->type() == QEvent::LanguageChange) retranslateUi();
-    else if (event->type() == QEvent::PaletteChange) applyColors();
     QFrame::changeEvent(event);
 }
 

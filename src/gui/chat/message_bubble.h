@@ -39,6 +39,7 @@ signals:
 
 protected:
     void changeEvent(QEvent* event) override;
+    void paintEvent(QPaintEvent* event) override;
 
 private slots:
     void handleCopy();
@@ -47,7 +48,6 @@ private slots:
 
 private:
     void retranslateUi();
-    void applyColors();
     QString statsText() const;
 
     MessageRecord m_message;
