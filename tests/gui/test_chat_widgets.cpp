@@ -2,7 +2,12 @@
 // block in its own view whose Copy button puts exactly the code on the clipboard; streaming text
 // is shown plain; bubbles show the per-message numbers, the branch switcher and the right actions;
 // the settings dialog round-trips every field; the vector icons draw at high DPI.
+#include "gui/chat/chat_area.h"
+#include "gui/chat/chat_generator.h"
+#include "gui/chat/chat_pane.h"
+#include "gui/chat/chat_session.h"
 #include "gui/chat/chat_settings_dialog.h"
+#include "gui/chat/history_store.h"
 #include "gui/chat/code_block_view.h"
 #include "gui/chat/markdown_view.h"
 #include "gui/chat/message_bubble.h"
@@ -21,6 +26,7 @@
 #include <QPlainTextEdit>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QSplitter>
 #include <QTextBrowser>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -256,6 +262,55 @@ private slots:
             }
         }
         theme.apply(QStringLiteral("system"));
+    }
+
+    void narrowPanesWrapAndTwoSidesSplitEvenly()
+    {
+        // A reply with long numbers in a 300 px pane: the numbers wrap, the actions stay inside.
+        MessageRecord m;
+        m.id = 9;
+        m.role = QStringLiteral("assistant");
+        m.content = QStringLiteral("answer");
+        m.promptTokens = 120;
+        m.outputTokens = 12345;
+        m.ttftSeconds = 1.25;
+        m.tokensPerSecond = 12.5;
+        m.finishReason = QStringLiteral("context");
+        QWidget host;
+        auto* layout = new QVBoxLayout(&host);
+        auto* bubble = new MessageBubble(m, 1, 2, &host);
+        layout->addWidget(bubble);
+        host.resize(300, 400);
+        host.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&host));
+        QVERIFY2(bubble->minimumSizeHint().width() <= 300,
+                 qPrintable(QString::number(bubble->minimumSizeHint().width())));
+        QVERIFY(bubble->width() <= 300);
+        for (QToolButton* b : bubble->findChildren<QToolButton*>())
+            if (b->isVisible()) QVERIFY2(b->geometry().right() < bubble->width(), qPrintable(b->objectName()));
+        auto* stats = bubble->findChild<QLabel*>(QStringLiteral("messageStats"));
+        QVERIFY(stats->height() > stats->fontMetrics().height() * 1.5);  // wrapped onto a second line
+
+        // A pane with a long title and the presets does not ask for more than a narrow side.
+        HistoryStore store;
+        ChatGenerator generator;
+        PresetLibrary presets;
+        auto* session = new ChatSession(store, generator, 0);
+        session->rename(QStringLiteral("A conversation title long enough to widen any header it is put in"));
+        auto* left = new ChatPane(session, &presets);
+        QVERIFY2(left->minimumSizeHint().width() <= 360, qPrintable(QString::number(left->minimumSizeHint().width())));
+
+        // Two sides start with half the width each.
+        ChatArea area;
+        area.resize(1000, 600);
+        area.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&area));
+        area.addPane(left);
+        area.addPane(new ChatPane(new ChatSession(store, generator, 0), &presets), true);
+        QCOMPARE(area.sideCount(), 2);
+        const QList<int> sizes = area.findChild<QSplitter*>()->sizes();
+        QVERIFY2(std::abs(sizes[0] - sizes[1]) <= 8,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(sizes[0]).arg(sizes[1])));
     }
 
     void iconsDrawAtHighDpi()

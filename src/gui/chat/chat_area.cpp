@@ -42,6 +42,11 @@ QTabWidget* ChatArea::makeSide()
     connect(tabs, &QTabWidget::currentChanged, this, [this, tabs] { setActive(tabs); });
     m_splitter->addWidget(tabs);
     m_sides.append(tabs);
+    // A new second side gets half the width, not whatever its contents ask for.
+    const int width = m_splitter->width() / int(m_sides.size());
+    QList<int> sizes;
+    for (qsizetype i = 0; i < m_sides.size(); ++i) sizes << width;
+    m_splitter->setSizes(sizes);
     return tabs;
 }
 

@@ -33,10 +33,15 @@ ChatPane::ChatPane(ChatSession* session, const PresetLibrary* presets, QWidget* 
     titleFont.setBold(true);
     m_title->setFont(titleFont);
     m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // The header must not set the pane's minimum width: a long title (or a long translation)
+    // would push two side-by-side panes past the screen. The title gives way, elided.
+    m_title->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_title->setMinimumWidth(40);
     m_presetLabel = new QLabel(this);
     m_presetCombo = new QComboBox(this);
     m_presetCombo->setObjectName(QStringLiteral("presetCombo"));
-    m_presetCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    m_presetCombo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_presetCombo->setMinimumContentsLength(8);
     m_settingsButton = new QToolButton(this);
     m_settingsButton->setObjectName(QStringLiteral("conversationSettings"));
     m_settingsButton->setIcon(VectorIconEngine::icon(IconShape::Settings));
@@ -116,6 +121,7 @@ ChatPane::ChatPane(ChatSession* session, const PresetLibrary* presets, QWidget* 
     connect(m_session, &ChatSession::errorOccurred, this, &ChatPane::handleError);
     connect(m_session, &ChatSession::titleChanged, this, [this](const QString&) {
         m_title->setText(displayTitle());
+        m_title->setToolTip(displayTitle());  // the whole title where the header cuts it
         emit titleChanged(displayTitle());
     });
     connect(m_session, &ChatSession::settingsChanged, this, &ChatPane::updatePresetCombo);

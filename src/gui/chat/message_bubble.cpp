@@ -85,6 +85,9 @@ MessageBubble::MessageBubble(const MessageRecord& message, int siblingIndex, int
     small.setPointSizeF(small.pointSizeF() * 0.85);
     m_stats->setFont(small);
     m_stats->setForegroundRole(QPalette::PlaceholderText);
+    // Wraps rather than widening the bubble: a narrow pane keeps the numbers and the actions.
+    m_stats->setWordWrap(true);
+    m_stats->setMinimumWidth(60);
     m_copy = makeToolButton(this, IconShape::Copy, "copyMessage");
     m_edit = makeToolButton(this, IconShape::Edit, "editMessage");
     m_regenerate = makeToolButton(this, IconShape::Regenerate, "regenerateMessage");
@@ -97,8 +100,7 @@ MessageBubble::MessageBubble(const MessageRecord& message, int siblingIndex, int
     connect(m_delete, &QToolButton::clicked, this, [this] { emit deleteRequested(m_message.id); });
 
     auto* footer = new QHBoxLayout;
-    footer->addWidget(m_stats);
-    footer->addStretch();
+    footer->addWidget(m_stats, 1);
     for (QToolButton* b : {m_copy, m_edit, m_regenerate, m_delete}) {
         b->setVisible(b->isVisibleTo(this) && !isStreaming());
         footer->addWidget(b);
