@@ -82,6 +82,56 @@ BROOK_AVX512VNNI void vnniTokens(const uint8_t* wb, const float* ws, const float
     for (int t = 0; t < TT; ++t) storeRows(out + int64_t(t0 + t) * N, acc[t], lanes);
 }
 
+// Two blocks (32 rows) x TT tokens: each broadcast activation feeds two vpdpbusd, so a prompt
+// is bound by the dot products rather than by the broadcast loads (the one-block kernel loads
+// one broadcast per vpdpbusd). The fp32 steps per row and token are the one-block kernel's, in
+// the same order, so the output is the same bit for bit.
+template <int TT>
+BROOK_AVX512VNNI void vnniTwoBlocks(const CpuMatrix& w, int b, const Q8Activations& a, int t0, float* out, int N)
+{
+    const int K = a.K, KB = K / kQ, G = a.G, blocksPerGroup = KB / G;
+    const int8_t* act = a.codes + int64_t(t0) * K;
+    const uint8_t* wb[2] = {w.q8Block(b), w.q8Block(b + 1)};
+    const float* ws[2] = {w.q8Scales(b), w.q8Scales(b + 1)};
+    const float* wo[2] = {w.q8Offsets(b), w.q8Offsets(b + 1)};
+    __m512 acc[2][TT];
+    for (int t = 0; t < TT; ++t) acc[0][t] = acc[1][t] = _mm512_setzero_ps();
+    for (int g = 0; g < G; ++g) {
+        __m512 inner[2][TT];
+        for (int t = 0; t < TT; ++t) inner[0][t] = inner[1][t] = _mm512_setzero_ps();
+        for (int kb = g * blocksPerGroup; kb < (g + 1) * blocksPerGroup; ++kb) {
+            const size_t at = size_t(kb) * kStepsPerBlock * kStepBytes;
+            __m512i dot[2][TT];
+            for (int t = 0; t < TT; ++t) dot[0][t] = dot[1][t] = _mm512_setzero_si512();
+            for (int s = 0; s < kStepsPerBlock; ++s) {
+                const __m512i w0 = _mm512_loadu_si512(wb[0] + at + s * kStepBytes);
+                const __m512i w1 = _mm512_loadu_si512(wb[1] + at + s * kStepBytes);
+                for (int t = 0; t < TT; ++t) {
+                    const __m512i x = _mm512_set1_epi32(load4(act + int64_t(t) * K + kb * kQ + 4 * s));
+                    dot[0][t] = _mm512_dpbusd_epi32(dot[0][t], w0, x);
+                    dot[1][t] = _mm512_dpbusd_epi32(dot[1][t], w1, x);
+                }
+            }
+            for (int t = 0; t < TT; ++t) {
+                const __m512 d = _mm512_set1_ps(a.scales[int64_t(t0 + t) * KB + kb]);
+                for (int h = 0; h < 2; ++h)
+                    inner[h][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[h][t]), d, inner[h][t]);
+            }
+        }
+        for (int h = 0; h < 2; ++h) {
+            const __m512 s = _mm512_loadu_ps(ws[h] + g * kB), o = _mm512_loadu_ps(wo[h] + g * kB);
+            for (int t = 0; t < TT; ++t) {
+                acc[h][t] = _mm512_fmadd_ps(inner[h][t], s, acc[h][t]);
+                acc[h][t] = _mm512_fmadd_ps(o, _mm512_set1_ps(a.groupSums[int64_t(t0 + t) * G + g]), acc[h][t]);
+            }
+        }
+    }
+    for (int h = 0; h < 2; ++h) {
+        const int lanes = std::min(kB, N - (b + h) * kB);
+        for (int t = 0; t < TT; ++t) storeRows(out + int64_t(t0 + t) * N + (b + h) * kB, acc[h][t], lanes);
+    }
+}
+
 }  // namespace
 
 BROOK_AVX512 void quantizeQ8Avx512(const float* x, int64_t blocks, int8_t* codes, float* scales, int32_t* sums)
@@ -109,7 +159,19 @@ BROOK_AVX512 void quantizeQ8Avx512(const float* x, int64_t blocks, int8_t* codes
 BROOK_AVX512VNNI void q8Avx512Vnni(const CpuMatrix& w, const Q8Activations& a, float* out, int b0, int b1)
 {
     const int N = w.rows();
-    for (int b = b0; b < b1; ++b) {
+    int b = b0;
+    // 4 or more tokens: two blocks at a time, 4 tokens a pass (24 accumulators of 32 registers).
+    for (; a.T >= 4 && b + 2 <= b1; b += 2) {
+        for (int t = 0; t < a.T; t += 4) {
+            switch (std::min(4, a.T - t)) {
+            case 1: vnniTwoBlocks<1>(w, b, a, t, out, N); break;
+            case 2: vnniTwoBlocks<2>(w, b, a, t, out, N); break;
+            case 3: vnniTwoBlocks<3>(w, b, a, t, out, N); break;
+            default: vnniTwoBlocks<4>(w, b, a, t, out, N); break;
+            }
+        }
+    }
+    for (; b < b1; ++b) {
         const int lanes = std::min(kB, N - b * kB);
         const uint8_t* wb = w.q8Block(b);
         const float* ws = w.q8Scales(b);
