@@ -53,7 +53,10 @@ void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHe
         attendOne(seq.q + (int64_t(i) * numHeads + h) * HD, seq.out + (int64_t(i) * numHeads + h) * HD,
                   seq.startPosition + i, seq.blockTable, h / group, kv, ops, scale);
     };
-    if (!pool || cost <= 4096) {
+    // ~1,000 (query, head, key) triples are ~10 us: below that the pool's hand-off costs more than
+    // it saves. (At 4,096 a decode step's attention ran on the caller alone, the other core
+    // spinning, up to a context of 256.)
+    if (!pool || cost <= 1024) {
         for (int item = 0; item < work; ++item) attend(item);
         return;
     }
