@@ -1,0 +1,28 @@
+#!/bin/bash
+# The CPU backend's benchmark table (docs/benchmarks.md, "CPU backend"), run ROUNDS times with the
+# load average before each command: on a shared machine take the best round and quote its load.
+# Usage: bench/cpu_bench_rounds.sh [MODEL_DIR] [ROUNDS] [BUILD_DIR]
+#   MODEL_DIR: an ERNIE-0.3B-shaped model (brook-make-test-model DIR --shape ernie-0.3b)
+set -u
+MODEL=${1:-/tmp/m-ernie}
+ROUNDS=${2:-3}
+BIN=${3:-build}/bin
+stamp() { echo "== $(date +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg) :: $*"; }
+for round in $(seq 1 "$ROUNDS"); do
+    stamp "round $round: latency bf16"
+    "$BIN/brook-bench" latency --device cpu --model "$MODEL" --input-len 128 --output-len 32 2>&1 | grep -E "^run|best"
+    stamp "latency int8"
+    "$BIN/brook-bench" latency --device cpu --model "$MODEL" --input-len 128 --output-len 32 --quantization int8 2>&1 |
+        grep -E "^run|best"
+    for prompts in 8 1; do
+        stamp "throughput bf16, $prompts prompts"
+        "$BIN/brook-bench" throughput --device cpu --model "$MODEL" --num-prompts "$prompts" --input-len 32 \
+            --output-len 32 2>&1 | grep -E "output tokens/s|weights|engine"
+    done
+    stamp "throughput int8, 1 prompt"
+    "$BIN/brook-bench" throughput --device cpu --model "$MODEL" --num-prompts 1 --input-len 32 --output-len 32 \
+        --quantization int8 2>&1 | grep -E "output tokens/s|weights"
+    stamp "sampler"
+    "$BIN/cpu_kernel_bench" --sampler-only --repeats 20 2>&1 | grep sampler
+done
+stamp end
