@@ -5,6 +5,7 @@
 #include <QDateTime>
 #include <QDateTimeAxis>
 #include <QLegend>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QMouseEvent>
 #include <QToolTip>
@@ -30,11 +31,12 @@ TimeSeriesChart::TimeSeriesChart(QList<Line> lines, bool stacked, QWidget* paren
     m_y->setLabelFormat(QStringLiteral("%.3g"));
     chart->addAxis(m_x, Qt::AlignBottom);
     chart->addAxis(m_y, Qt::AlignLeft);
+    // Lines show their pen in the legend: a dashed p95 then differs from its solid p50.
+    if (!m_stacked) chart->legend()->setMarkerShape(QLegend::MarkerShapeFromSeries);
     // Stacked: each field is an area between the running total before it and after it.
     for (const Line& line : m_lines) {
         auto* upper = new QLineSeries(chart);
-        QPen pen(line.color, 2);
-        if (line.dashed) pen.setStyle(Qt::DashLine);
+        const QPen pen = linePen(int(m_series.size()));
         QAbstractSeries* drawn = upper;
         if (m_stacked) {
             auto* lower = new QLineSeries(chart);
@@ -54,6 +56,8 @@ TimeSeriesChart::TimeSeriesChart(QList<Line> lines, bool stacked, QWidget* paren
         m_series << upper;
         m_drawn << drawn;
         m_names << QString();
+        m_pieces << QList<QLineSeries*>();
+        m_piecesUsed << 1;
     }
     setChart(chart);
     setRenderHint(QPainter::Antialiasing);
@@ -62,6 +66,42 @@ TimeSeriesChart::TimeSeriesChart(QList<Line> lines, bool stacked, QWidget* paren
 }
 
 void TimeSeriesChart::setTitle(const QString& title) { chart()->setTitle(title); }
+
+QColor TimeSeriesChart::drawnColor(int line) const
+{
+    if (line < 0 || line >= m_lines.size()) return {};
+    const Line& l = m_lines[line];
+    return l.dashed ? l.color.lighter(135) : l.color;
+}
+
+QPen TimeSeriesChart::linePen(int line) const
+{
+    QPen pen(drawnColor(line), 2);
+    if (m_lines[line].dashed) pen.setStyle(Qt::DashLine);
+    return pen;
+}
+
+QLineSeries* TimeSeriesChart::segment(int line, int index)
+{
+    if (index == 0) return m_series[line];
+    QList<QLineSeries*>& pieces = m_pieces[line];
+    while (pieces.size() < index) {
+        // A piece is drawn like the line and kept out of the legend (the first piece stands for it).
+        auto* piece = new QLineSeries(chart());
+        piece->setPen(linePen(line));
+        chart()->addSeries(piece);
+        piece->attachAxis(m_x);
+        piece->attachAxis(m_y);
+        for (QLegendMarker* marker : chart()->legend()->markers(piece)) marker->setVisible(false);
+        pieces << piece;
+    }
+    return pieces[index - 1];
+}
+
+int TimeSeriesChart::segmentCount(int line) const
+{
+    return line >= 0 && line < m_piecesUsed.size() ? m_piecesUsed[line] : 0;
+}
 
 void TimeSeriesChart::setLineName(int line, const QString& name)
 {
@@ -83,8 +123,8 @@ void TimeSeriesChart::setDarkTheme(bool dark)
     // Re-theming resets series colours; put them back.
     chart()->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
     for (int i = 0; i < m_lines.size(); ++i) {
-        QPen pen(m_lines[i].color, 2);
-        if (m_lines[i].dashed) pen.setStyle(Qt::DashLine);
+        const QPen pen = linePen(i);
+        for (QLineSeries* piece : m_pieces[i]) piece->setPen(pen);
         if (auto* area = qobject_cast<QAreaSeries*>(m_drawn[i])) {
             QColor fill = m_lines[i].color;
             fill.setAlpha(170);
@@ -104,10 +144,21 @@ void TimeSeriesChart::redraw(const std::vector<DashboardSample>& samples, double
     for (size_t i = 0; i < samples.size(); i += step) m_shown.push_back(samples[i]);
     if (!samples.empty() && (samples.size() - 1) % step != 0) m_shown.push_back(samples.back());
 
+    // A pause between shown samples longer than a few of their usual intervals is a gap.
+    std::vector<double> intervals;
+    for (size_t i = 1; i < m_shown.size(); ++i)
+        intervals.push_back(m_shown[i].timeSeconds - m_shown[i - 1].timeSeconds);
+    double gapSeconds = 5.0;
+    if (!intervals.empty()) {
+        std::nth_element(intervals.begin(), intervals.begin() + intervals.size() / 2, intervals.end());
+        gapSeconds = std::max(gapSeconds, 3.0 * intervals[intervals.size() / 2]);
+    }
+
     double peak = 0;
     std::vector<double> base(m_shown.size(), 0.0);
     for (int l = 0; l < m_lines.size(); ++l) {
         QList<QPointF> upper, lower;
+        QList<QList<QPointF>> pieces(1);
         upper.reserve(qsizetype(m_shown.size()));
         for (size_t i = 0; i < m_shown.size(); ++i) {
             const double x = m_shown[i].timeSeconds * 1000.0;
@@ -118,34 +169,67 @@ void TimeSeriesChart::redraw(const std::vector<DashboardSample>& samples, double
                 base[i] += v.value_or(0.0);
                 upper << QPointF(x, base[i]);
                 peak = std::max(peak, base[i]);
-            } else if (v && std::isfinite(*v)) {
-                upper << QPointF(x, *v);
+                continue;
+            }
+            const bool gap = i > 0 && m_shown[i].timeSeconds - m_shown[i - 1].timeSeconds > gapSeconds;
+            if ((gap || !v || !std::isfinite(*v)) && !pieces.last().isEmpty()) pieces.append(QList<QPointF>());
+            if (v && std::isfinite(*v)) {
+                pieces.last() << QPointF(x, *v);
                 peak = std::max(peak, *v);
             }
         }
-        m_series[l]->replace(upper);
-        if (m_stacked) m_lowers[l]->replace(lower);
+        if (m_stacked) {
+            m_series[l]->replace(upper);
+            m_lowers[l]->replace(lower);
+            continue;
+        }
+        if (pieces.size() > 1 && pieces.last().isEmpty()) pieces.removeLast();
+        for (int p = 0; p < pieces.size(); ++p) segment(l, p)->replace(pieces[p]);
+        for (int p = int(pieces.size()); p < m_piecesUsed[l]; ++p) segment(l, p)->clear();
+        m_piecesUsed[l] = int(pieces.size());
     }
     m_x->setRange(QDateTime::fromMSecsSinceEpoch(qint64(from * 1000.0)),
                   QDateTime::fromMSecsSinceEpoch(qint64(to * 1000.0)));
     m_x->setFormat(to - from > 600 ? QStringLiteral("HH:mm") : QStringLiteral("HH:mm:ss"));
-    const double top = m_fixedMaximum > 0 ? m_fixedMaximum : std::max(peak * 1.1, m_scale > 1.0 ? 1.0 : 0.01);
+    // Nothing to show yet (idle): a 0..1 axis, not a 0..0.01 one whose labels repeat.
+    const double top = m_fixedMaximum > 0 ? m_fixedMaximum : peak > 0 ? peak * 1.1 : 1.0;
     m_y->setRange(0, top);
     if (m_fixedMaximum <= 0) m_y->applyNiceNumbers();  // round ticks: 0, 250, 500 ... rather than 0, 462, 923
-    const double shownTop = m_y->max();
-    m_y->setLabelFormat(shownTop >= 10  ? QStringLiteral("%.0f")
-                        : shownTop >= 1 ? QStringLiteral("%.1f")
-                                        : QStringLiteral("%.2f"));
+    applyAxisLabels();
 }
 
-int TimeSeriesChart::pointCount(int line) const
+void TimeSeriesChart::applyAxisLabels()
 {
-    return line >= 0 && line < m_series.size() ? int(m_series[line]->count()) : 0;
+    // As many decimals as the tick step needs, so no two labels read the same (0.25 needs 2).
+    const int ticks = std::max(2, m_y->tickCount());
+    const double step = (m_y->max() - m_y->min()) / (ticks - 1);
+    int decimals = 0;
+    while (decimals < 4 && std::abs(step * std::pow(10.0, decimals) - std::round(step * std::pow(10.0, decimals))) >
+                               1e-6 * std::pow(10.0, decimals))
+        ++decimals;
+    m_y->setLabelFormat(QStringLiteral("%.%1f").arg(decimals));
 }
+
+QStringList TimeSeriesChart::axisLabels() const
+{
+    QStringList labels;
+    const int ticks = std::max(2, m_y->tickCount());
+    const QByteArray format = m_y->labelFormat().toLatin1();
+    for (int i = 0; i < ticks; ++i) {
+        const double value = m_y->min() + (m_y->max() - m_y->min()) * i / (ticks - 1);
+        labels << QString::asprintf(format.constData(), value);
+    }
+    return labels;
+}
+
+int TimeSeriesChart::pointCount(int line) const { return int(points(line).size()); }
 
 QList<QPointF> TimeSeriesChart::points(int line) const
 {
-    return line >= 0 && line < m_series.size() ? m_series[line]->points() : QList<QPointF>();
+    if (line < 0 || line >= m_series.size()) return {};
+    QList<QPointF> all = m_series[line]->points();
+    for (int p = 1; p < m_piecesUsed[line]; ++p) all += m_pieces[line][p - 1]->points();
+    return all;
 }
 
 double TimeSeriesChart::axisMaximum() const { return m_y->max(); }

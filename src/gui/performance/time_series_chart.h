@@ -1,7 +1,10 @@
 // TimeSeriesChart: one dashboard chart: a few DashboardFields against wall-clock time, as lines
 // or stacked areas (the memory split), redrawn from DashboardSeries samples for a time window.
 // Each redraw replaces the points (at most kMaxPoints per line, thinned evenly), so pausing or
-// changing the window costs nothing extra. Hovering shows every line's value at that moment.
+// changing the window costs nothing extra. A line breaks where a value is missing or the samples
+// stop for a while (idle, a pause): no straight segment claims a trend across a gap. Hovering
+// shows every line's value at that moment. Dashed lines (the p95 beside a p50) get a lighter
+// shade and a line-shaped legend swatch, so the two read apart in the legend too.
 // GUI thread only.
 #pragma once
 
@@ -42,8 +45,11 @@ public:
     void setDarkTheme(bool dark);
 
     int pointCount(int line) const;
-    QList<QPointF> points(int line) const;  // as drawn (x: ms since the epoch)
+    QList<QPointF> points(int line) const;  // as drawn, every segment (x: ms since the epoch)
+    int segmentCount(int line) const;       // pieces the line is drawn in (gaps split it)
+    QColor drawnColor(int line) const;
     double axisMaximum() const;
+    QStringList axisLabels() const;          // the y axis's tick labels as drawn
     QString hoverText(double timeMs) const;  // the nearest sample's values
 
 protected:
@@ -52,12 +58,17 @@ protected:
 
 private:
     QString formatValue(const std::optional<double>& value) const;
+    QPen linePen(int line) const;
+    QLineSeries* segment(int line, int index);  // the index-th piece of a line, made on first use
+    void applyAxisLabels();
 
     QList<Line> m_lines;
     bool m_stacked;
-    QList<QLineSeries*> m_series;     // lines, or the upper edges of the areas
-    QList<QLineSeries*> m_lowers;     // stacked: the lower edges
-    QList<QAbstractSeries*> m_drawn;  // what the chart holds (lines or areas)
+    QList<QLineSeries*> m_series;         // lines (their first piece), or the upper edges of the areas
+    QList<QList<QLineSeries*>> m_pieces;  // lines: the pieces after the first, kept for reuse
+    QList<int> m_piecesUsed;              // lines: pieces drawn by the last redraw
+    QList<QLineSeries*> m_lowers;         // stacked: the lower edges
+    QList<QAbstractSeries*> m_drawn;      // what the chart holds (lines or areas)
     QStringList m_names;
     QDateTimeAxis* m_x;
     QValueAxis* m_y;
