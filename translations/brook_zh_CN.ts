@@ -306,6 +306,18 @@
             <source>Summary</source>
             <translation>总结</translation>
         </message>
+        <message>
+            <source>Ask anything. Enter sends, Shift+Enter starts a new line, Esc stops.</source>
+            <translation>尽管提问。Enter 发送，Shift+Enter 换行，Esc 停止。</translation>
+        </message>
+        <message>
+            <source>Type a message… (Enter to send, Shift+Enter for a new line)</source>
+            <translation>输入消息……（Enter 发送，Shift+Enter 换行）</translation>
+        </message>
+        <message>
+            <source>Send (Enter or Ctrl+Enter)</source>
+            <translation>发送（Enter 或 Ctrl+Enter）</translation>
+        </message>
     </context>
     <context>
         <name>brook::ChatSession</name>
@@ -708,12 +720,32 @@ Last message: %2</source>
             <translation>%1 词元/秒 · KV 缓存 %2% · 运行中 %3 · 等待中 %4</translation>
         </message>
         <message>
-            <source>Generated tokens/s</source>
-            <translation>生成速度（词元/秒）</translation>
+            <source>%1 tokens/s (peak %2 in the last minute)</source>
+            <translation>%1 词元/秒（最近一分钟峰值 %2）</translation>
         </message>
         <message>
-            <source>KV cache used (%)</source>
-            <translation>KV 缓存占用（%）</translation>
+            <source>running %1 · waiting %2</source>
+            <translation>运行 %1 · 等待 %2</translation>
+        </message>
+        <message>
+            <source>Generating:</source>
+            <translation>生成速度：</translation>
+        </message>
+        <message>
+            <source>KV cache:</source>
+            <translation>KV 缓存：</translation>
+        </message>
+        <message>
+            <source>Requests:</source>
+            <translation>请求数：</translation>
+        </message>
+        <message>
+            <source>Charts and tuning…</source>
+            <translation>图表与调优……</translation>
+        </message>
+        <message>
+            <source>The Performance window: live charts, serving parameters, load tests</source>
+            <translation>性能窗口：实时图表、服务参数、负载测试</translation>
         </message>
     </context>
     <context>
@@ -1032,10 +1064,6 @@ Last message: %2</source>
             <translation>关闭对话</translation>
         </message>
         <message>
-            <source>Move to the other side</source>
-            <translation>移到另一侧</translation>
-        </message>
-        <message>
             <source>Follow the system</source>
             <translation>跟随系统</translation>
         </message>
@@ -1054,10 +1082,6 @@ Last message: %2</source>
         <message>
             <source>Local endpoint</source>
             <translation>本地接口</translation>
-        </message>
-        <message>
-            <source>Engine monitor</source>
-            <translation>引擎监视器</translation>
         </message>
         <message>
             <source>Log</source>
@@ -1154,6 +1178,42 @@ Last message: %2</source>
         <message>
             <source>%1 keeps running; your chats are unchanged.</source>
             <translation>%1 继续运行，您的对话保持不变。</translation>
+        </message>
+        <message>
+            <source>Enter sends (Shift+Enter for a new line)</source>
+            <translation>Enter 发送（Shift+Enter 换行）</translation>
+        </message>
+        <message>
+            <source>&amp;Go</source>
+            <translation>转到(&amp;G)</translation>
+        </message>
+        <message>
+            <source>Search conversations</source>
+            <translation>搜索对话</translation>
+        </message>
+        <message>
+            <source>Conversation list</source>
+            <translation>对话列表</translation>
+        </message>
+        <message>
+            <source>Message box</source>
+            <translation>消息输入框</translation>
+        </message>
+        <message>
+            <source>Engine at a glance</source>
+            <translation>引擎概览</translation>
+        </message>
+        <message>
+            <source>Split view: show this chat beside the others</source>
+            <translation>分屏：将此对话并排显示</translation>
+        </message>
+        <message>
+            <source>Move this chat to the right half</source>
+            <translation>将此对话移到右半边</translation>
+        </message>
+        <message>
+            <source>Move this chat to the left half</source>
+            <translation>将此对话移到左半边</translation>
         </message>
     </context>
     <context>

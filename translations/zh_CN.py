@@ -466,6 +466,22 @@ ZH = {
         "已限制为 %L1：模型的上下文共 %L1 个词元，提示词与回复合计。",
     "At most %L1, the model's context (prompt and reply share it).": "最多 %L1，即模型的上下文长度（提示词与回复共用）。",
     "context full at %L1 tokens": "上下文已满（%L1 个词元）",
+    "Ask anything. Enter sends, Shift+Enter starts a new line, Esc stops.": "尽管提问。Enter 发送，Shift+Enter 换行，Esc 停止。",
+    "Type a message… (Enter to send, Shift+Enter for a new line)": "输入消息……（Enter 发送，Shift+Enter 换行）",
+    "Send (Enter or Ctrl+Enter)": "发送（Enter 或 Ctrl+Enter）",
+    "%1 tokens/s (peak %2 in the last minute)": "%1 词元/秒（最近一分钟峰值 %2）",
+    "running %1 · waiting %2": "运行 %1 · 等待 %2",
+    "Generating:": "生成速度：",
+    "Charts and tuning…": "图表与调优……",
+    "The Performance window: live charts, serving parameters, load tests": "性能窗口：实时图表、服务参数、负载测试",
+    "Enter sends (Shift+Enter for a new line)": "Enter 发送（Shift+Enter 换行）",
+    "&Go": "转到(&G)",
+    "Conversation list": "对话列表",
+    "Message box": "消息输入框",
+    "Engine at a glance": "引擎概览",
+    "Split view: show this chat beside the others": "分屏：将此对话并排显示",
+    "Move this chat to the right half": "将此对话移到右半边",
+    "Move this chat to the left half": "将此对话移到左半边",
 }
 
 CONTEXT_ZH = {

@@ -13,6 +13,7 @@
 #include "gui/shell/endpoint_panel.h"
 #include "gui/shell/engine_host.h"
 #include "gui/performance/engine_monitor.h"
+#include "gui/performance/performance_window.h"
 #include "gui/shell/gui_log_sink.h"
 #include "gui/chat/history_store.h"
 #include "gui/shell/local_endpoint.h"
@@ -23,8 +24,10 @@
 #include "gui/shell/translation_manager.h"
 #include "loadgen/openai_client.h"
 
+#include <QAction>
 #include <QApplication>
 #include <QCheckBox>
+#include <QLineEdit>
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
@@ -221,6 +224,74 @@ private slots:
         QVERIFY(last.outputTokens < 3500);
     }
 
+    void theKeyboardReachesEverything()
+    {
+        m_forcedTokens = 4;
+        m_window->activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+        ChatPane* p = pane();
+        // Enter sends (on by default), Shift+Enter is a new line.
+        QVERIFY(m_settings->enterSends() && p->enterSends());
+        p->input()->clear();
+        p->input()->setFocus();
+        QTest::keyClicks(p->input(), QStringLiteral("line one"));
+        QTest::keyClick(p->input(), Qt::Key_Return, Qt::ShiftModifier);
+        QTest::keyClicks(p->input(), QStringLiteral("line two"));
+        QCOMPARE(p->input()->toPlainText(), QStringLiteral("line one\nline two"));
+        QTest::keyClick(p->input(), Qt::Key_Return);
+        QVERIFY(p->session()->isGenerating());
+        QVERIFY(waitFor([&] { return !p->session()->isGenerating(); }));
+        const QList<MessageRecord> shown = p->session()->visibleMessages();
+        QCOMPARE(shown[shown.size() - 2].content, QStringLiteral("line one\nline two"));
+        // The setting off: Enter is a new line, Ctrl+Enter still sends.
+        auto* enterSends = m_window->findChild<QAction*>(QStringLiteral("enterSendsAction"));
+        enterSends->trigger();
+        QVERIFY(!m_settings->enterSends() && !p->enterSends());
+        QTest::keyClicks(p->input(), QStringLiteral("a"));
+        QTest::keyClick(p->input(), Qt::Key_Return);
+        QTest::keyClicks(p->input(), QStringLiteral("b"));
+        QCOMPARE(p->input()->toPlainText(), QStringLiteral("a\nb"));
+        QVERIFY(!p->session()->isGenerating());
+        QTest::keyClick(p->input(), Qt::Key_Return, Qt::ControlModifier);
+        QVERIFY(p->session()->isGenerating());
+        QVERIFY(waitFor([&] { return !p->session()->isGenerating(); }));
+        enterSends->trigger();
+        QVERIFY(m_settings->enterSends());
+        // Tab leaves the composer instead of typing a tab.
+        p->input()->setFocus();
+        QTest::keyClick(p->input(), Qt::Key_Tab);
+        QVERIFY(!p->input()->hasFocus());
+        QVERIFY(!p->input()->toPlainText().contains(QLatin1Char('\t')));
+        // Ctrl+K: search; Ctrl+Shift+L: the list; Ctrl+Shift+M: back to the message box.
+        QTest::keyClick(m_window.get(), Qt::Key_K, Qt::ControlModifier);
+        QCOMPARE(QApplication::focusWidget(), m_window->conversationList()->searchBox());
+        QTest::keyClick(m_window.get(), Qt::Key_L, Qt::ControlModifier | Qt::ShiftModifier);
+        QCOMPARE(QApplication::focusWidget(), m_window->conversationList()->list());
+        QTest::keyClick(m_window.get(), Qt::Key_M, Qt::ControlModifier | Qt::ShiftModifier);
+        QCOMPARE(QApplication::focusWidget(), p->input());
+    }
+
+    void actionsSayWhatTheyDoAndRegenerateNeedsAnAnswer()
+    {
+        auto action = [this](const QString& text) {
+            for (QAction* a : m_window->findChildren<QAction*>())
+                if (a->text().startsWith(text)) return a;
+            return static_cast<QAction*>(nullptr);
+        };
+        QAction* regenerate = action(QStringLiteral("Regenerate"));
+        QVERIFY(regenerate && regenerate->isEnabled());  // this chat has answers
+        QVERIFY(action(QStringLiteral("Split view")));   // one side: what "side by side" does
+        QVERIFY(!action(QStringLiteral("Move to the other side")));
+        ChatPane* draft = m_window->newChat();
+        QVERIFY(!regenerate->isEnabled());  // an empty chat has nothing to regenerate
+        action(QStringLiteral("Split view"))->trigger();
+        QCOMPARE(m_window->chatArea()->sideCount(), 2);
+        QVERIFY(action(QStringLiteral("Move this chat to the left half")));
+        m_window->chatArea()->closePane(draft);
+        QVERIFY(waitFor([&] { return m_window->chatArea()->sideCount() == 1; }));
+        QVERIFY(regenerate->isEnabled());
+    }
+
     void editingABubbleResendsAsABranch()
     {
         m_forcedTokens = 8;
@@ -366,6 +437,10 @@ private slots:
         QVERIFY(waitFor([&] { return monitor->sampleCount() >= before + 2; }, 5000));  // a timer, not per token
         QVERIFY(monitor->sampleCount() <= EngineMonitor::kPoints);
         QVERIFY(monitor->summaryText().contains(QStringLiteral("tokens/s")));
+        // A glance, not a second dashboard: its button opens the Performance window.
+        QTest::mouseClick(monitor->findChild<QPushButton*>(QStringLiteral("monitorOpenPerformance")), Qt::LeftButton);
+        QVERIFY(m_window->performanceWindow()->isVisible());
+        m_window->performanceWindow()->close();
     }
 
     void theLogViewShowsEngineLines()

@@ -519,6 +519,9 @@ private slots:
         QCOMPARE(table->item(row, RequestInspector::Phase)->text(), QStringLiteral("queued"));
         QCOMPARE(table->item(row, RequestInspector::GeneratedTokens)->text(), QStringLiteral("0"));
         QVERIFY(table->item(row, RequestInspector::PromptTokens)->text().toInt() > 0);
+        // The Cancel column fits its button, whatever the other columns take.
+        auto* cancelButton = qobject_cast<QPushButton*>(table->cellWidget(row, RequestInspector::Cancel));
+        QVERIFY(cancelButton && cancelButton->sizeHint().width() <= table->columnWidth(RequestInspector::Cancel));
         const long long abortedBefore = engine()->stats().requestsAborted;
         QVERIFY(inspector->cancelRequest(chat));
         QVERIFY(waitFor([&] { return !p->session()->isGenerating(); }));

@@ -161,6 +161,13 @@ void ChatArea::changeEvent(QEvent* event)
 
 int ChatArea::sideCount() const { return int(m_sides.size()); }
 
+int ChatArea::sideIndexOf(const ChatPane* pane) const
+{
+    for (qsizetype i = 0; i < m_sides.size(); ++i)
+        if (m_sides[i]->indexOf(const_cast<ChatPane*>(pane)) >= 0) return int(i);
+    return -1;
+}
+
 void ChatArea::removeEmptySides()
 {
     // Keep at least one side; drop an empty second one.

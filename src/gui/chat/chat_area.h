@@ -28,6 +28,7 @@ public:
     void closePane(ChatPane* pane);
     void moveToOtherSide(ChatPane* pane);
     int sideCount() const;
+    int sideIndexOf(const ChatPane* pane) const;  // 0 left, 1 right; -1 when not shown
 
 protected:
     void changeEvent(QEvent* event) override;

@@ -86,6 +86,7 @@ ChatPane::ChatPane(ChatSession* session, const PresetLibrary* presets, QWidget* 
     m_input->setMaximumHeight(96);
     m_input->setMinimumHeight(60);
     m_input->installEventFilter(this);
+    m_input->setTabChangesFocus(true);  // Tab leaves the composer: the keyboard reaches every control
     m_send = new QPushButton(VectorIconEngine::icon(IconShape::Send), QString(), this);
     m_send->setObjectName(QStringLiteral("sendButton"));
     m_send->setDefault(true);
@@ -133,6 +134,12 @@ ChatPane::ChatPane(ChatSession* session, const PresetLibrary* presets, QWidget* 
 
 QString ChatPane::displayTitle() const { return m_session->title().isEmpty() ? tr("New chat") : m_session->title(); }
 
+void ChatPane::setEnterSends(bool enabled)
+{
+    m_enterSends = enabled;
+    retranslateUi();  // the hints name the keys
+}
+
 void ChatPane::setModelDefaults(const ChatSettings& defaults, int maxModelLen)
 {
     m_modelDefaults = defaults;
@@ -149,10 +156,16 @@ void ChatPane::retranslateUi()
     m_presetLabel->setText(tr("Preset:"));
     m_settingsButton->setText(tr("Settings"));
     m_settingsButton->setToolTip(tr("System prompt and sampling for this conversation"));
-    m_emptyHint->setText(tr("Ask anything. Ctrl+Enter sends, Esc stops."));
-    m_input->setPlaceholderText(tr("Type a message… (Ctrl+Enter to send)"));
+    if (m_enterSends) {
+        m_emptyHint->setText(tr("Ask anything. Enter sends, Shift+Enter starts a new line, Esc stops."));
+        m_input->setPlaceholderText(tr("Type a message… (Enter to send, Shift+Enter for a new line)"));
+        m_send->setToolTip(tr("Send (Enter or Ctrl+Enter)"));
+    } else {
+        m_emptyHint->setText(tr("Ask anything. Ctrl+Enter sends, Esc stops."));
+        m_input->setPlaceholderText(tr("Type a message… (Ctrl+Enter to send)"));
+        m_send->setToolTip(tr("Send (Ctrl+Enter)"));
+    }
     m_send->setText(tr("Send"));
-    m_send->setToolTip(tr("Send (Ctrl+Enter)"));
     m_stop->setText(tr("Stop"));
     m_stop->setToolTip(tr("Stop generating (Esc)"));
     updatePresetCombo();
@@ -300,9 +313,20 @@ bool ChatPane::eventFilter(QObject* watched, QEvent* event)
 {
     if (watched == m_input && event->type() == QEvent::KeyPress) {
         auto* key = static_cast<QKeyEvent*>(event);
-        if ((key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) && (key->modifiers() & Qt::ControlModifier)) {
-            sendInput();
-            return true;
+        if (key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) {
+            const Qt::KeyboardModifiers mods = key->modifiers() & ~Qt::KeypadModifier;
+            if (mods & Qt::ControlModifier) {
+                sendInput();
+                return true;
+            }
+            if (mods & Qt::ShiftModifier) {
+                m_input->insertPlainText(QStringLiteral("\n"));  // a plain newline, not a line separator
+                return true;
+            }
+            if (m_enterSends && mods == Qt::NoModifier) {
+                sendInput();
+                return true;
+            }
         }
     }
     return QWidget::eventFilter(watched, event);

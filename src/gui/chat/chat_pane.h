@@ -1,5 +1,6 @@
 // ChatPane: the widget for one open conversation: its messages as bubbles in a scroll area (the
-// reply being generated streams into the last one), the input box (Ctrl+Enter sends, Esc stops),
+// reply being generated streams into the last one), the input box (Enter or Ctrl+Enter sends,
+// Shift+Enter adds a line, Tab moves on, Esc stops),
 // a preset picker and the conversation's settings. All logic lives in its ChatSession; the pane
 // only shows it and forwards what the user asks for.
 #pragma once
@@ -32,6 +33,10 @@ public:
     ChatSession* session() const { return m_session; }
     QString displayTitle() const;  // the title, or "New chat" when it has none yet
     void setAutoPreset(bool enabled) { m_autoPreset = enabled; }
+    // On (the default): Enter sends and Shift+Enter starts a new line; off: Enter is a new line.
+    // Ctrl+Enter sends either way.
+    void setEnterSends(bool enabled);
+    bool enterSends() const { return m_enterSends; }
     void refreshPresets();  // after the library was edited
     // The loaded model's defaults (the settings dialog's "Reset") and context length.
     void setModelDefaults(const ChatSettings& defaults, int maxModelLen);
@@ -71,6 +76,7 @@ private:
     ChatSession* m_session;
     const PresetLibrary* m_presets;
     bool m_autoPreset = false;
+    bool m_enterSends = true;
     ChatSettings m_modelDefaults;
     int m_maxModelLen = 0;
     bool m_followBottom = true;

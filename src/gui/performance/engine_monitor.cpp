@@ -2,53 +2,51 @@
 
 #include "engine/engine.h"
 
-#include <QChart>
-#include <QChartView>
 #include <QDateTime>
 #include <QEvent>
+#include <QFormLayout>
 #include <QLabel>
-#include <QLineSeries>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QTimer>
 #include <QVBoxLayout>
-#include <QValueAxis>
+
+#include <algorithm>
 
 namespace brook {
 
 EngineMonitor::EngineMonitor(QWidget* parent) : QWidget(parent)
 {
-    m_throughput = new QLineSeries(this);
-    m_kvUsage = new QLineSeries(this);
-    m_chart = new QChart;
-    m_chart->addSeries(m_throughput);
-    m_chart->addSeries(m_kvUsage);
-    m_chart->setMargins(QMargins(2, 2, 2, 2));
-    m_chart->legend()->setAlignment(Qt::AlignBottom);
-    m_x = new QValueAxis(this);
-    m_x->setRange(0, kPoints);
-    m_x->setLabelsVisible(false);
-    m_yTokens = new QValueAxis(this);
-    m_yTokens->setRange(0, 10);
-    m_yTokens->setLabelFormat(QStringLiteral("%.0f"));
-    m_yPercent = new QValueAxis(this);
-    m_yPercent->setRange(0, 100);
-    m_yPercent->setLabelFormat(QStringLiteral("%.0f%%"));
-    m_chart->addAxis(m_x, Qt::AlignBottom);
-    m_chart->addAxis(m_yTokens, Qt::AlignLeft);
-    m_chart->addAxis(m_yPercent, Qt::AlignRight);
-    m_throughput->attachAxis(m_x);
-    m_throughput->attachAxis(m_yTokens);
-    m_kvUsage->attachAxis(m_x);
-    m_kvUsage->attachAxis(m_yPercent);
-    m_view = new QChartView(m_chart, this);
-    m_view->setRenderHint(QPainter::Antialiasing);
-    m_view->setMinimumHeight(160);
-    m_summary = new QLabel(this);
-    m_summary->setObjectName(QStringLiteral("monitorSummary"));
+    auto makeValue = [this](const char* name) {
+        auto* label = new QLabel(this);
+        label->setObjectName(QLatin1String(name));
+        label->setWordWrap(true);  // a narrow dock wraps, it does not cut
+        return label;
+    };
+    m_rateLabel = new QLabel(this);
+    m_kvLabel = new QLabel(this);
+    m_requestsLabel = new QLabel(this);
+    m_rateValue = makeValue("monitorRate");
+    m_requestsValue = makeValue("monitorRequests");
+    m_kvBar = new QProgressBar(this);
+    m_kvBar->setObjectName(QStringLiteral("monitorKvCache"));
+    m_kvBar->setRange(0, 1000);
+    m_idle = makeValue("monitorIdle");
+    m_openPerformance = new QPushButton(this);
+    m_openPerformance->setObjectName(QStringLiteral("monitorOpenPerformance"));
+    connect(m_openPerformance, &QPushButton::clicked, this, &EngineMonitor::performanceRequested);
 
+    m_form = new QFormLayout;
+    m_form->setRowWrapPolicy(QFormLayout::WrapLongRows);
+    m_form->addRow(m_rateLabel, m_rateValue);
+    m_form->addRow(m_kvLabel, m_kvBar);
+    m_form->addRow(m_requestsLabel, m_requestsValue);
     auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(2, 2, 2, 2);
-    layout->addWidget(m_view, 1);
-    layout->addWidget(m_summary);
+    layout->setContentsMargins(6, 6, 6, 6);
+    layout->addWidget(m_idle);
+    layout->addLayout(m_form);
+    layout->addWidget(m_openPerformance, 0, Qt::AlignLeft);
+    layout->addStretch(1);
 
     m_timer = new QTimer(this);
     m_timer->setInterval(kIntervalMs);
@@ -61,62 +59,63 @@ void EngineMonitor::setEngine(Engine* engine)
 {
     m_engine = engine;
     m_lastTokens = -1;
-    m_throughput->clear();
-    m_kvUsage->clear();
-    m_tick = 0;
+    m_rates.clear();
     handlePoll();
 }
 
-int EngineMonitor::sampleCount() const { return int(m_throughput->count()); }
-QString EngineMonitor::summaryText() const { return m_summary->text(); }
+QString EngineMonitor::summaryText() const
+{
+    if (!m_engine) return tr("No model loaded");
+    return tr("%1 tokens/s · KV cache %2% · running %3 · waiting %4")
+        .arg(m_rate, 0, 'f', 1)
+        .arg(m_kvPercent, 0, 'f', 1)
+        .arg(m_running)
+        .arg(m_waiting);
+}
 
 void EngineMonitor::handlePoll()
 {
-    if (!m_engine) {
-        m_summary->setText(tr("No model loaded"));
-        return;
-    }
+    const bool loaded = m_engine != nullptr;
+    m_idle->setVisible(!loaded);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_rateLabel, m_rateValue, m_kvLabel, m_kvBar, m_requestsLabel,
+                                                      m_requestsValue})
+        w->setVisible(loaded);
+    if (!loaded) return;
     const EngineStats s = m_engine->stats();
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
-    double rate = 0;
+    m_rate = 0;
     if (m_lastTokens >= 0 && now > m_lastMs)
-        rate = double(s.generationTokensTotal - m_lastTokens) * 1000.0 / double(now - m_lastMs);
+        m_rate = double(s.generationTokensTotal - m_lastTokens) * 1000.0 / double(now - m_lastMs);
     m_lastTokens = s.generationTokensTotal;
     m_lastMs = now;
+    m_rates.push_back(m_rate);
+    while (int(m_rates.size()) > kPoints) m_rates.pop_front();
+    m_kvPercent = s.kvCacheUsage * 100.0;
+    m_running = s.numRunning;
+    m_waiting = s.numWaiting;
 
-    // Bounded series: drop the oldest point, shift x so the newest is always at the right edge.
-    m_throughput->append(m_tick, rate);
-    m_kvUsage->append(m_tick, s.kvCacheUsage * 100.0);
-    ++m_tick;
-    if (m_throughput->count() > kPoints) {
-        m_throughput->remove(0);
-        m_kvUsage->remove(0);
-    }
-    m_x->setRange(std::max(0, m_tick - kPoints), std::max(kPoints, m_tick));
-    double peak = 10;
-    for (const QPointF& p : m_throughput->points()) peak = std::max(peak, p.y());
-    m_yTokens->setRange(0, peak * 1.15);
-
-    m_summary->setText(tr("%1 tokens/s · KV cache %2% · running %3 · waiting %4")
-                           .arg(rate, 0, 'f', 1)
-                           .arg(s.kvCacheUsage * 100.0, 0, 'f', 1)
-                           .arg(s.numRunning)
-                           .arg(s.numWaiting));
+    const double peak = *std::max_element(m_rates.begin(), m_rates.end());
+    m_rateValue->setText(tr("%1 tokens/s (peak %2 in the last minute)").arg(m_rate, 0, 'f', 1).arg(peak, 0, 'f', 1));
+    m_kvBar->setValue(int(m_kvPercent * 10.0));
+    m_kvBar->setFormat(QStringLiteral("%1%").arg(m_kvPercent, 0, 'f', 1));
+    m_requestsValue->setText(tr("running %1 · waiting %2").arg(m_running).arg(m_waiting));
+    setToolTip(summaryText());
 }
 
 void EngineMonitor::retranslateUi()
 {
-    m_throughput->setName(tr("Generated tokens/s"));
-    m_kvUsage->setName(tr("KV cache used (%)"));
+    m_rateLabel->setText(tr("Generating:"));
+    m_kvLabel->setText(tr("KV cache:"));
+    m_requestsLabel->setText(tr("Requests:"));
+    m_idle->setText(tr("No model loaded"));
+    m_openPerformance->setText(tr("Charts and tuning…"));
+    m_openPerformance->setToolTip(tr("The Performance window: live charts, serving parameters, load tests"));
     handlePoll();
 }
 
 void EngineMonitor::changeEvent(QEvent* event)
 {
     if (event->type() == QEvent::LanguageChange) retranslateUi();
-    else if (event->type() == QEvent::PaletteChange)
-        m_chart->setTheme(palette().color(QPalette::Window).lightness() < 128 ? QChart::ChartThemeDark
-                                                                              : QChart::ChartThemeLight);
     QWidget::changeEvent(event);
 }
 

@@ -11,6 +11,8 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace brook {
 
 RequestInspector::RequestInspector(QWidget* parent) : QWidget(parent)
@@ -21,7 +23,9 @@ RequestInspector::RequestInspector(QWidget* parent) : QWidget(parent)
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-    m_table->horizontalHeader()->setSectionResizeMode(Cancel, QHeaderView::ResizeToContents);
+    // The buttons are cell widgets, which ResizeToContents does not measure: the column gets
+    // their width (retranslateUi) and keeps it.
+    m_table->horizontalHeader()->setSectionResizeMode(Cancel, QHeaderView::Fixed);
     m_summary = new QLabel(this);
     m_summary->setObjectName(QStringLiteral("requestSummary"));
     auto* layout = new QVBoxLayout(this);
@@ -146,6 +150,13 @@ void RequestInspector::retranslateUi()
     for (int row = 0; row < m_table->rowCount(); ++row)
         if (auto* b = qobject_cast<QPushButton*>(m_table->cellWidget(row, Cancel)); b && b->isEnabled())
             b->setText(tr("Cancel"));
+    QPushButton probe;
+    int width = 0;
+    for (const QString& text : {tr("Cancel"), tr("Cancelling…")}) {
+        probe.setText(text);
+        width = std::max(width, probe.sizeHint().width());
+    }
+    m_table->setColumnWidth(Cancel, width + 8);
     refresh();
 }
 

@@ -33,6 +33,8 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPlainTextEdit>
@@ -124,6 +126,7 @@ MainWindow::MainWindow(AppSettings& settings, HistoryStore& store, TranslationMa
     connect(m_chatArea, &ChatArea::paneCountChanged, this, &MainWindow::saveOpenTabs);
     connect(m_chatArea, &ChatArea::currentPaneChanged, this, [this](ChatPane* pane) {
         if (pane) m_conversations->setCurrentConversation(pane->session()->conversationId());
+        updateView();
     });
 
     resize(1280, 820);
@@ -177,6 +180,19 @@ void MainWindow::createActions()
     m_autoPreset->setChecked(m_settings.autoPreset());
     m_closeTab = new QAction(this);
     m_closeTab->setShortcut(QKeySequence::Close);
+    m_enterSends = new QAction(this);
+    m_enterSends->setObjectName(QStringLiteral("enterSendsAction"));
+    m_enterSends->setCheckable(true);
+    m_enterSends->setChecked(m_settings.enterSends());
+    m_focusSearch = new QAction(this);
+    m_focusSearch->setObjectName(QStringLiteral("focusSearchAction"));
+    m_focusSearch->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_K));
+    m_focusList = new QAction(this);
+    m_focusList->setObjectName(QStringLiteral("focusListAction"));
+    m_focusList->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L));
+    m_focusInput = new QAction(this);
+    m_focusInput->setObjectName(QStringLiteral("focusInputAction"));
+    m_focusInput->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M));
     m_sideBySide = make(IconShape::Split, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
     m_english = new QAction(QStringLiteral("English"), this);
     m_chinese = new QAction(QStringLiteral("简体中文"), this);
@@ -199,6 +215,22 @@ void MainWindow::createActions()
     m_performanceAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
 
     connect(m_newChat, &QAction::triggered, this, &MainWindow::newChat);
+    connect(m_enterSends, &QAction::toggled, this, [this](bool on) {
+        m_settings.setEnterSends(on);
+        for (ChatPane* p : m_chatArea->panes()) p->setEnterSends(on);
+    });
+    connect(m_focusSearch, &QAction::triggered, this, [this] {
+        m_conversations->searchBox()->setFocus(Qt::ShortcutFocusReason);
+        m_conversations->searchBox()->selectAll();
+    });
+    connect(m_focusList, &QAction::triggered, this, [this] {
+        QListWidget* list = m_conversations->list();
+        if (list->currentRow() < 0 && list->count() > 0) list->setCurrentRow(0);
+        list->setFocus(Qt::ShortcutFocusReason);
+    });
+    connect(m_focusInput, &QAction::triggered, this, [this] {
+        if (ChatPane* p = m_chatArea->currentPane()) p->input()->setFocus(Qt::ShortcutFocusReason);
+    });
     connect(m_openModel, &QAction::triggered, this, &MainWindow::openModelFolder);
     connect(m_download, &QAction::triggered, this, &MainWindow::openDownloadDialog);
     connect(m_import, &QAction::triggered, m_conversationActions, &ConversationActions::importInteractively);
@@ -263,9 +295,12 @@ void MainWindow::createMenus()
     for (QAction* a : {m_send, m_stop, m_regenerate}) m_chatMenu->addAction(a);
     m_chatMenu->addSeparator();
     for (QAction* a : {m_conversationSettings, m_presetsAction, m_autoPreset}) m_chatMenu->addAction(a);
+    m_chatMenu->addAction(m_enterSends);
     m_chatMenu->addSeparator();
     m_chatMenu->addAction(m_sideBySide);
     m_chatMenu->addAction(m_closeTab);
+    m_goMenu = menuBar()->addMenu(QString());
+    for (QAction* a : {m_focusSearch, m_focusList, m_focusInput}) m_goMenu->addAction(a);
     m_viewMenu = menuBar()->addMenu(QString());
     m_languageMenu = m_viewMenu->addMenu(QString());
     m_languageMenu->addAction(m_english);
@@ -293,6 +328,7 @@ void MainWindow::createDocks()
 {
     m_logView = new LogView(m_logSink, this);
     m_monitor = new EngineMonitor(this);
+    connect(m_monitor, &EngineMonitor::performanceRequested, this, &MainWindow::showPerformance);
     m_endpointPanel = new EndpointPanel(m_controller->endpoint(), this);
     m_endpointPanel->setSettings({m_settings.serverHost(), m_settings.serverPort(), m_settings.serverApiKey()});
     connect(m_endpointPanel, &EndpointPanel::startRequested, this, &MainWindow::handleEndpointStart);
@@ -343,7 +379,11 @@ void MainWindow::retranslateUi()
     m_presetsAction->setText(tr("Prompt presets…"));
     m_autoPreset->setText(tr("Choose a preset automatically by keywords"));
     m_closeTab->setText(tr("Close chat"));
-    m_sideBySide->setText(tr("Move to the other side"));
+    m_enterSends->setText(tr("Enter sends (Shift+Enter for a new line)"));
+    m_goMenu->setTitle(tr("&Go"));
+    m_focusSearch->setText(tr("Search conversations"));
+    m_focusList->setText(tr("Conversation list"));
+    m_focusInput->setText(tr("Message box"));
     m_themeSystem->setText(tr("Follow the system"));
     m_themeLight->setText(tr("Light"));
     m_themeDark->setText(tr("Dark"));
@@ -352,10 +392,11 @@ void MainWindow::retranslateUi()
     m_performanceAction->setToolTip(
         tr("Live charts, serving parameters, load generator and request inspector (Ctrl+Shift+D)"));
     m_endpointDock->setWindowTitle(tr("Local endpoint"));
-    m_monitorDock->setWindowTitle(tr("Engine monitor"));
+    m_monitorDock->setWindowTitle(tr("Engine at a glance"));
     m_logDock->setWindowTitle(tr("Log"));
     if (auto* toolbar = findChild<QToolBar*>(QStringLiteral("mainToolbar"))) toolbar->setWindowTitle(tr("Toolbar"));
     updateRecentMenu();
+    updateView();  // the texts that depend on the state
     handleStatusPoll();
 }
 
@@ -376,10 +417,20 @@ void MainWindow::updateView()
     const bool welcome = (!m_engineHost->isLoaded() && m_chatArea->panes().isEmpty()) ||
                          (!m_engineHost->isLoaded() && !m_modelPanel->errorText().isEmpty());
     m_stack->setCurrentWidget(welcome ? static_cast<QWidget*>(m_modelPanel) : m_chatArea);
-    const bool hasPane = m_chatArea->currentPane() != nullptr;
-    for (QAction* a : {m_send, m_stop, m_regenerate, m_conversationSettings, m_exportMarkdown, m_exportJson, m_closeTab,
-                       m_sideBySide})
-        a->setEnabled(hasPane);
+    ChatPane* pane = m_chatArea->currentPane();
+    for (QAction* a : {m_send, m_stop, m_conversationSettings, m_exportMarkdown, m_exportJson, m_closeTab, m_sideBySide,
+                       m_focusInput})
+        a->setEnabled(pane != nullptr);
+    // Regenerate needs an answer to redo; export needs something stored.
+    const bool hasMessages = pane && !pane->session()->visibleMessages().isEmpty();
+    m_regenerate->setEnabled(hasMessages && !pane->session()->isGenerating());
+    m_exportMarkdown->setEnabled(hasMessages);
+    m_exportJson->setEnabled(hasMessages);
+    // Says where the chat goes: into a split view, or to the other half of it.
+    if (m_chatArea->sideCount() < 2) m_sideBySide->setText(tr("Split view: show this chat beside the others"));
+    else
+        m_sideBySide->setText(m_chatArea->sideIndexOf(pane) == 0 ? tr("Move this chat to the right half")
+                                                                 : tr("Move this chat to the left half"));
 }
 
 void MainWindow::loadModel(const QString& dir)
@@ -536,6 +587,9 @@ ChatPane* MainWindow::makePane(qint64 conversationId, bool beside)
     auto* pane = new ChatPane(session, &m_presets, m_chatArea);
     pane->setAutoPreset(m_autoPreset->isChecked());
     applyModelDefaults(pane);
+    connect(session, &ChatSession::messagesChanged, this, &MainWindow::updateView);
+    connect(session, &ChatSession::generatingChanged, this, &MainWindow::updateView);
+    pane->setEnterSends(m_enterSends->isChecked());
     connect(session, &ChatSession::titleChanged, m_conversations, &ConversationListPanel::reload);
     connect(session, &ChatSession::messageCompleted, m_conversations, &ConversationListPanel::reload);
     m_chatArea->addPane(pane, beside);

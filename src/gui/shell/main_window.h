@@ -2,7 +2,8 @@
 // optionally side by side) or, while no model is loaded, the welcome/loading panel; docks for the
 // log, the engine monitor and the local endpoint. What runs the model (EngineHost, the shared
 // ChatGenerator, the LocalEndpoint) belongs to its EngineController; the window wires menus,
-// shortcuts (Ctrl+Enter send, Esc stop, Ctrl+N new chat), language and theme switching.
+// shortcuts (Enter or Ctrl+Enter send, Esc stop, Ctrl+N new chat, Ctrl+K search, Ctrl+Shift+L the
+// list, Ctrl+Shift+M the message box), language and theme switching.
 // GUI thread only.
 #pragma once
 
@@ -136,6 +137,7 @@ private:
     QMenu* m_exportMenu;
     QMenu* m_chatMenu;
     QMenu* m_viewMenu;
+    QMenu* m_goMenu;
     QMenu* m_languageMenu;
     QMenu* m_themeMenu;
     QMenu* m_helpMenu;
@@ -153,6 +155,10 @@ private:
     QAction* m_presetsAction;
     QAction* m_autoPreset;
     QAction* m_closeTab;
+    QAction* m_enterSends;
+    QAction* m_focusSearch;
+    QAction* m_focusList;
+    QAction* m_focusInput;
     QAction* m_sideBySide;
     QAction* m_english;
     QAction* m_chinese;
