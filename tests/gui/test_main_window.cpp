@@ -388,6 +388,21 @@ private slots:
         m_window->chatArea()->closePane(draft);
     }
 
+    void twoPanesInChineseFitA1024Screen()
+    {
+        m_window->setLanguage(QStringLiteral("zh_CN"));
+        QCoreApplication::processEvents();
+        ChatPane* second = m_window->newChat();
+        m_window->chatArea()->moveToOtherSide(second);
+        QCOMPARE(m_window->chatArea()->sideCount(), 2);
+        QVERIFY2(m_window->minimumSizeHint().width() <= 1024,
+                 qPrintable(QString::number(m_window->minimumSizeHint().width())));
+        m_window->chatArea()->closePane(second);
+        QVERIFY(waitFor([&] { return m_window->chatArea()->sideCount() == 1; }));
+        m_window->setLanguage(QStringLiteral("en"));
+        QCoreApplication::processEvents();
+    }
+
     void themeAppliesAndPersists()
     {
         m_window->setTheme(QStringLiteral("dark"));
@@ -405,6 +420,10 @@ private slots:
         QVERIFY(m_window->endpoint().isRunning());
         const QString base = m_window->endpoint().baseUrl();
         QVERIFY(base.startsWith(QStringLiteral("http://127.0.0.1:")) && base.endsWith(QStringLiteral("/v1")));
+        // The dock shows the whole URL: the field asks for the room it needs.
+        auto* url = panel->findChild<QLineEdit*>(QStringLiteral("endpointUrl"));
+        QVERIFY(url->minimumSizeHint().width() >= url->fontMetrics().horizontalAdvance(base) ||
+                url->minimumWidth() >= url->fontMetrics().horizontalAdvance(base));
         OpenAiClient client(base.chopped(3).toStdString());
         const HttpResult models = client.get("/v1/models");
         QCOMPARE(models.status, 200);

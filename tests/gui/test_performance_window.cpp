@@ -44,6 +44,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTabWidget>
@@ -585,6 +586,23 @@ private slots:
         QVERIFY(dashboard()->statusText().contains(QStringLiteral("healthy")));
         dashboard()->watchLocal();
         QCOMPARE(dashboard()->source(), PerformanceDashboard::Source::LocalEngine);
+    }
+
+    void theWindowFitsSmallScreens()
+    {
+        // Sized to the screen it opens on (the offscreen screen is 800×600), never 1400×940 on it.
+        const QRect available = perf()->screen()->availableGeometry();
+        QVERIFY2(perf()->width() <= available.width() && perf()->height() <= available.height(),
+                 qPrintable(QStringLiteral("%1×%2 on %3×%4")
+                                .arg(perf()->width())
+                                .arg(perf()->height())
+                                .arg(available.width())
+                                .arg(available.height())));
+        // At 1024×700 nothing asks for more room: the knobs and the load form scroll inside their tabs.
+        const QSize minimum = perf()->minimumSizeHint();
+        QVERIFY2(minimum.width() <= 1024 && minimum.height() <= 700,
+                 qPrintable(QStringLiteral("%1×%2").arg(minimum.width()).arg(minimum.height())));
+        QVERIFY(serving()->parentWidget() && qobject_cast<QScrollArea*>(serving()->parentWidget()->parentWidget()));
     }
 
     void theWindowSpeaksChinese()

@@ -65,18 +65,24 @@ PerformanceDashboard::PerformanceDashboard(QWidget* parent) : QWidget(parent)
     m_png = new QPushButton(this);
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("dashboardStatus"));
+    m_status->setWordWrap(true);
 
-    auto* bar = new QHBoxLayout;
-    bar->addWidget(m_sourceBox);
-    bar->addWidget(m_url, 2);
-    bar->addWidget(m_apiKey, 1);
-    bar->addWidget(m_connect);
-    bar->addSpacing(12);
-    bar->addWidget(m_windowBox);
-    bar->addWidget(m_pause);
-    bar->addWidget(m_csv);
-    bar->addWidget(m_png);
-    bar->addStretch(1);
+    // Two rows, what is watched and how it is shown: one row of all eight was wider than a small
+    // screen.
+    auto* source = new QHBoxLayout;
+    source->addWidget(m_sourceBox);
+    source->addWidget(m_url, 2);
+    source->addWidget(m_apiKey, 1);
+    source->addWidget(m_connect);
+    auto* view = new QHBoxLayout;
+    view->addWidget(m_windowBox);
+    view->addWidget(m_pause);
+    view->addWidget(m_csv);
+    view->addWidget(m_png);
+    view->addStretch(1);
+    auto* bar = new QVBoxLayout;
+    bar->addLayout(source);
+    bar->addLayout(view);
 
     const QList<QList<TimeSeriesChart::Line>> specs = {
         {{F::WeightsGiB, kBlue}, {F::KvCacheGiB, kGreen}, {F::ActivationsGiB, kOrange}, {F::FreeGiB, kGrey}},

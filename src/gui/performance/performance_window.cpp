@@ -1,5 +1,7 @@
 #include "gui/performance/performance_window.h"
 
+#include "gui/shell/screen_fit.h"
+
 #include "gui/performance/load_generator_panel.h"
 #include "gui/performance/performance_dashboard.h"
 #include "gui/performance/request_inspector.h"
@@ -12,6 +14,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
+#include <QScrollArea>
 #include <QTabWidget>
 #include <QVBoxLayout>
 
@@ -47,9 +50,18 @@ PerformanceWindow::PerformanceWindow(AppSettings& settings, QWidget* parent)
     loadLayout->addWidget(m_load, 1);
     loadLayout->addLayout(compareRow);
 
+    // The pages scroll rather than clip when the window is small (1024×700): their forms keep
+    // their natural size.
+    auto scrolled = [this](QWidget* page) {
+        auto* scroll = new QScrollArea(this);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        scroll->setWidget(page);
+        return scroll;
+    };
     m_tabs = new QTabWidget(this);
-    m_tabs->addTab(m_serving, QString());
-    m_tabs->addTab(loadPage, QString());
+    m_tabs->addTab(scrolled(m_serving), QString());
+    m_tabs->addTab(scrolled(loadPage), QString());
     m_tabs->addTab(m_inspector, QString());
     m_splitter = new QSplitter(Qt::Vertical, this);
     m_splitter->addWidget(m_dashboard);
@@ -78,7 +90,7 @@ PerformanceWindow::PerformanceWindow(AppSettings& settings, QWidget* parent)
         compareProfiles({m_compareA->currentText(), m_compareB->currentText()});
     });
     connect(m_tabs, &QTabWidget::currentChanged, this, [this] { refreshCompareBoxes(); });
-    resize(1400, 940);
+    ScreenFit::resizeToFit(this, QSize(1400, 940));
     retranslateUi();
     refreshCompareBoxes();
 }

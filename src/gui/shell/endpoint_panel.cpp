@@ -138,6 +138,8 @@ void EndpointPanel::handleRunningChanged(bool running)
     for (QWidget* w : {static_cast<QWidget*>(m_host), static_cast<QWidget*>(m_port), static_cast<QWidget*>(m_key)})
         w->setEnabled(!running);
     m_url->setText(running ? m_endpoint.baseUrl() : QString());
+    // The whole URL stays readable in a narrow dock: the field asks for its width.
+    m_url->setMinimumWidth(m_url->fontMetrics().horizontalAdvance(m_url->text()) + 16);
     m_curl->setPlainText(running ? m_endpoint.curlExample() : QString());
     for (QWidget* w : {static_cast<QWidget*>(m_url), static_cast<QWidget*>(m_copyUrl), static_cast<QWidget*>(m_curl),
                        static_cast<QWidget*>(m_copyCurl), static_cast<QWidget*>(m_counters)})

@@ -17,6 +17,7 @@
 #include "gui/shell/log_view.h"
 #include "gui/shell/model_folder_check.h"
 #include "gui/shell/model_panel.h"
+#include "gui/shell/screen_fit.h"
 #include "gui/performance/load_generator_panel.h"
 #include "gui/performance/performance_window.h"
 #include "gui/chat/preset_editor_dialog.h"
@@ -129,8 +130,9 @@ MainWindow::MainWindow(AppSettings& settings, HistoryStore& store, TranslationMa
         updateView();
     });
 
-    resize(1280, 820);
+    ScreenFit::resizeToFit(this, QSize(1280, 820));
     restoreGeometry(m_settings.windowGeometry());
+    ScreenFit::keepOnScreen(this);  // a geometry saved on a larger screen
     restoreState(m_settings.windowState());
     retranslateUi();
     updateView();
