@@ -18,6 +18,7 @@
 #include "engine/checkpoint.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/cpu/cpu_gemm.h"
+#include "engine/cpu/cpu_vector_ops.h"
 #include "engine/model_config.h"
 #include "testing/test_model_writer.h"
 
@@ -27,6 +28,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
 
 using namespace brook;
 using namespace brook::cpu;
@@ -133,6 +135,34 @@ private slots:
                 // The decode steps read K/V the prompt step wrote, so they inherit its error.
                 const double e = relativeError(got[step], want[step]);
                 QVERIFY2(e < promptBound, qPrintable(QString("%1 step %2: %3").arg(cpuIsaName(isa)).arg(step).arg(e)));
+            }
+        }
+    }
+
+    // Attention's block form (dotRows / axpyRows, q and y kept in registers) computes exactly the
+    // one-row ops it replaces, row after row, on every path and head size.
+    void attentionRowOpsEqualTheOneRowOps()
+    {
+        std::mt19937 rng(17);
+        std::normal_distribution<float> dist(0.0f, 1.0f);
+        for (int n : {64, 128, 256, 48}) {
+            const int count = 13, stride = 2 * n + 16;  // rows of one KV head among others
+            std::vector<float> q(static_cast<size_t>(n)), rows(static_cast<size_t>(count * stride)),
+                w(static_cast<size_t>(count));
+            for (float& f : q) f = dist(rng);
+            for (float& f : rows) f = dist(rng);
+            for (float& f : w) f = dist(rng);
+            for (CpuIsa isa : supportedCpuIsas()) {
+                const CpuVectorOps& ops = CpuVectorOps::forIsa(isa);
+                std::vector<float> got(static_cast<size_t>(count)), want(static_cast<size_t>(count));
+                ops.dotRows(q.data(), rows.data(), stride, count, n, 0.125f, got.data());
+                for (int r = 0; r < count; ++r)
+                    want[size_t(r)] = ops.dot(q.data(), &rows[size_t(r) * stride], n) * 0.125f;
+                QVERIFY2(got == want, qPrintable(QString("dotRows %1 n %2").arg(cpuIsaName(isa)).arg(n)));
+                std::vector<float> y(q), yWant(q);
+                ops.axpyRows(y.data(), w.data(), rows.data(), stride, count, n);
+                for (int r = 0; r < count; ++r) ops.axpy(yWant.data(), w[size_t(r)], &rows[size_t(r) * stride], n);
+                QVERIFY2(y == yWant, qPrintable(QString("axpyRows %1 n %2").arg(cpuIsaName(isa)).arg(n)));
             }
         }
     }

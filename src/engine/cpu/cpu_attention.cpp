@@ -11,21 +11,26 @@ namespace {
 void attendOne(const float* qh, float* oh, int position, std::span<const int32_t> blockTable, int kvHead,
                const PagedKv& kv, const CpuVectorOps& ops, float scale)
 {
-    const int HD = kv.headDim;
+    const int HD = kv.headDim, bs = kv.blockSize;
+    const int64_t stride = int64_t(kv.numKvHeads) * HD;  // floats from one slot's row to the next
     thread_local std::vector<float> scores;
     scores.resize(size_t(position) + 1);
-    float maxScore = -INFINITY;
-    for (int j = 0; j <= position; ++j) {
-        scores[j] = ops.dot(qh, kv.kAt(blockTable[j / kv.blockSize], j % kv.blockSize, kvHead), HD) * scale;
-        maxScore = std::max(maxScore, scores[j]);
+    // Keys 0..position, one cache block (bs consecutive slots) per call.
+    for (int j0 = 0; j0 <= position; j0 += bs) {
+        const int count = std::min(bs, position + 1 - j0);
+        ops.dotRows(qh, kv.kAt(blockTable[j0 / bs], 0, kvHead), stride, count, HD, scale, &scores[size_t(j0)]);
     }
+    float maxScore = -INFINITY;
+    for (int j = 0; j <= position; ++j) maxScore = std::max(maxScore, scores[j]);
     for (int j = 0; j <= position; ++j) scores[j] -= maxScore;
     ops.exp(scores.data(), scores.data(), position + 1);
     float denom = 0.0f;
     for (int j = 0; j <= position; ++j) denom += scores[j];
     std::fill(oh, oh + HD, 0.0f);
-    for (int j = 0; j <= position; ++j)
-        ops.axpy(oh, scores[j], kv.vAt(blockTable[j / kv.blockSize], j % kv.blockSize, kvHead), HD);
+    for (int j0 = 0; j0 <= position; j0 += bs) {
+        const int count = std::min(bs, position + 1 - j0);
+        ops.axpyRows(oh, &scores[size_t(j0)], kv.vAt(blockTable[j0 / bs], 0, kvHead), stride, count, HD);
+    }
     ops.scale(oh, 1.0f / denom, HD);
 }
 

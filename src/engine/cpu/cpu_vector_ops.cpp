@@ -47,6 +47,18 @@ void expScalar(const float* x, float* out, int n)
     for (int i = 0; i < n; ++i) out[i] = std::exp(x[i]);
 }
 
+// The row forms on top of a path's one-row dot / axpy (scalar and AVX2).
+template <float (*Dot)(const float*, const float*, int)>
+void dotRowsOf(const float* q, const float* rows, int64_t stride, int count, int n, float scale, float* out)
+{
+    for (int r = 0; r < count; ++r) out[r] = Dot(q, rows + r * stride, n) * scale;
+}
+template <void (*Axpy)(float*, float, const float*, int)>
+void axpyRowsOf(float* y, const float* w, const float* rows, int64_t stride, int count, int n)
+{
+    for (int r = 0; r < count; ++r) Axpy(y, w[r], rows + r * stride, n);
+}
+
 // ---- AVX2 ---------------------------------------------------------------------------------
 
 BROOK_AVX2 inline float hsum(__m256 v)
@@ -179,6 +191,55 @@ BROOK_AVX512 void axpyAvx512(float* y, float a, const float* x, int n)
         _mm512_storeu_ps(y + i, _mm512_fmadd_ps(av, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
     for (; i < n; ++i) y[i] += a * x[i];
 }
+// dotAvx512 per row with q in registers: for n = 16 V (V <= 16), the same s0 (even 16-float
+// chunks) / s1 (odd chunks) sums and the same reduction, so the same float as dotAvx512.
+template <int V>
+BROOK_AVX512 void dotRowsRegs(const float* q, const float* rows, int64_t stride, int count, float scale, float* out)
+{
+    __m512 qv[V];
+    for (int v = 0; v < V; ++v) qv[v] = _mm512_loadu_ps(q + 16 * v);
+    for (int r = 0; r < count; ++r) {
+        const float* k = rows + r * stride;
+        __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+        for (int v = 0; v + 1 < V; v += 2) {
+            s0 = _mm512_fmadd_ps(qv[v], _mm512_loadu_ps(k + 16 * v), s0);
+            s1 = _mm512_fmadd_ps(qv[v + 1], _mm512_loadu_ps(k + 16 * (v + 1)), s1);
+        }
+        if (V % 2) s0 = _mm512_fmadd_ps(qv[V - 1], _mm512_loadu_ps(k + 16 * (V - 1)), s0);
+        out[r] = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1)) * scale;
+    }
+}
+BROOK_AVX512 void dotRowsAvx512(const float* q, const float* rows, int64_t stride, int count, int n, float scale,
+                                float* out)
+{
+    switch (n) {
+    case 64: dotRowsRegs<4>(q, rows, stride, count, scale, out); return;
+    case 128: dotRowsRegs<8>(q, rows, stride, count, scale, out); return;
+    case 256: dotRowsRegs<16>(q, rows, stride, count, scale, out); return;
+    default: dotRowsOf<dotAvx512>(q, rows, stride, count, n, scale, out); return;
+    }
+}
+// axpyAvx512 row after row with y in registers: the same fma per element in the same order.
+template <int V>
+BROOK_AVX512 void axpyRowsRegs(float* y, const float* w, const float* rows, int64_t stride, int count)
+{
+    __m512 yv[V];
+    for (int v = 0; v < V; ++v) yv[v] = _mm512_loadu_ps(y + 16 * v);
+    for (int r = 0; r < count; ++r) {
+        const __m512 a = _mm512_set1_ps(w[r]);
+        for (int v = 0; v < V; ++v) yv[v] = _mm512_fmadd_ps(a, _mm512_loadu_ps(rows + r * stride + 16 * v), yv[v]);
+    }
+    for (int v = 0; v < V; ++v) _mm512_storeu_ps(y + 16 * v, yv[v]);
+}
+BROOK_AVX512 void axpyRowsAvx512(float* y, const float* w, const float* rows, int64_t stride, int count, int n)
+{
+    switch (n) {
+    case 64: axpyRowsRegs<4>(y, w, rows, stride, count); return;
+    case 128: axpyRowsRegs<8>(y, w, rows, stride, count); return;
+    case 256: axpyRowsRegs<16>(y, w, rows, stride, count); return;
+    default: axpyRowsOf<axpyAvx512>(y, w, rows, stride, count, n); return;
+    }
+}
 BROOK_AVX512 void scaleAvx512(float* y, float a, int n)
 {
     const __m512 av = _mm512_set1_ps(a);
@@ -230,9 +291,12 @@ BROOK_AVX512 void siluMulAvx512(const float* gateUp, float* out, int T, int I)
 
 const CpuVectorOps& CpuVectorOps::forIsa(CpuIsa isa)
 {
-    static const CpuVectorOps scalar{dotScalar, axpyScalar, scaleScalar, cpu::rmsnorm, cpu::siluMul, expScalar};
-    static const CpuVectorOps avx2{dotAvx2, axpyAvx2, scaleAvx2, rmsnormAvx2, siluMulAvx2, expAvx2};
-    static const CpuVectorOps avx512{dotAvx512, axpyAvx512, scaleAvx512, rmsnormAvx512, siluMulAvx512, expAvx512};
+    static const CpuVectorOps scalar{dotScalar,    axpyScalar, scaleScalar,          cpu::rmsnorm,
+                                     cpu::siluMul, expScalar,  dotRowsOf<dotScalar>, axpyRowsOf<axpyScalar>};
+    static const CpuVectorOps avx2{dotAvx2,     axpyAvx2, scaleAvx2,          rmsnormAvx2,
+                                   siluMulAvx2, expAvx2,  dotRowsOf<dotAvx2>, axpyRowsOf<axpyAvx2>};
+    static const CpuVectorOps avx512{dotAvx512,     axpyAvx512, scaleAvx512,   rmsnormAvx512,
+                                     siluMulAvx512, expAvx512,  dotRowsAvx512, axpyRowsAvx512};
     switch (isa) {
     case CpuIsa::Scalar: return scalar;
     case CpuIsa::Avx2: return avx2;

@@ -6,6 +6,8 @@
 
 #include "engine/cpu/cpu_features.h"
 
+#include <cstdint>
+
 namespace brook::cpu {
 
 struct CpuVectorOps {
@@ -18,6 +20,13 @@ struct CpuVectorOps {
     void (*siluMul)(const float* gateUp, float* out, int T, int I) = nullptr;
     // out[n] = exp(x[n]) (x <= 0 in attention; any x is handled)
     void (*exp)(const float* x, float* out, int n) = nullptr;
+    // Attention over one block of the paged cache, `count` rows `stride` floats apart:
+    // out[r] = dot(q, rows + r * stride, n) * scale, each exactly as dot() computes it, and
+    // y += sum_r w[r] * (rows + r * stride), exactly as axpy() row after row. The vector paths
+    // keep q / y in registers across the rows instead of reloading (and storing) them per row.
+    void (*dotRows)(const float* q, const float* rows, int64_t stride, int count, int n, float scale,
+                    float* out) = nullptr;
+    void (*axpyRows)(float* y, const float* w, const float* rows, int64_t stride, int count, int n) = nullptr;
 
     static const CpuVectorOps& forIsa(CpuIsa isa);
 };
