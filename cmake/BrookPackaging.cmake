@@ -33,7 +33,14 @@ foreach(_program IN LISTS BROOK_INSTALLED_PROGRAMS)
     target_link_options(${_program} PRIVATE "LINKER:--disable-new-dtags")
   endif()
 endforeach()
-if(WIN32)
+# A cross build (packaging/windows/cross-build.sh) deploys its DLLs with deploy-dlls.sh instead:
+# CMake resolves runtime dependencies only for the platform it runs on, and windeployqt is a
+# Windows program.
+set(_brook_windows_native_deploy FALSE)
+if(WIN32 AND NOT CMAKE_CROSSCOMPILING)
+  set(_brook_windows_native_deploy TRUE)
+endif()
+if(_brook_windows_native_deploy)
   install(TARGETS ${BROOK_INSTALLED_PROGRAMS} RUNTIME_DEPENDENCY_SET brook_runtime_dlls)
 else()
   install(TARGETS ${BROOK_INSTALLED_PROGRAMS})
@@ -97,10 +104,21 @@ endif()
 
 # --- Windows: Qt via windeployqt, other DLLs from the runtime dependency set -------------------
 if(WIN32)
+  # UTF-8 as the process code page, DPI awareness, long paths (packaging/windows/brook.exe.manifest).
+  # MSVC merges .manifest sources into the manifest its linker writes; MinGW embeds it as a resource.
+  foreach(_program IN LISTS BROOK_INSTALLED_PROGRAMS)
+    if(MSVC)
+      target_sources(${_program} PRIVATE ${_brook_pkg_dir}/windows/brook.exe.manifest)
+    else()
+      target_sources(${_program} PRIVATE ${_brook_pkg_dir}/windows/manifest.rc)
+    endif()
+  endforeach()
   if(BROOK_WITH_GUI)
     set_target_properties(brook PROPERTIES WIN32_EXECUTABLE ON)
     target_sources(brook PRIVATE ${_brook_pkg_dir}/windows/brook.rc)
   endif()
+endif()
+if(_brook_windows_native_deploy)
   set(_dll_dirs "")
   if(BROOK_WITH_CUDA)
     list(APPEND _dll_dirs "${CUDAToolkit_BIN_DIR}" "${CUDAToolkit_BIN_DIR}/x64")

@@ -75,4 +75,11 @@ if [ ! -f "$PREFIX/.brook-stamps/cpp-httplib" ]; then
   cp "$HTTPLIB/httplib.h" "$PREFIX/include/httplib.h"
   date -u +%FT%TZ >"$PREFIX/.brook-stamps/cpp-httplib"
 fi
+# Debian's header-only libraries, copied so the cross build never puts /usr/include (glibc's
+# headers) on its include path. CMake: -DBROOK_HEADER_ONLY_DEPS=ON.
+for dir in spdlog fmt nlohmann CLI; do
+  [ -d "/usr/include/$dir" ] || die "/usr/include/$dir is missing: run scripts/install-deps.sh"
+  rm -rf "${PREFIX:?}/include/$dir"
+  cp -r "/usr/include/$dir" "$PREFIX/include/$dir"
+done
 echo "$PREFIX"

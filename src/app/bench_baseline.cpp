@@ -3,11 +3,10 @@
 #include "app/bench_serve.h"
 
 #include "loadgen/openai_client.h"
+#include "platform/process_info.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -48,7 +47,9 @@ double metricValue(const std::string& text, const std::string& name)
 // GPU memory in use as nvidia-smi reports it (MiB, summed over GPUs); NaN without nvidia-smi.
 double nvidiaSmiUsedMiB()
 {
-    FILE* pipe = popen("nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null", "r");
+    const std::string command =
+        std::string("nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits ") + nullDeviceRedirect();
+    FILE* pipe = popen(command.c_str(), "r");
     if (!pipe) return std::nan("");
     double total = 0;
     bool any = false;
@@ -139,8 +140,7 @@ int runBaseline(const BaselineOptions& o)
         memorySource = std::isfinite(usedMiB) ? "nvidia-smi" : "none";
     }
     const auto version = client.get("/version");
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
+    const std::string host = hostName();
 
     const json line = {{"time", isoTimeUtc()},
                        {"host", host},

@@ -5,7 +5,9 @@
 // Model: a folder, or --random-weights tiny|ernie-0.3b (written to a temporary folder).
 //   serve, baseline: online, over HTTP against a running server (bench_serve.h).
 //   quality: a quantized model against its dense reference on a fixed text (bench_quality.h).
+#include "platform/console_utf8.h"
 #include "platform/executable_path.h"
+#include "platform/process_info.h"
 #include "app/bench_quality.h"
 #include "app/bench_serve.h"
 #include "app/cli_logging.h"
@@ -18,7 +20,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
@@ -40,12 +41,7 @@ struct BenchOptions {
     int repeats = 3;
 };
 
-double peakRssMiB()
-{
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return double(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
-}
+double peakRssMiB() { return peakResidentMiB(); }
 
 std::vector<int32_t> randomPrompt(std::mt19937_64& rng, int length, int vocabLimit)
 {
@@ -192,6 +188,7 @@ int runLatency(Engine& engine, const BenchOptions& o, int vocabLimit)
 int main(int argc, char** argv)
 {
     brook::rememberArgv0(argc > 0 ? argv[0] : nullptr);
+    brook::useUtf8Console();
     CLI::App app{"brook-bench: measure Brook's engine"};
     app.require_subcommand(1);
     LaunchOptions launch;
@@ -232,7 +229,7 @@ int main(int argc, char** argv)
 
     std::filesystem::path tempDir;
     if (!randomShape.empty()) {
-        tempDir = std::filesystem::temp_directory_path() / ("brook-bench-" + std::to_string(::getpid()));
+        tempDir = std::filesystem::temp_directory_path() / ("brook-bench-" + std::to_string(processId()));
         testing::TestModelOptions model;
         model.shape = randomShape == "tiny" ? testing::TestModelShape::tiny() : testing::TestModelShape::ernie03b();
         if (auto written = testing::writeTestModel(tempDir, model); !written) {

@@ -17,6 +17,7 @@
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QPixmap>
+#include <QSettings>
 #include <QStandardPaths>
 #include <QStyleFactory>
 #include <QTimer>
@@ -29,6 +30,12 @@ int main(int argc, char** argv)
     QApplication::setOrganizationName(QStringLiteral("Brook"));
     QApplication::setApplicationName(QStringLiteral("Brook"));
     QApplication::setApplicationVersion(QStringLiteral(BROOK_VERSION));
+#ifdef Q_OS_WIN
+    // Settings in %APPDATA%\Brook\Brook.ini rather than the registry: beside the history (in
+    // AppDataLocation), kept by the uninstaller, and easy to copy or reset. Linux keeps its native
+    // format, already an INI file (~/.config/Brook/Brook.conf).
+    QSettings::setDefaultFormat(QSettings::IniFormat);
+#endif
     QApplication::setStyle(
         QStyleFactory::create(QStringLiteral("Fusion")));  // the same look, light or dark, everywhere
 

@@ -3,6 +3,7 @@
 //   brook-make-test-model OUT_DIR [--shape tiny|ernie-0.3b] [--dtype bf16|fp16|fp32] [--seed N]
 //                         [--shards] [--vocab N] [--layers N] ...
 // Dimension flags override the chosen shape; a flag left out keeps the shape's value.
+#include "platform/console_utf8.h"
 #include "platform/executable_path.h"
 #include "testing/test_model_writer.h"
 
@@ -16,6 +17,7 @@
 int main(int argc, char** argv)
 {
     brook::rememberArgv0(argc > 0 ? argv[0] : nullptr);
+    brook::useUtf8Console();
     CLI::App app{"Write an ERNIE-4.5 model folder with random weights (for tests and benchmarks)"};
     std::string outDir;
     std::string shapeName = "tiny";

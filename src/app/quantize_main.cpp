@@ -3,6 +3,7 @@
 // quantizeModel, engine/model_quantizer.h), then logs a per-Linear table of errors.
 // AWQ calibrates on text: --calibration FILE, else the calibration text Brook ships
 // (share/brook/calibration/calibration.txt, or resources/ in the source tree).
+#include "platform/console_utf8.h"
 #include "platform/executable_path.h"
 #include "app/cli_logging.h"
 #include "platform/resource_path.h"
@@ -64,6 +65,7 @@ void logTable(const ModelQuantizerResult& result, bool awq)
 int main(int argc, char** argv)
 {
     brook::rememberArgv0(argc > 0 ? argv[0] : nullptr);
+    brook::useUtf8Console();
     CLI::App app{"brook-quantize: write a 4-bit or 8-bit AWQ-format copy of a dense ERNIE-4.5 model folder"};
     std::filesystem::path modelDir, outDir, calibrationFile;
     ModelQuantizerOptions options;

@@ -1,5 +1,6 @@
 // brook-run: offline inference from the command line. Streams the answer to stdout, or with
 // --json prints one JSON object (token_ids, text, finish_reason, logprobs).
+#include "platform/console_utf8.h"
 #include "platform/executable_path.h"
 #include "app/cli_logging.h"
 #include "app/launch_flags.h"
@@ -42,6 +43,7 @@ Result<std::vector<int32_t>> parseTokenIds(const std::string& text)
 int main(int argc, char** argv)
 {
     brook::rememberArgv0(argc > 0 ? argv[0] : nullptr);
+    brook::useUtf8Console();
     CLI::App app{"brook-run: generate text with a local ERNIE-4.5 model"};
     LaunchOptions launch;
     std::string prompt, chat, tokenIds, system, logLevel = "warn";

@@ -1,10 +1,13 @@
 // brook-serve: the OpenAI-compatible server, as `vllm serve` is used:
 //   brook-serve [MODEL] [--host H] [--port P] [--api-key K] [--config FILE.yaml] [engine flags]
 // MODEL is a folder or a Hugging Face id (downloaded into the HF cache). The HTTP server listens
-// first (GET /health answers 503 while the model loads). SIGINT/SIGTERM: new requests get 503,
+// first (GET /health answers 503 while the model loads). SIGINT/SIGTERM (Ctrl+C or closing the
+// console on Windows, platform/stop_signals.h): new requests get 503,
 // running ones have --shutdown-timeout seconds to finish, the rest are aborted; exit code 0.
 // A second signal exits at once.
+#include "platform/console_utf8.h"
 #include "platform/executable_path.h"
+#include "platform/stop_signals.h"
 #include "app/cli_logging.h"
 #include "app/launch_flags.h"
 #include "launch/engine_launcher.h"
@@ -17,26 +20,14 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
-#include <unistd.h>
 #include <thread>
 
 using namespace brook;
 
 namespace {
-
-// The handler only writes the signal number into a pipe (async-signal-safe, and it may run on
-// any thread, including ones libraries started before main); a watcher thread acts on it.
-int g_signalPipe[2] = {-1, -1};
-
-void onSignal(int signal)
-{
-    const char byte = char(signal);
-    [[maybe_unused]] ssize_t written = ::write(g_signalPipe[1], &byte, 1);
-}
 
 struct StopSignal {
     std::mutex mutex;
@@ -48,22 +39,18 @@ struct StopSignal {
         std::unique_lock lock(mutex);
         cv.wait(lock, [&] { return requested.load(); });
     }
-};
 
-void watchSignals(StopSignal& stop)
-{
-    for (;;) {
-        char signal = 0;
-        if (::read(g_signalPipe[0], &signal, 1) != 1) continue;
-        if (stop.requested.exchange(true)) {
+    void request(const std::string& signalName)
+    {
+        if (requested.exchange(true)) {
             spdlog::warn("second signal: exiting now");
             std::_Exit(1);
         }
-        spdlog::info("received {}: shutting down", signal == SIGINT ? "SIGINT" : "SIGTERM");
-        std::lock_guard lock(stop.mutex);
-        stop.cv.notify_all();
+        spdlog::info("received {}: shutting down", signalName);
+        std::lock_guard lock(mutex);
+        cv.notify_all();
     }
-}
+};
 
 Result<GenerationDefaults> generationDefaultsFor(const ServeConfig& config, const LaunchedEngine& launched)
 {
@@ -77,6 +64,7 @@ Result<GenerationDefaults> generationDefaultsFor(const ServeConfig& config, cons
 int main(int argc, char** argv)
 {
     brook::rememberArgv0(argc > 0 ? argv[0] : nullptr);
+    brook::useUtf8Console();
     ServeConfig config;
     if (const std::string file = findConfigArgument(argc, argv); !file.empty()) {
         if (auto loaded = loadServeConfigYaml(file, config); !loaded) {
@@ -99,17 +87,11 @@ int main(int argc, char** argv)
     setUpCliLogging(config.logLevel);
 
     StopSignal stop;
-    if (::pipe(g_signalPipe) != 0) {
-        std::cerr << "brook-serve: cannot create the signal pipe\n";
+    if (const std::string failed = installStopSignals([&](const std::string& name) { stop.request(name); });
+        !failed.empty()) {
+        std::cerr << "brook-serve: " << failed << "\n";
         return 1;
     }
-    std::thread(watchSignals, std::ref(stop)).detach();
-    struct sigaction action {};
-    action.sa_handler = onSignal;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESTART;
-    sigaction(SIGINT, &action, nullptr);  // also when started in the background with SIGINT ignored
-    sigaction(SIGTERM, &action, nullptr);
 
     OpenAiServer server(config);
     auto port = server.start();

@@ -1,13 +1,8 @@
 #include "server/http_connection.h"
 
-#include <algorithm>
-#include <cerrno>
+#include "server/socket_calls.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <algorithm>
 
 namespace brook {
 
@@ -16,48 +11,18 @@ namespace {
 // Waits are cut into slices this long so a stopping server is noticed.
 constexpr int kSliceMs = 200;
 
-void addressOf(const sockaddr_storage& addr, std::string& ip, int& port)
-{
-    char text[INET6_ADDRSTRLEN] = {};
-    if (addr.ss_family == AF_INET) {
-        const auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
-        inet_ntop(AF_INET, &a->sin_addr, text, sizeof(text));
-        port = ntohs(a->sin_port);
-    } else if (addr.ss_family == AF_INET6) {
-        const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
-        // An IPv4 client of a dual-stack socket counts as that IPv4 address.
-        if (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr)) inet_ntop(AF_INET, &a->sin6_addr.s6_addr[12], text, sizeof(text));
-        else inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof(text));
-        port = ntohs(a->sin6_port);
-    }
-    ip = text;
-}
-
-int pollOnce(int fd, short events, int timeoutMs)
-{
-    pollfd p{fd, events, 0};
-    const int n = ::poll(&p, 1, timeoutMs);
-    if (n <= 0) return n;
-    return (p.revents & (events | POLLHUP | POLLERR)) ? 1 : 0;
-}
-
 }  // namespace
 
-HttpConnection::HttpConnection(int fd, std::chrono::milliseconds writeTimeout, std::function<bool()> stopping)
-    : m_fd(fd), m_writeTimeout(writeTimeout), m_stopping(std::move(stopping))
+HttpConnection::HttpConnection(socket_t socket, std::chrono::milliseconds writeTimeout,
+                               std::function<bool()> stopping)
+    : m_socket(socket), m_writeTimeout(writeTimeout), m_stopping(std::move(stopping))
 {
-    sockaddr_storage addr{};
-    socklen_t len = sizeof(addr);
-    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) addressOf(addr, m_remoteIp, m_remotePort);
-    len = sizeof(addr);
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) addressOf(addr, m_localIp, m_localPort);
+    net::prepareNonBlocking(socket);
+    net::peerAddress(socket, m_remoteIp, m_remotePort);
+    net::localAddress(socket, m_localIp, m_localPort);
 }
 
-HttpConnection::~HttpConnection()
-{
-    ::shutdown(m_fd, SHUT_RDWR);
-    ::close(m_fd);
-}
+HttpConnection::~HttpConnection() { net::closeSocket(m_socket); }
 
 HttpConnection::Wait HttpConnection::fill(size_t want, Clock::time_point deadline)
 {
@@ -66,13 +31,13 @@ HttpConnection::Wait HttpConnection::fill(size_t want, Clock::time_point deadlin
         if (m_stopping()) return Wait::Closed;
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
         if (left <= 0) return Wait::TimedOut;
-        const int ready = pollOnce(m_fd, POLLIN, int(std::min<long long>(left, kSliceMs)));
-        if (ready < 0 && errno != EINTR) return Wait::Closed;
-        if (ready <= 0) continue;
-        const ssize_t n = ::recv(m_fd, chunk, sizeof(chunk), MSG_DONTWAIT);
+        const net::Ready ready = net::waitReady(m_socket, false, int(std::min<long long>(left, kSliceMs)));
+        if (ready == net::Ready::Error) return Wait::Closed;
+        if (ready == net::Ready::No) continue;
+        const std::ptrdiff_t n = net::recvNow(m_socket, chunk, sizeof(chunk));
         if (n == 0) return Wait::Closed;
         if (n < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
+            if (net::retryLater()) continue;
             return Wait::Closed;
         }
         m_buffer.append(chunk, size_t(n));
@@ -94,22 +59,25 @@ ssize_t HttpConnection::read(char* ptr, size_t size)
     return ssize_t(n);
 }
 
-bool HttpConnection::is_writable() const { return pollOnce(m_fd, POLLOUT, int(m_writeTimeout.count())) > 0; }
+bool HttpConnection::is_writable() const
+{
+    return net::waitReady(m_socket, true, int(m_writeTimeout.count())) == net::Ready::Yes;
+}
 
 ssize_t HttpConnection::write(const char* ptr, size_t size)
 {
     size_t sent = 0;
     const auto deadline = Clock::now() + m_writeTimeout;
     while (sent < size) {
-        const ssize_t n = ::send(m_fd, ptr + sent, size - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        const std::ptrdiff_t n = net::sendNow(m_socket, ptr + sent, size - sent);
         if (n > 0) {
             sent += size_t(n);
             continue;
         }
-        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return -1;
+        if (n < 0 && !net::retryLater()) return -1;
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
         if (left <= 0 || m_stopping()) return -1;
-        if (pollOnce(m_fd, POLLOUT, int(std::min<long long>(left, kSliceMs))) < 0 && errno != EINTR) return -1;
+        if (net::waitReady(m_socket, true, int(std::min<long long>(left, kSliceMs))) == net::Ready::Error) return -1;
     }
     return ssize_t(size);
 }
@@ -121,15 +89,15 @@ bool HttpConnection::sendAll(const std::string& bytes)
 
 void HttpConnection::lingeringClose()
 {
-    ::shutdown(m_fd, SHUT_WR);
+    net::shutdownWrite(m_socket);
     // Up to 1 s and 16 MiB: enough for a client to finish a rejected upload and read the answer.
     const auto deadline = Clock::now() + std::chrono::seconds(1);
     size_t drained = 0;
     char chunk[16384];
     while (drained < (16u << 20) && Clock::now() < deadline && !m_stopping()) {
-        if (pollOnce(m_fd, POLLIN, kSliceMs) <= 0) continue;
-        const ssize_t n = ::recv(m_fd, chunk, sizeof(chunk), MSG_DONTWAIT);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
+        if (net::waitReady(m_socket, false, kSliceMs) != net::Ready::Yes) continue;
+        const std::ptrdiff_t n = net::recvNow(m_socket, chunk, sizeof(chunk));
+        if (n == 0 || (n < 0 && !net::retryLater())) break;
         if (n > 0) drained += size_t(n);
     }
 }
@@ -137,7 +105,7 @@ void HttpConnection::lingeringClose()
 void HttpConnection::discardAvailable()
 {
     char chunk[16384];
-    for (int i = 0; i < 64 && ::recv(m_fd, chunk, sizeof(chunk), MSG_DONTWAIT) > 0; ++i) {}
+    for (int i = 0; i < 64 && net::recvNow(m_socket, chunk, sizeof(chunk)) > 0; ++i) {}
 }
 
 void HttpConnection::get_remote_ip_and_port(std::string& ip, int& port) const

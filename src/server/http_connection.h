@@ -18,9 +18,9 @@ class HttpConnection : public httplib::Stream {
 public:
     using Clock = std::chrono::steady_clock;
 
-    // Takes ownership of `fd` (closed by the destructor). `stopping` is polled while waiting so
+    // Takes ownership of `socket` (closed by the destructor). `stopping` is polled while waiting so
     // stop() never waits for a slow client.
-    HttpConnection(int fd, std::chrono::milliseconds writeTimeout, std::function<bool()> stopping);
+    HttpConnection(socket_t socket, std::chrono::milliseconds writeTimeout, std::function<bool()> stopping);
     ~HttpConnection() override;
     HttpConnection(const HttpConnection&) = delete;
     HttpConnection& operator=(const HttpConnection&) = delete;
@@ -50,10 +50,10 @@ public:
     ssize_t write(const char* ptr, size_t size) override;
     void get_remote_ip_and_port(std::string& ip, int& port) const override;
     void get_local_ip_and_port(std::string& ip, int& port) const override;
-    socket_t socket() const override { return m_fd; }
+    socket_t socket() const override { return m_socket; }
 
 private:
-    int m_fd;
+    socket_t m_socket;
     std::chrono::milliseconds m_writeTimeout;
     std::function<bool()> m_stopping;
     std::string m_buffer;   // received, not yet taken by a request

@@ -6,6 +6,7 @@
 #include "server/http_reply.h"
 #include "server/origin_policy.h"
 #include "server/server_context.h"
+#include "server/socket_calls.h"
 #include "server/utility_routes.h"
 
 #include <spdlog/spdlog.h>
@@ -18,7 +19,6 @@
 #include <regex>
 #include <thread>
 
-#include <sys/socket.h>
 
 namespace brook {
 
@@ -214,8 +214,10 @@ constexpr int kListenBacklog = 4096;
 Result<int> OpenAiServer::start()
 {
     const ServeConfig& config = m_impl->context.config();
+#ifndef _WIN32
     // A client that hangs up mid-write must not kill the process: writes then fail with EPIPE.
     std::signal(SIGPIPE, SIG_IGN);
+#endif
 
     GuardedHttpServer& server = m_impl->server;
     // Each streaming call holds a worker thread for its whole length: size the pool for them.
@@ -239,10 +241,10 @@ Result<int> OpenAiServer::start()
     // of 256 clients connecting at once overflows the accept queue, and the kernel drops their
     // handshakes (seen as failed reads at --max-concurrency 256). Remember the listening socket
     // and raise its backlog once bound; listen() on a listening socket only updates the backlog.
-    auto listeningSocket = std::make_shared<int>(-1);
+    auto listeningSocket = std::make_shared<socket_t>(INVALID_SOCKET);
     server.set_socket_options([listeningSocket](socket_t sock) {
         httplib::default_socket_options(sock);
-        *listeningSocket = int(sock);
+        *listeningSocket = sock;
     });
     m_impl->registerRoutes();
 
@@ -255,8 +257,9 @@ Result<int> OpenAiServer::start()
                              " (in use, or not an address of this machine)");
         m_impl->port = config.port;
     }
-    if (*listeningSocket >= 0 && ::listen(*listeningSocket, kListenBacklog) != 0)
-        spdlog::warn("could not raise the listen backlog to {}: {}", kListenBacklog, std::strerror(errno));
+    if (*listeningSocket != INVALID_SOCKET)
+        if (const std::string failed = net::setListenBacklog(*listeningSocket, kListenBacklog); !failed.empty())
+            spdlog::warn("could not raise the listen backlog to {}: {}", kListenBacklog, failed);
     if (!isLoopbackHost(config.host) && config.apiKey.empty())
         spdlog::warn("listening on {} without --api-key: anyone who can reach this address can use the model",
                      config.host);

@@ -1,9 +1,10 @@
 #include "server/origin_policy.h"
 
+#include "server/socket_calls.h"
+
 #include <algorithm>
 #include <cctype>
 
-#include <arpa/inet.h>
 
 namespace brook {
 
@@ -33,8 +34,7 @@ bool OriginPolicy::isLocalHostName(const std::string& hostHeader)
         if (close == std::string::npos) return false;
         const std::string rest = host.substr(close + 1);
         if (!rest.empty() && (rest.front() != ':' || !validPort(rest.substr(1)))) return false;
-        in6_addr addr{};
-        return inet_pton(AF_INET6, host.substr(1, close - 1).c_str(), &addr) == 1;
+        return net::isAddressLiteral(host.substr(1, close - 1), true);
     }
     const size_t colon = host.find(':');
     if (colon != std::string::npos) {
@@ -46,8 +46,7 @@ bool OriginPolicy::isLocalHostName(const std::string& hostHeader)
     const std::string suffix = ".localhost";  // RFC 6761: always this machine
     if (host.size() > suffix.size() && host.compare(host.size() - suffix.size(), suffix.size(), suffix) == 0)
         return true;
-    in_addr addr{};
-    return inet_pton(AF_INET, host.c_str(), &addr) == 1;
+    return net::isAddressLiteral(host, false);
 }
 
 }  // namespace brook
