@@ -318,6 +318,18 @@
             <source>Send (Enter or Ctrl+Enter)</source>
             <translation>发送（Enter 或 Ctrl+Enter）</translation>
         </message>
+        <message>
+            <source>No model loaded</source>
+            <translation>未加载模型</translation>
+        </message>
+        <message>
+            <source>Open a model folder…</source>
+            <translation>打开模型文件夹……</translation>
+        </message>
+        <message>
+            <source>Loaded: %1</source>
+            <translation>已加载：%1</translation>
+        </message>
     </context>
     <context>
         <name>brook::ChatSession</name>

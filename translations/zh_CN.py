@@ -482,6 +482,7 @@ ZH = {
     "Split view: show this chat beside the others": "分屏：将此对话并排显示",
     "Move this chat to the right half": "将此对话移到右半边",
     "Move this chat to the left half": "将此对话移到左半边",
+    "Loaded: %1": "已加载：%1",
 }
 
 CONTEXT_ZH = {

@@ -19,6 +19,7 @@
 #include "gui/shell/local_endpoint.h"
 #include "gui/shell/main_window.h"
 #include "gui/chat/message_bubble.h"
+#include "gui/shell/model_names.h"
 #include "gui/shell/model_panel.h"
 #include "gui/shell/theme_manager.h"
 #include "gui/shell/translation_manager.h"
@@ -27,6 +28,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QLineEdit>
 #include <QLabel>
 #include <QListWidget>
@@ -129,6 +131,24 @@ private slots:
         QCOMPARE(m_store.conversations().size(), 0);
         QCOMPARE(m_window->newChat(), pane());  // an empty draft is reused, not piled up
         QCOMPARE(m_window->chatArea()->panes().size(), 1);
+        // The pane's model picker names the loaded model and offers the others.
+        QComboBox* picker = pane()->modelPicker();
+        QCOMPARE(picker->currentData().toString(), dir);
+        QCOMPARE(picker->currentText(), ModelNames::displayName(dir));
+        const QString other = QStringLiteral("/models/hub/models--baidu--ERNIE-4.5-0.3B-PT/snapshots/0123abcd");
+        QCOMPARE(ModelNames::displayName(other), QStringLiteral("baidu/ERNIE-4.5-0.3B-PT"));
+        pane()->setModels({dir, other}, dir);
+        QSignalSpy requested(pane(), &ChatPane::modelRequested);
+        emit picker->activated(picker->findData(other));
+        QCOMPARE(requested.count(), 1);
+        QCOMPARE(requested[0][0].toString(), other);
+        QCOMPARE(picker->currentData().toString(), dir);  // still the loaded one until the other is in
+        // The window was asked; that folder does not exist, so the loaded model stays and says so.
+        auto* refused = m_window->findChild<QMessageBox*>(QStringLiteral("loadFailureBox"));
+        QVERIFY(refused && refused->text().contains(QStringLiteral("does not exist")));
+        refused->close();
+        QVERIFY(waitFor([&] { return !m_window->findChild<QMessageBox*>(QStringLiteral("loadFailureBox")); }));
+        QVERIFY(m_window->engineHost().isLoaded());
     }
 
     void ctrlEnterSendsAndTheReplyStreamsIntoABubble()
@@ -488,6 +508,12 @@ private slots:
         m_window = std::make_unique<MainWindow>(*m_settings, m_store, *m_translations, *m_theme, m_sink);
         m_window->show();
         QVERIFY(m_window->chatArea()->panes().isEmpty());  // the welcome page until a model is loaded
+        // An empty new chat without a model shows the welcome guidance too.
+        ChatPane* draft = m_window->newChat();
+        QVERIFY(m_window->showingWelcome());
+        QVERIFY(draft->modelPicker()->currentText().contains(QStringLiteral("No model")));
+        m_window->chatArea()->closePane(draft);
+        QVERIFY(waitFor([&] { return m_window->chatArea()->panes().isEmpty(); }));
         QSignalSpy loaded(&m_window->engineHost(), &EngineHost::modelLoaded);
         m_window->loadModel(QString::fromStdString(testsupport::tinyModelDir().string()));
         QVERIFY(waitFor([&] { return loaded.count() == 1; }));

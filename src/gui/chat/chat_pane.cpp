@@ -4,9 +4,11 @@
 #include "gui/chat/chat_settings_dialog.h"
 #include "gui/chat/message_bubble.h"
 #include "gui/chat/preset_library.h"
+#include "gui/shell/model_names.h"
 #include "gui/shell/vector_icon_engine.h"
 
 #include <QComboBox>
+#include <QDir>
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QKeyEvent>
@@ -37,6 +39,11 @@ ChatPane::ChatPane(ChatSession* session, const PresetLibrary* presets, QWidget* 
     // would push two side-by-side panes past the screen. The title gives way, elided.
     m_title->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_title->setMinimumWidth(40);
+    m_modelPicker = new QComboBox(this);
+    m_modelPicker->setObjectName(QStringLiteral("modelPicker"));
+    m_modelPicker->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_modelPicker->setMinimumContentsLength(10);
+    connect(m_modelPicker, qOverload<int>(&QComboBox::activated), this, &ChatPane::handleModelPicked);
     m_presetLabel = new QLabel(this);
     m_presetCombo = new QComboBox(this);
     m_presetCombo->setObjectName(QStringLiteral("presetCombo"));
@@ -51,6 +58,7 @@ ChatPane::ChatPane(ChatSession* session, const PresetLibrary* presets, QWidget* 
     connect(m_settingsButton, &QToolButton::clicked, this, &ChatPane::openSettings);
 
     auto* header = new QHBoxLayout;
+    header->addWidget(m_modelPicker);
     header->addWidget(m_title, 1);
     header->addWidget(m_presetLabel);
     header->addWidget(m_presetCombo);
@@ -169,9 +177,45 @@ void ChatPane::retranslateUi()
     m_stop->setText(tr("Stop"));
     m_stop->setToolTip(tr("Stop generating (Esc)"));
     updatePresetCombo();
+    updateModelPicker();
 }
 
 void ChatPane::refreshPresets() { updatePresetCombo(); }
+
+void ChatPane::setModels(const QStringList& modelDirs, const QString& loadedDir)
+{
+    m_modelDirs = modelDirs;
+    m_loadedDir = loadedDir;
+    if (!loadedDir.isEmpty() && !m_modelDirs.contains(loadedDir)) m_modelDirs.prepend(loadedDir);
+    updateModelPicker();
+}
+
+void ChatPane::updateModelPicker()
+{
+    const QSignalBlocker blocker(m_modelPicker);
+    m_modelPicker->clear();
+    if (m_loadedDir.isEmpty()) m_modelPicker->addItem(tr("No model loaded"), QString());
+    for (const QString& dir : std::as_const(m_modelDirs)) {
+        m_modelPicker->addItem(ModelNames::displayName(dir), dir);
+        m_modelPicker->setItemData(m_modelPicker->count() - 1, dir, Qt::ToolTipRole);
+    }
+    m_modelPicker->addItem(tr("Open a model folder…"), QStringLiteral("open:"));
+    m_modelPicker->setCurrentIndex(std::max(0, m_modelPicker->findData(m_loadedDir)));
+    m_modelPicker->setToolTip(m_loadedDir.isEmpty() ? tr("No model loaded")
+                                                    : tr("Loaded: %1").arg(QDir::toNativeSeparators(m_loadedDir)));
+}
+
+void ChatPane::handleModelPicked(int index)
+{
+    const QString dir = m_modelPicker->itemData(index).toString();
+    if (dir == QLatin1String("open:")) {
+        updateModelPicker();  // back on the loaded model until a folder is chosen
+        emit openModelFolderRequested();
+    } else if (!dir.isEmpty() && dir != m_loadedDir) {
+        updateModelPicker();  // shows the loaded one until the new one is in
+        emit modelRequested(dir);
+    }
+}
 
 void ChatPane::updatePresetCombo()
 {

@@ -40,6 +40,10 @@ public:
     void refreshPresets();  // after the library was edited
     // The loaded model's defaults (the settings dialog's "Reset") and context length.
     void setModelDefaults(const ChatSettings& defaults, int maxModelLen);
+    // The model picker at the top: the models to offer (folders, newest first) and the loaded one
+    // ("" while none is). Picking another asks for it (modelRequested); the last entry opens a folder.
+    void setModels(const QStringList& modelDirs, const QString& loadedDir);
+    QComboBox* modelPicker() const { return m_modelPicker; }
 
     QPlainTextEdit* input() const { return m_input; }
     QList<MessageBubble*> bubbles() const;
@@ -54,6 +58,8 @@ public slots:
 signals:
     void titleChanged(const QString& title);
     void generatingChanged(bool generating);
+    void modelRequested(const QString& modelDir);
+    void openModelFolderRequested();
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
@@ -71,6 +77,8 @@ private slots:
 private:
     void retranslateUi();
     void updatePresetCombo();
+    void updateModelPicker();
+    void handleModelPicked(int index);
     void showError(const QString& message);
 
     ChatSession* m_session;
@@ -82,6 +90,9 @@ private:
     bool m_followBottom = true;
 
     QLabel* m_title;
+    QComboBox* m_modelPicker;
+    QStringList m_modelDirs;
+    QString m_loadedDir;
     QLabel* m_presetLabel;
     QComboBox* m_presetCombo;
     QToolButton* m_settingsButton;

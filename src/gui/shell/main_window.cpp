@@ -407,6 +407,8 @@ void MainWindow::updateRecentMenu()
     m_recentMenu->clear();
     const QStringList recent = m_settings.recentModels();
     for (const QString& dir : recent) m_recentMenu->addAction(dir, this, [this, dir] { loadModel(dir); });
+    const QString loaded = m_engineHost->isLoaded() ? m_engineHost->modelDir() : QString();
+    for (ChatPane* pane : m_chatArea->panes()) pane->setModels(recent, loaded);
     if (recent.isEmpty()) m_recentMenu->addAction(tr("(none yet)"))->setEnabled(false);
     m_modelPanel->setRecentModels(recent);
 }
@@ -416,10 +418,13 @@ bool MainWindow::showingWelcome() const { return m_stack->currentWidget() == m_m
 void MainWindow::updateView()
 {
     // The welcome page while there is neither a model nor an open chat, or a load just failed.
-    const bool welcome = (!m_engineHost->isLoaded() && m_chatArea->panes().isEmpty()) ||
-                         (!m_engineHost->isLoaded() && !m_modelPanel->errorText().isEmpty());
+    // Also in front of an empty new chat while no model is loaded: it has nothing else to offer.
+    ChatPane* current = m_chatArea->currentPane();
+    const bool emptyDraft = current && !current->session()->isStored() && current->session()->isEmpty();
+    const bool welcome = !m_engineHost->isLoaded() &&
+                         (m_chatArea->panes().isEmpty() || !m_modelPanel->errorText().isEmpty() || emptyDraft);
     m_stack->setCurrentWidget(welcome ? static_cast<QWidget*>(m_modelPanel) : m_chatArea);
-    ChatPane* pane = m_chatArea->currentPane();
+    ChatPane* pane = current;
     for (QAction* a : {m_send, m_stop, m_conversationSettings, m_exportMarkdown, m_exportJson, m_closeTab, m_sideBySide,
                        m_focusInput})
         a->setEnabled(pane != nullptr);
@@ -518,7 +523,8 @@ void MainWindow::handleModelLoaded(const QString& name)
 
 void MainWindow::reopenLastTabs()
 {
-    const QList<qint64> ids = m_settings.openConversations();  // read before opening rewrites it
+    const QList<qint64> ids = m_settings.openConversations();
+    m_tabsRestored = true;  // from now on the open tabs are this session's
     for (qint64 id : ids) openConversation(id);
     if (m_chatArea->panes().isEmpty()) newChat();
     else m_chatArea->showPane(m_chatArea->panes().first());
@@ -526,6 +532,9 @@ void MainWindow::reopenLastTabs()
 
 void MainWindow::saveOpenTabs()
 {
+    // Until the last session's tabs are back (the first model load), closing a tab or the window
+    // must not overwrite them.
+    if (!m_tabsRestored) return;
     QList<qint64> ids;
     for (ChatPane* pane : m_chatArea->panes())
         if (pane->session()->isStored()) ids << pane->session()->conversationId();
@@ -592,6 +601,9 @@ ChatPane* MainWindow::makePane(qint64 conversationId, bool beside)
     connect(session, &ChatSession::messagesChanged, this, &MainWindow::updateView);
     connect(session, &ChatSession::generatingChanged, this, &MainWindow::updateView);
     pane->setEnterSends(m_enterSends->isChecked());
+    pane->setModels(m_settings.recentModels(), m_engineHost->isLoaded() ? m_engineHost->modelDir() : QString());
+    connect(pane, &ChatPane::modelRequested, this, &MainWindow::loadModel);
+    connect(pane, &ChatPane::openModelFolderRequested, this, &MainWindow::openModelFolder);
     connect(session, &ChatSession::titleChanged, m_conversations, &ConversationListPanel::reload);
     connect(session, &ChatSession::messageCompleted, m_conversations, &ConversationListPanel::reload);
     m_chatArea->addPane(pane, beside);

@@ -125,6 +125,7 @@ private:
     LogView* m_logView;
     PerformanceWindow* m_performance;
     bool m_applyingServing = false;
+    bool m_tabsRestored = false;  // reopenLastTabs ran
     LaunchOptions m_previousServing;
     EngineMonitor* m_monitor;
     EndpointPanel* m_endpointPanel;
