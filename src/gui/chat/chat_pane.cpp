@@ -57,12 +57,20 @@ ChatPane::ChatPane(ChatSession* session, const PresetLibrary* presets, QWidget* 
     connect(m_presetCombo, qOverload<int>(&QComboBox::activated), this, &ChatPane::handlePresetActivated);
     connect(m_settingsButton, &QToolButton::clicked, this, &ChatPane::openSettings);
 
-    auto* header = new QHBoxLayout;
-    header->addWidget(m_modelPicker);
-    header->addWidget(m_title, 1);
-    header->addWidget(m_presetLabel);
-    header->addWidget(m_presetCombo);
-    header->addWidget(m_settingsButton);
+    // Two rows, so a narrow pane keeps all of it: the model on top, then the conversation's title,
+    // preset and settings.
+    auto* modelRow = new QHBoxLayout;
+    modelRow->addWidget(m_modelPicker, 1);
+    modelRow->addStretch(1);
+    auto* titleRow = new QHBoxLayout;
+    titleRow->addWidget(m_title, 1);
+    titleRow->addWidget(m_presetLabel);
+    titleRow->addWidget(m_presetCombo);
+    titleRow->addWidget(m_settingsButton);
+    auto* header = new QVBoxLayout;
+    header->setSpacing(4);
+    header->addLayout(modelRow);
+    header->addLayout(titleRow);
 
     m_messagesWidget = new QWidget;
     m_messagesLayout = new QVBoxLayout(m_messagesWidget);
