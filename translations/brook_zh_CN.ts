@@ -1227,6 +1227,18 @@ Last message: %2</source>
             <source>Move this chat to the left half</source>
             <translation>将此对话移到左半边</translation>
         </message>
+        <message>
+            <source>Models…</source>
+            <translation>模型……</translation>
+        </message>
+        <message>
+            <source>The models on this disk: load, unload, delete, show in the file manager</source>
+            <translation>本机上的模型：加载、卸载、删除、在文件管理器中显示</translation>
+        </message>
+        <message>
+            <source>The model was unloaded.</source>
+            <translation>模型已卸载。</translation>
+        </message>
     </context>
     <context>
         <name>brook::MessageBubble</name>
@@ -1340,6 +1352,83 @@ Last message: %2</source>
         <message>
             <source>This will take about %1 for the weights, and most of the free GPU memory for the KV cache (%2).</source>
             <translation>预计占用：权重约 %1，KV 缓存将使用大部分空闲显存（%2）。</translation>
+        </message>
+    </context>
+    <context>
+        <name>brook::ModelsDialog</name>
+        <message>
+            <source>%1 (loaded)</source>
+            <translation>%1（已加载）</translation>
+        </message>
+        <message>
+            <source>unknown</source>
+            <translation>未知</translation>
+        </message>
+        <message>
+            <source>never</source>
+            <translation>从未</translation>
+        </message>
+        <message>
+            <source>Delete model</source>
+            <translation>删除模型</translation>
+        </message>
+        <message>
+            <source>Delete %1 (%2) from this disk?
+%3</source>
+            <translation>从本机删除 %1（%2）？
+%3</translation>
+        </message>
+        <message>
+            <source>Could not delete %1.</source>
+            <translation>无法删除 %1。</translation>
+        </message>
+        <message>
+            <source>Models</source>
+            <translation>模型</translation>
+        </message>
+        <message>
+            <source>Models in the Hugging Face cache and the folders opened here.</source>
+            <translation>Hugging Face 缓存中的模型，以及在此打开过的文件夹。</translation>
+        </message>
+        <message>
+            <source>Model</source>
+            <translation>模型</translation>
+        </message>
+        <message>
+            <source>Size</source>
+            <translation>大小</translation>
+        </message>
+        <message>
+            <source>Quantization</source>
+            <translation>量化</translation>
+        </message>
+        <message>
+            <source>Last used</source>
+            <translation>上次使用</translation>
+        </message>
+        <message>
+            <source>Folder</source>
+            <translation>文件夹</translation>
+        </message>
+        <message>
+            <source>Load</source>
+            <translation>载入</translation>
+        </message>
+        <message>
+            <source>Unload</source>
+            <translation>卸载</translation>
+        </message>
+        <message>
+            <source>Delete…</source>
+            <translation>删除……</translation>
+        </message>
+        <message>
+            <source>Show in file manager</source>
+            <translation>在文件管理器中显示</translation>
+        </message>
+        <message>
+            <source>Close</source>
+            <translation>关闭</translation>
         </message>
     </context>
     <context>

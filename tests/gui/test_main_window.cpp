@@ -21,6 +21,7 @@
 #include "gui/chat/message_bubble.h"
 #include "gui/shell/model_names.h"
 #include "gui/shell/model_panel.h"
+#include "gui/shell/models_dialog.h"
 #include "gui/shell/theme_manager.h"
 #include "gui/shell/translation_manager.h"
 #include "loadgen/openai_client.h"
@@ -37,6 +38,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QTableWidget>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QToolButton>
@@ -489,6 +491,57 @@ private slots:
         spdlog::info("a line for the log view {}", 4242);
         QVERIFY(waitFor([&] { return log->toPlainText().contains(QStringLiteral("a line for the log view 4242")); }));
         QVERIFY(log->toPlainText().contains(QStringLiteral("KV cache")));  // the launcher's line
+    }
+
+    void theModelsPageListsLoadsUnloadsAndDeletes()
+    {
+        // A Hugging Face cache holding a copy of the tiny model, beside the folder opened before.
+        QTemporaryDir cache;
+        const QString snapshot = cache.filePath("models--test--tiny-copy/snapshots/0123abcd");
+        QVERIFY(QDir().mkpath(snapshot));
+        const QDir tiny(QString::fromStdString(testsupport::tinyModelDir().string()));
+        for (const QString& file : tiny.entryList(QDir::Files))
+            QVERIFY(QFile::copy(tiny.filePath(file), QDir(snapshot).filePath(file)));
+        qputenv("HF_HUB_CACHE", cache.path().toLocal8Bit());
+        ModelsDialog* models = m_window->showModels();
+        QTableWidget* table = models->table();
+        auto rowOf = [&](const QString& dir) {
+            for (int r = 0; r < models->entries().size(); ++r)
+                if (models->entries()[r].dir == QDir::cleanPath(dir)) return r;
+            return -1;
+        };
+        const int copyRow = rowOf(snapshot);
+        const int tinyRow = rowOf(tiny.path());
+        QVERIFY(copyRow >= 0 && tinyRow >= 0);
+        QCOMPARE(table->item(copyRow, ModelsDialog::Name)->text(), QStringLiteral("test/tiny-copy"));
+        QVERIFY(models->entries()[copyRow].bytes > 0);
+        QVERIFY(table->item(tinyRow, ModelsDialog::Name)->text().contains(QStringLiteral("loaded")));
+        QVERIFY(models->entries()[tinyRow].lastUsed.isValid());
+        QVERIFY(!models->entries()[copyRow].lastUsed.isValid());
+        QVERIFY(!models->findChild<QPushButton*>(QStringLiteral("modelsDelete"))->isEnabled());  // the loaded one
+
+        // Load the copy from the page.
+        QSignalSpy loaded(&m_window->engineHost(), &EngineHost::modelLoaded);
+        table->selectRow(copyRow);
+        QTest::mouseClick(models->findChild<QPushButton*>(QStringLiteral("modelsLoad")), Qt::LeftButton);
+        QVERIFY(waitFor([&] { return loaded.count() == 1; }));
+        QCOMPARE(QDir::cleanPath(m_window->engineHost().modelDir()), QDir::cleanPath(snapshot));
+        QVERIFY(models->entries()[rowOf(snapshot)].lastUsed.isValid());
+        QCOMPARE(pane()->modelPicker()->currentText(), QStringLiteral("test/tiny-copy"));
+
+        // Unload: the chats stay, nothing runs.
+        QTest::mouseClick(models->findChild<QPushButton*>(QStringLiteral("modelsUnload")), Qt::LeftButton);
+        QVERIFY(!m_window->engineHost().isLoaded());
+        QVERIFY(pane() != nullptr);
+
+        // Delete the copy (confirmed): its whole cache entry goes.
+        table->selectRow(rowOf(snapshot));
+        QVERIFY(models->deleteSelected(true));
+        QVERIFY(!QFileInfo::exists(cache.filePath("models--test--tiny-copy")));
+        QCOMPARE(rowOf(snapshot), -1);
+        QVERIFY(rowOf(tiny.path()) >= 0);
+        models->close();
+        qunsetenv("HF_HUB_CACHE");
     }
 
     void theOpenTabsReopenOnTheNextStart()

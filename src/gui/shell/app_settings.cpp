@@ -53,6 +53,21 @@ void AppSettings::setOpenConversations(const QList<qint64>& ids)
 bool AppSettings::enterSends() const { return m_settings->value("chats/enterSends", true).toBool(); }
 void AppSettings::setEnterSends(bool enabled) { m_settings->setValue("chats/enterSends", enabled); }
 
+QHash<QString, QDateTime> AppSettings::modelsLastUsed() const
+{
+    QHash<QString, QDateTime> out;
+    const QVariantMap map = m_settings->value("models/lastUsed").toMap();
+    for (auto it = map.begin(); it != map.end(); ++it) out.insert(it.key(), it.value().toDateTime());
+    return out;
+}
+
+void AppSettings::setModelUsed(const QString& dir, const QDateTime& when)
+{
+    QVariantMap map = m_settings->value("models/lastUsed").toMap();  // one value: folder paths make poor keys
+    map.insert(dir, when);
+    m_settings->setValue("models/lastUsed", map);
+}
+
 QStringList AppSettings::recentModels() const { return m_settings->value("models/recent").toStringList(); }
 
 void AppSettings::addRecentModel(const QString& dir)

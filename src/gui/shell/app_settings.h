@@ -7,6 +7,8 @@
 #include "gui/chat/preset_library.h"
 
 #include <QByteArray>
+#include <QDateTime>
+#include <QHash>
 #include <QJsonArray>
 #include <QSettings>
 #include <QString>
@@ -41,6 +43,9 @@ public:
     void setEnterSends(bool enabled);
 
     QStringList recentModels() const;  // newest first
+    // When each model folder was last loaded (the Models page's "Last used").
+    QHash<QString, QDateTime> modelsLastUsed() const;
+    void setModelUsed(const QString& dir, const QDateTime& when);
     void addRecentModel(const QString& dir);
 
     QString device() const;   // auto | cpu | cuda

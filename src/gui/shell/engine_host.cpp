@@ -57,6 +57,17 @@ bool EngineHost::load(const LaunchOptions& options)
     return true;
 }
 
+bool EngineHost::unload()
+{
+    if (m_loading || !m_engine) return false;
+    std::unique_ptr<Engine> old = std::move(m_engine);
+    m_modelName.clear();
+    m_modelDir.clear();
+    emit engineChanged(nullptr);  // listeners drop it before it shuts down
+    old.reset();
+    return true;
+}
+
 void EngineHost::runLoad(LaunchOptions options)
 {
     // Loader thread: everything reaches the GUI through queued invocations.

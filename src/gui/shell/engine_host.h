@@ -42,6 +42,8 @@ public:
     // Starts loading; false when a load is already running. The current model stays until the
     // new one is ready (engineChanged then swaps them).
     bool load(const LaunchOptions& options);
+    // Shuts the loaded engine down (engineChanged(nullptr) first); false while a load runs.
+    bool unload();
 
     // Parameters and KV-cache bytes the options will take for this model (before loading).
     static MemoryEstimate estimate(const ModelConfig& config, const LaunchOptions& options, bool cuda);

@@ -16,6 +16,9 @@
 #include "gui/shell/local_endpoint.h"
 #include "gui/shell/log_view.h"
 #include "gui/shell/model_folder_check.h"
+#include "gui/shell/model_downloader.h"
+#include "gui/shell/model_library.h"
+#include "gui/shell/models_dialog.h"
 #include "gui/shell/model_panel.h"
 #include "gui/shell/screen_fit.h"
 #include "gui/performance/load_generator_panel.h"
@@ -29,6 +32,7 @@
 
 #include <QActionGroup>
 #include <QCloseEvent>
+#include <QDateTime>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
@@ -166,6 +170,9 @@ void MainWindow::createActions()
     m_newChat = make(IconShape::NewChat, QKeySequence::New);
     m_openModel = make(IconShape::Folder, QKeySequence::Open);
     m_download = make(IconShape::Download);
+    m_models = new QAction(this);
+    m_models->setObjectName(QStringLiteral("modelsAction"));
+    m_models->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
     m_import = new QAction(this);
     m_exportMarkdown = new QAction(this);
     m_exportJson = new QAction(this);
@@ -235,6 +242,7 @@ void MainWindow::createActions()
     });
     connect(m_openModel, &QAction::triggered, this, &MainWindow::openModelFolder);
     connect(m_download, &QAction::triggered, this, &MainWindow::openDownloadDialog);
+    connect(m_models, &QAction::triggered, this, &MainWindow::showModels);
     connect(m_import, &QAction::triggered, m_conversationActions, &ConversationActions::importInteractively);
     connect(m_exportMarkdown, &QAction::triggered, this,
             [this] { m_conversationActions->exportInteractively(QStringLiteral("md"), m_engineHost->modelName()); });
@@ -286,6 +294,7 @@ void MainWindow::createMenus()
     m_fileMenu->addAction(m_openModel);
     m_recentMenu = m_fileMenu->addMenu(QString());
     m_fileMenu->addAction(m_download);
+    m_fileMenu->addAction(m_models);
     m_fileMenu->addSeparator();
     m_fileMenu->addAction(m_import);
     m_exportMenu = m_fileMenu->addMenu(QString());
@@ -369,6 +378,8 @@ void MainWindow::retranslateUi()
     m_newChat->setText(tr("New chat"));
     m_openModel->setText(tr("Open model folder…"));
     m_download->setText(tr("Download model…"));
+    m_models->setText(tr("Models…"));
+    m_models->setToolTip(tr("The models on this disk: load, unload, delete, show in the file manager"));
     m_import->setText(tr("Import conversation (JSON)…"));
     m_exportMarkdown->setText(tr("As Markdown…"));
     m_exportJson->setText(tr("As JSON (OpenAI messages)…"));
@@ -457,6 +468,36 @@ void MainWindow::loadModel(const QString& dir)
     if (!m_engineHost->isLoaded()) m_stack->setCurrentWidget(m_modelPanel);
 }
 
+ModelsDialog* MainWindow::showModels()
+{
+    if (!m_modelsDialog) {
+        m_modelsDialog = new ModelsDialog(
+            [this] {
+                const QString cache =
+                    QString::fromStdString(ModelDownloader::optionsFor(m_settings.hubEndpoint()).cacheDir.string());
+                return ModelLibrary::scan(cache, m_settings.recentModels(), m_settings.modelsLastUsed());
+            },
+            this);
+        connect(m_modelsDialog, &ModelsDialog::loadRequested, this, &MainWindow::loadModel);
+        connect(m_modelsDialog, &ModelsDialog::unloadRequested, this, &MainWindow::unloadModel);
+    }
+    m_modelsDialog->setLoadedDir(m_engineHost->isLoaded() ? m_engineHost->modelDir() : QString());
+    m_modelsDialog->show();
+    m_modelsDialog->raise();
+    return m_modelsDialog;
+}
+
+void MainWindow::unloadModel()
+{
+    if (!m_engineHost->unload()) return;
+    // The chats stay open; they answer again once a model is loaded.
+    statusBar()->showMessage(tr("The model was unloaded."), 5000);
+    if (m_modelsDialog) m_modelsDialog->setLoadedDir(QString());
+    retranslateUi();
+    updateRecentMenu();
+    updateView();
+}
+
 void MainWindow::showPerformance()
 {
     m_performance->show();
@@ -513,7 +554,9 @@ void MainWindow::handleModelLoaded(const QString& name)
         statusBar()->showMessage(tr("The new serving parameters are in effect."), 5000);
     }
     m_settings.addRecentModel(m_loadingDir);
+    m_settings.setModelUsed(QDir::cleanPath(m_loadingDir), QDateTime::currentDateTime());
     updateRecentMenu();
+    if (m_modelsDialog) m_modelsDialog->setLoadedDir(m_engineHost->modelDir());
     m_modelPanel->showIdle();
     statusBar()->showMessage(tr("%1 is ready.").arg(name), 5000);
     retranslateUi();

@@ -40,6 +40,7 @@ class HistoryStore;
 class LocalEndpoint;
 class LogView;
 class ModelPanel;
+class ModelsDialog;
 class PerformanceWindow;
 class ThemeManager;
 class TranslationManager;
@@ -71,6 +72,8 @@ public slots:
     void setTheme(const QString& theme);
     void openModelFolder();
     void openDownloadDialog();
+    ModelsDialog* showModels();  // the Models page (non-modal)
+    void unloadModel();
     void showPerformance();
     // Reloads the loaded model with new serving knobs; open chats keep their history.
     bool applyServingOptions(const brook::LaunchOptions& options);
@@ -126,6 +129,7 @@ private:
     PerformanceWindow* m_performance;
     bool m_applyingServing = false;
     bool m_tabsRestored = false;  // reopenLastTabs ran
+    ModelsDialog* m_modelsDialog = nullptr;
     LaunchOptions m_previousServing;
     EngineMonitor* m_monitor;
     EndpointPanel* m_endpointPanel;
@@ -145,6 +149,7 @@ private:
     QAction* m_newChat;
     QAction* m_openModel;
     QAction* m_download;
+    QAction* m_models;
     QAction* m_import;
     QAction* m_exportMarkdown;
     QAction* m_exportJson;
