@@ -67,6 +67,21 @@
         </message>
     </context>
     <context>
+        <name>KnownModels</name>
+        <message>
+            <source>fits this computer (needs about %1)</source>
+            <translation>本机可运行（约需 %1）</translation>
+        </message>
+        <message>
+            <source>needs about %1, more than this computer can spare</source>
+            <translation>约需 %1，超出本机可用内存</translation>
+        </message>
+        <message>
+            <source>%1 · %2 download · %3</source>
+            <translation>%1 · 下载 %2 · %3</translation>
+        </message>
+    </context>
+    <context>
         <name>ModelFolderCheck</name>
         <message>
             <source>%1 does not exist.</source>
@@ -657,6 +672,10 @@ Last message: %2</source>
         <message>
             <source>ModelScope (modelscope.cn)</source>
             <translation>魔搭社区 ModelScope（modelscope.cn）</translation>
+        </message>
+        <message>
+            <source>Known to run:</source>
+            <translation>已验证可运行：</translation>
         </message>
     </context>
     <context>

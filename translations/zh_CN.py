@@ -501,6 +501,10 @@ ZH = {
     "Unload": "卸载",
     "Delete…": "删除……",
     "Show in file manager": "在文件管理器中显示",
+    "fits this computer (needs about %1)": "本机可运行（约需 %1）",
+    "needs about %1, more than this computer can spare": "约需 %1，超出本机可用内存",
+    "%1 · %2 download · %3": "%1 · 下载 %2 · %3",
+    "Known to run:": "已验证可运行：",
 }
 
 CONTEXT_ZH = {

@@ -575,6 +575,48 @@ private slots:
         QCOMPARE(reopened, open);
     }
 
+    void screenshotsForTheDocs()
+    {
+        // With BROOK_SCREENSHOT_DIR set: the README's pictures of the current app, taken here
+        // because they need two panes, branches and a theme switch a command line cannot set up.
+        const QString dir = qEnvironmentVariable("BROOK_SCREENSHOT_DIR");
+        if (dir.isEmpty()) QSKIP("set BROOK_SCREENSHOT_DIR to write the docs' screenshots");
+        m_forcedTokens = 60;
+        QVERIFY(waitFor([&] { return m_window->engineHost().isLoaded(); }));
+        auto ask = [&](ChatPane* p, const QString& text) {
+            p->input()->setPlainText(text);
+            p->sendInput();
+            QVERIFY(waitFor([&] { return !p->session()->isGenerating(); }));
+        };
+        // English, dark then light (every bubble restyled), one pane.
+        m_window->setTheme(QStringLiteral("dark"));
+        m_window->resize(1280, 800);
+        ChatPane* left = m_window->chatArea()->currentPane();
+        ask(left, QStringLiteral("What does a paged KV cache buy a server?"));
+        QCoreApplication::processEvents();
+        QVERIFY(m_window->grab().save(dir + QStringLiteral("/screenshot-dark.png")));
+        m_window->setTheme(QStringLiteral("light"));
+        QCoreApplication::processEvents();
+        QVERIFY(m_window->grab().save(dir + QStringLiteral("/screenshot-en.png")));
+        // 简体中文, two panes side by side at 1024×700.
+        m_window->setLanguage(QStringLiteral("zh_CN"));
+        ChatPane* right = m_window->newChat();
+        m_window->chatArea()->moveToOtherSide(right);
+        ask(right, QStringLiteral("用三句话介绍一下春天。"));
+        m_window->resize(1024, 700);
+        QCoreApplication::processEvents();
+        QTest::qWait(200);
+        QVERIFY(m_window->width() <= 1024);
+        QVERIFY(m_window->grab().save(dir + QStringLiteral("/screenshot-zh-split.png")));
+        ModelsDialog* models = m_window->showModels();
+        QTest::qWait(100);
+        QVERIFY(models->grab().save(dir + QStringLiteral("/models-zh.png")));
+        models->close();
+        m_window->setLanguage(QStringLiteral("en"));
+        m_window->chatArea()->closePane(right);
+        m_window->setTheme(QStringLiteral("system"));
+    }
+
     void cleanupTestCase()
     {
         m_window.reset();

@@ -7,7 +7,9 @@
 #include "../server/fake_modelscope.h"
 
 #include "engine/model_folder.h"
+#include "gui/performance/serving_profile.h"
 #include "gui/shell/download_dialog.h"
+#include "gui/shell/known_models.h"
 #include "gui/shell/model_downloader.h"
 #include "hub/modelscope_client.h"
 #include "hub/sha1.h"
@@ -19,6 +21,7 @@
 #include <QComboBox>
 #include <QFile>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -278,6 +281,30 @@ private slots:
         downloader.start(QString::fromStdString(testsupport::kModelScopeModel), options);
         QVERIFY(waitForSignal(failed));
         QVERIFY2(ModelDownloader::isOfflineError(failed[0][0].toString()), qPrintable(failed[0][0].toString()));
+    }
+
+    void theDialogOffersKnownModelsWithSizeAndFit()
+    {
+        DownloadDialog dialog{QString()};
+        QListWidget* known = dialog.knownModels();
+        QVERIFY(known->count() >= 2);
+        // Sized by the planner: ERNIE-4.5-0.3B is ~0.7 GiB of bf16 and fits a computer with 16 GiB,
+        // not one with 512 MiB.
+        const KnownModel ernie = KnownModels::list().first();
+        const LaunchOptions serving = ServingProfile::desktopDefaults();
+        const KnownModelFit big = KnownModels::fit(ernie, serving, 16LL << 30);
+        QVERIFY(big.downloadBytes > (600LL << 20) && big.downloadBytes < (900LL << 20));
+        QVERIFY(big.fits);
+        QVERIFY(!KnownModels::fit(ernie, serving, 512LL << 20).fits);
+        dialog.setKnownModels(serving, 512LL << 20);
+        QVERIFY2(known->item(0)->text().contains(QStringLiteral("MiB")) &&
+                     known->item(0)->text().contains(QStringLiteral("more than")),
+                 qPrintable(known->item(0)->text()));
+        // Picking one fills in its id, for the source chosen.
+        auto* repo = dialog.findChild<QLineEdit*>(QStringLiteral("repoId"));
+        repo->clear();
+        known->setCurrentRow(1);
+        QCOMPARE(repo->text(), KnownModels::list()[1].repo);
     }
 
     void theDialogDownloadsThroughTheModelScopeSource()

@@ -1,5 +1,8 @@
 #include "gui/shell/download_dialog.h"
 
+#include "gui/performance/serving_profile.h"
+#include "gui/shell/known_models.h"
+
 #include "gui/shell/model_panel.h"
 #include "gui/shell/vector_icon_engine.h"
 #include "hub/modelscope_options.h"
@@ -10,6 +13,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QLocale>
 #include <QProgressBar>
 #include <QPushButton>
@@ -26,6 +30,16 @@ const char* const kMirror = "https://hf-mirror.com";
 
 DownloadDialog::DownloadDialog(const QString& endpoint, QWidget* parent) : QDialog(parent)
 {
+    m_knownLabel = new QLabel(this);
+    m_known = new QListWidget(this);
+    m_known->setObjectName(QStringLiteral("knownModels"));
+    m_known->setMaximumHeight(90);
+    connect(m_known, &QListWidget::currentRowChanged, this, [this](int row) {
+        if (row < 0) return;
+        const QStringList repos = m_known->item(row)->data(Qt::UserRole).toStringList();
+        const QString repo = source() == Source::ModelScope ? repos.value(1) : repos.value(0);
+        if (!repo.isEmpty()) m_repo->setText(repo);
+    });
     m_repoLabel = new QLabel(this);
     m_repo = new QLineEdit(QString::fromLatin1(ModelDownloader::kDefaultRepo), this);
     m_repo->setObjectName(QStringLiteral("repoId"));
@@ -64,6 +78,7 @@ DownloadDialog::DownloadDialog(const QString& endpoint, QWidget* parent) : QDial
     }
     m_source->setCurrentIndex(int(initial));
     handleSourceChanged();
+    setKnownModels(ServingProfile::desktopDefaults(), KnownModels::hostMemoryBytes());
 
     connect(m_source, qOverload<int>(&QComboBox::currentIndexChanged), this, &DownloadDialog::handleSourceChanged);
     connect(m_start, &QPushButton::clicked, this, &DownloadDialog::startDownload);
@@ -79,6 +94,7 @@ DownloadDialog::DownloadDialog(const QString& endpoint, QWidget* parent) : QDial
     connect(&m_downloader, &ModelDownloader::cancelled, this, &DownloadDialog::handleCancelled);
 
     auto* form = new QFormLayout;
+    form->addRow(m_knownLabel, m_known);
     form->addRow(m_repoLabel, m_repo);
     form->addRow(m_sourceLabel, m_source);
     form->addRow(QString(), m_endpoint);
@@ -98,6 +114,17 @@ DownloadDialog::DownloadDialog(const QString& endpoint, QWidget* parent) : QDial
     setRunning(false);
     retranslateUi();
     resize(560, sizeHint().height());
+}
+
+void DownloadDialog::setKnownModels(const LaunchOptions& serving, qint64 hostBytes)
+{
+    m_known->clear();
+    for (const KnownModel& model : KnownModels::list()) {
+        const KnownModelFit fit = KnownModels::fit(model, serving, hostBytes);
+        auto* item = new QListWidgetItem(KnownModels::describe(model, fit), m_known);
+        item->setData(Qt::UserRole, QStringList{model.repo, model.modelScopeRepo});
+        item->setForeground(fit.fits ? palette().color(QPalette::Text) : palette().color(QPalette::PlaceholderText));
+    }
 }
 
 QString DownloadDialog::endpoint() const
@@ -232,6 +259,7 @@ void DownloadDialog::reject()
 void DownloadDialog::retranslateUi()
 {
     setWindowTitle(tr("Download a model"));
+    m_knownLabel->setText(tr("Known to run:"));
     m_repoLabel->setText(tr("Model:"));
     m_sourceLabel->setText(tr("Source:"));
     m_source->setItemText(int(Source::HuggingFace), tr("Hugging Face (huggingface.co)"));

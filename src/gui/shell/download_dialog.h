@@ -1,16 +1,19 @@
 // DownloadDialog: downloads a model from the Hugging Face Hub, a mirror (HF_ENDPOINT style) or
-// ModelScope (modelscope.cn, where ERNIE is PaddlePaddle/ERNIE-4.5-0.3B-PT) through
+// ModelScope (modelscope.cn, where ERNIE is PaddlePaddle/ERNIE-4.5-0.3B-PT), picked from a short
+// list of known-good models (size, and whether each fits this computer) or typed in, through
 // ModelDownloader: progress bar, file, speed and time left, Cancel (the partial file is kept, so
 // Download again resumes). Offline, it says so plainly and offers the local-folder path.
 #pragma once
 
 #include "gui/shell/model_downloader.h"
+#include "launch/launch_options.h"
 
 #include <QDialog>
 
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QListWidget;
 class QProgressBar;
 class QPushButton;
 
@@ -30,6 +33,10 @@ public:
     QString downloadedFolder() const { return m_folder; }
     ModelDownloader& downloader() { return m_downloader; }
     QString statusText() const;
+    // The known-good list, sized for these serving knobs and this much memory (the constructor
+    // uses the desktop defaults and this computer's memory). Picking one fills in its id.
+    void setKnownModels(const LaunchOptions& serving, qint64 hostBytes);
+    QListWidget* knownModels() const { return m_known; }
 
 public slots:
     void startDownload();
@@ -56,6 +63,8 @@ private:
 
     ModelDownloader m_downloader;
     QString m_folder;
+    QLabel* m_knownLabel;
+    QListWidget* m_known;
     QLabel* m_repoLabel;
     QLineEdit* m_repo;
     QLabel* m_sourceLabel;

@@ -15,6 +15,7 @@
 #include "gui/chat/history_store.h"
 #include "gui/shell/local_endpoint.h"
 #include "gui/shell/log_view.h"
+#include "gui/shell/known_models.h"
 #include "gui/shell/model_folder_check.h"
 #include "gui/shell/model_downloader.h"
 #include "gui/shell/model_library.h"
@@ -530,6 +531,7 @@ void MainWindow::openModelFolder()
 void MainWindow::openDownloadDialog()
 {
     DownloadDialog dialog(m_settings.hubEndpoint(), this);
+    dialog.setKnownModels(m_settings.servingOptions(), KnownModels::hostMemoryBytes());
     connect(&dialog, &DownloadDialog::openFolderRequested, this, &MainWindow::openModelFolder, Qt::QueuedConnection);
     connect(&dialog, &DownloadDialog::modelDownloaded, &dialog, &QDialog::accept);
     dialog.exec();
