@@ -19,7 +19,6 @@
 #include <regex>
 #include <thread>
 
-
 namespace brook {
 
 namespace {
@@ -53,8 +52,10 @@ struct OpenAiServer::Impl {
         if (req.method == "OPTIONS") {
             if (hasOrigin && req.has_header("Access-Control-Request-Method")) {
                 if (!origins.corsOrigin(req.get_header_value("Origin"))) {
-                    res.status = 400;
-                    res.set_content("Disallowed CORS origin", "text/plain");
+                    // Starlette's words (vLLM), in OpenAI's error shape like every other error.
+                    HttpReply::error(res,
+                                     ApiError::badRequest("Disallowed CORS origin '" + req.get_header_value("Origin") +
+                                                          "': name it in --allowed-origins"));
                     return httplib::Server::HandlerResponse::Handled;
                 }
                 res.set_header("Access-Control-Allow-Methods", "DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT");

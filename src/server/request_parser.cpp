@@ -77,6 +77,27 @@ ApiError RequestParser::fromEngineError(const Error& error, const char* promptFi
     return ApiError::badRequest(error.message, field.empty() ? std::string(promptField) : field);
 }
 
+std::optional<ApiError> RequestParser::rejectToolCalling(const json& body)
+{
+    // Brook renders no tool definitions into the prompt and parses no tool calls out of the answer,
+    // so a request that lets the model call tools would silently get plain text back. Only
+    // tool_choice "none" (tools sent but never to be called) is honoured. An absent, null or empty
+    // `tools` is no tools.
+    FieldReader f(body);
+    const json* tools = f.get("tools");
+    const bool hasTools = tools && !(tools->is_array() && tools->empty());
+    const json* choice = f.get("tool_choice");
+    const bool choiceNone = choice && choice->is_string() && choice->get<std::string>() == "none";
+    if (choiceNone || (!hasTools && !choice)) return std::nullopt;
+    // Name the field the client would change: its tools, or a tool_choice sent without tools.
+    const std::string field = hasTools ? "tools" : "tool_choice";
+    return ApiError::badRequest("'" + field +
+                                    "' is not supported: this model has no tool-calling template, so Brook cannot "
+                                    "offer it tools or parse tool calls; send \"tool_choice\": \"none\" to run "
+                                    "without calling tools",
+                                field);
+}
+
 std::optional<ApiError> RequestParser::rejectUnsupported(ApiKind kind, const json& body) const
 {
     FieldReader f(body);
@@ -97,11 +118,7 @@ std::optional<ApiError> RequestParser::rejectUnsupported(ApiKind kind, const jso
         }
         if (type != "text") return unsupported("response_format", "type '" + type + "' needs structured output");
     }
-    if (const json* tools = f.get("tools"); tools && !(tools->is_array() && tools->empty())) {
-        const json* choice = f.get("tool_choice");
-        if (!(choice && choice->is_string() && choice->get<std::string>() == "none"))
-            return unsupported("tools", "this server does not parse tool calls");
-    }
+    if (auto error = rejectToolCalling(body)) return error;
     if (const json* functions = f.get("functions"); functions && !(functions->is_array() && functions->empty()))
         return unsupported("functions", "this server does not parse function calls");
     for (const char* key : {"guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs",

@@ -65,6 +65,8 @@ private:
                                           bool contentSpecialTokens = false) const;
     std::optional<ApiError> parsePrompts(const nlohmann::json& body, ParsedRequest& out) const;
     std::optional<ApiError> rejectUnsupported(ApiKind kind, const nlohmann::json& body) const;
+    // `tools` / `tool_choice`: a 400 unless tool_choice is "none" (no tool-calling template).
+    static std::optional<ApiError> rejectToolCalling(const nlohmann::json& body);
 
     const ServedModel& m_model;
 };

@@ -93,7 +93,8 @@ json ResponseWriter::logprobsJson(const std::vector<TokenLogprobs>& logprobs, si
                                {"bytes", bytesOf(text)},
                                {"top_logprobs", top}});
         }
-        return {{"content", content}};
+        // OpenAI's chat logprobs object always carries both lists; a refusal never has tokens here.
+        return {{"content", content}, {"refusal", nullptr}};
     }
     json tokens = json::array(), tokenLogprobs = json::array(), tops = json::array(), offsets = json::array();
     for (const TokenLogprobs& lp : logprobs) {
@@ -139,7 +140,9 @@ json ResponseWriter::response(const std::vector<ChoiceState>& choices) const
         json choice = {{"index", i}};
         const std::string echo = echoText(i);
         if (m_request.kind == ApiKind::Chat) {
-            choice["message"] = {{"role", "assistant"}, {"content", echo + s.text}, {"tool_calls", json::array()}};
+            // OpenAI's message always carries `refusal` (null: Brook never refuses by itself).
+            choice["message"] = {
+                {"role", "assistant"}, {"content", echo + s.text}, {"refusal", nullptr}, {"tool_calls", json::array()}};
         } else {
             choice["text"] = echo + s.text;
         }
@@ -150,7 +153,8 @@ json ResponseWriter::response(const std::vector<ChoiceState>& choices) const
     }
     out["choices"] = std::move(list);
     out["usage"] = usage(choices);
-    out["system_fingerprint"] = nullptr;
+    // No `system_fingerprint`: OpenAI's schema allows a string or nothing, never null, and Brook
+    // has no backend fingerprint that would tell clients anything.
     return out;
 }
 
