@@ -6,9 +6,9 @@
 
 namespace brook {
 
-std::string hostName();           // "" when unknown
+std::string hostName();  // "" when unknown
 uint64_t processId();
-double peakResidentMiB();         // the process's peak resident set (Windows: peak working set)
+double peakResidentMiB();          // the process's peak resident set (Windows: peak working set)
 const char* nullDeviceRedirect();  // a shell suffix that discards stderr: "2>/dev/null" or "2>nul"
 
 }  // namespace brook

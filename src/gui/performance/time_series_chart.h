@@ -5,25 +5,39 @@
 // stop for a while (idle, a pause): no straight segment claims a trend across a gap. Hovering
 // shows every line's value at that moment. Dashed lines (the p95 beside a p50) get a lighter
 // shade and a line-shaped legend swatch, so the two read apart in the legend too.
-// GUI thread only.
+// The numbers come from TimeSeriesFrame. Built without Qt Charts (BROOK_WITH_CHARTS=OFF, the
+// Windows cross build) the same class shows each line's latest value as a live figure instead of
+// a plot (time_series_figures.cpp), with the same API and data. GUI thread only.
 #pragma once
 
 #include "gui/performance/dashboard_series.h"
+#include "gui/performance/time_series_frame.h"
 
-#include <QChartView>
 #include <QColor>
 #include <QList>
+#if BROOK_WITH_CHARTS
+#include <QChartView>
+#else
+#include <QFrame>
+#endif
 
 #include <vector>
 
 class QAbstractSeries;
 class QDateTimeAxis;
+class QLabel;
 class QLineSeries;
 class QValueAxis;
 
 namespace brook {
 
-class TimeSeriesChart : public QChartView {
+#if BROOK_WITH_CHARTS
+using TimeSeriesChartBase = QChartView;
+#else
+using TimeSeriesChartBase = QFrame;
+#endif
+
+class TimeSeriesChart : public TimeSeriesChartBase {
     Q_OBJECT
 public:
     static constexpr int kMaxPoints = 600;
@@ -52,9 +66,11 @@ public:
     QStringList axisLabels() const;          // the y axis's tick labels as drawn
     QString hoverText(double timeMs) const;  // the nearest sample's values
 
+#if BROOK_WITH_CHARTS
 protected:
     void mouseMoveEvent(QMouseEvent* event) override;
     void leaveEvent(QEvent* event) override;
+#endif
 
 private:
     QString formatValue(const std::optional<double>& value) const;
@@ -64,6 +80,7 @@ private:
 
     QList<Line> m_lines;
     bool m_stacked;
+    TimeSeriesFrame m_frame;              // what the last redraw showed
     QList<QLineSeries*> m_series;         // lines (their first piece), or the upper edges of the areas
     QList<QList<QLineSeries*>> m_pieces;  // lines: the pieces after the first, kept for reuse
     QList<int> m_piecesUsed;              // lines: pieces drawn by the last redraw
@@ -76,7 +93,13 @@ private:
     int m_decimals = 1;
     double m_fixedMaximum = 0;
     double m_scale = 1.0;
-    std::vector<DashboardSample> m_shown;
+#if !BROOK_WITH_CHARTS
+    QLabel* m_title = nullptr;
+    QList<QLabel*> m_nameLabels;
+    QList<QLabel*> m_valueLabels;
+    double m_axisTop = 1.0;
+    int m_axisTicks = 5;
+#endif
 };
 
 }  // namespace brook
