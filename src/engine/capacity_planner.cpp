@@ -85,9 +85,16 @@ int64_t CapacityPlanner::cudaKvCacheBytes(int64_t deviceTotalBytes, double gpuMe
 int64_t CapacityPlanner::cpuWeightBytes(const ModelConfig& c, const std::string& quantization)
 {
     // The CPU backend keeps a bf16 checkpoint in bf16 and makes fp16 and fp32 ones fp32
-    // (cpu_model_weights.h); int8 Linears stay 8-bit, 4-bit ones are dequantized to fp32 at load.
+    // (cpu_model_weights.h); 4-bit Linears are dequantized to fp32 at load. With int8 the Linears
+    // and the embedding / lm head are 8-bit, with an fp32 scale and offset per group of 128 along
+    // K (cpu_matrix.h); only the norms keep the checkpoint's dtype.
     const int element = c.torchDtype == "bfloat16" ? 2 : 4;
-    if (quantization.empty() || quantization == "int8") return weightBytes(c, element, quantization);
+    if (quantization.empty()) return weightBytes(c, element, quantization);
+    if (quantization == "int8") {
+        const int64_t embeddings = int64_t(c.vocabSize) * c.hiddenSize * (c.tieWordEmbeddings ? 1 : 2);
+        const int64_t quantized = linearParametersPerLayer(c) * c.numLayers + embeddings;
+        return quantized + ceilDiv(quantized, 128) * 8 + (parameterCount(c) - quantized) * element;
+    }
     return weightBytes(c, element, {}) + linearParametersPerLayer(c) * c.numLayers * (4 - element);
 }
 
