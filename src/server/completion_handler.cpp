@@ -131,7 +131,7 @@ void respondWhole(CallState& call, httplib::Response& res)
     }
     for (const ChoiceState& s : call.states)
         if (s.finish == FinishReason::Abort) {
-            HttpReply::error(res, ApiError::unavailable("the request was aborted: the server is shutting down"));
+            HttpReply::error(res, ResponseWriter::abortedError());
             return;
         }
     HttpReply::json(res, 200, call.writer.response(call.states));

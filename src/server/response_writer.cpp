@@ -196,6 +196,10 @@ std::string ResponseWriter::streamEvents(size_t choice, const RequestOutput& out
             prefix = echo;
         }
     }
+    // An aborted choice (the server shutting down) gets no chunk of its own: OpenAI has no "abort"
+    // finish_reason, so streamEnd() ends the stream with an error event instead, as a whole
+    // response gets a 503.
+    if (output.finishReason == FinishReason::Abort) return events;
     const bool hasLogprobs = m_request.logprobs >= 0 && !output.logprobs.empty();
     // One chunk per token, even when its text is held back (half a character, a possible stop
     // string) or skipped (a special token), as vLLM does: clients time and count tokens by chunk.
@@ -225,8 +229,15 @@ std::string ResponseWriter::streamEvents(size_t choice, const RequestOutput& out
     return events;
 }
 
+ApiError ResponseWriter::abortedError()
+{
+    return ApiError::unavailable("the request was aborted: the server is shutting down");
+}
+
 std::string ResponseWriter::streamEnd(const std::vector<ChoiceState>& states) const
 {
+    for (const ChoiceState& s : states)
+        if (s.finish == FinishReason::Abort) return streamError(abortedError());
     std::string events;
     if (m_request.includeUsage) {
         json last = {{"id", m_id},

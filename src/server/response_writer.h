@@ -1,7 +1,9 @@
 // ResponseWriter: OpenAI's response shapes for one chat or completions call: the whole
 // response (chat.completion / text_completion) or its stream of SSE events
 // (chat.completion.chunk / text_completion chunks, the usage chunk, "data: [DONE]"), from the
-// engine's per-token outputs. Logprobs come as OpenAI writes them (chat: content[] with bytes and
+// engine's per-token outputs. Every shape validates against OpenAI's published schemas
+// (test_openai_schemas): no null system_fingerprint, `refusal` in messages and chat logprobs, no
+// "abort" finish_reason. Logprobs come as OpenAI writes them (chat: content[] with bytes and
 // top_logprobs; completions: tokens / token_logprobs / top_logprobs / text_offset).
 // Objects keep OpenAI's field order (id, object, created, model, choices, usage).
 // One per API call; used by one HTTP thread.
@@ -46,8 +48,11 @@ public:
 
     // Streaming: folds `output` into states[choice] and returns the SSE events it yields.
     std::string streamEvents(size_t choice, const RequestOutput& output, std::vector<ChoiceState>& states) const;
-    // After every choice finished: the usage chunk (when asked) and "data: [DONE]".
+    // After every choice finished: the usage chunk (when asked) and "data: [DONE]"; when a choice
+    // was aborted, the abortedError() event and "data: [DONE]" instead.
     std::string streamEnd(const std::vector<ChoiceState>& states) const;
+    // What a call whose choice was aborted (server shutdown) answers: a 503, streamed or not.
+    static ApiError abortedError();
     // An error in the middle of a stream (timeout): {"error": ...} then [DONE].
     static std::string streamError(const ApiError& error);
     static std::string sseEvent(const nlohmann::ordered_json& data);

@@ -291,6 +291,12 @@ private slots:
                                                {{"Origin", "http://evil.example"}}),
                     403, "refused web origin");
 
+        // Refused by the guarded reader before routing.
+        expectError(m_server->client().get("/v1/models?" + std::string(9000, 'a')), 414, "request target too long");
+        expectError(m_server->client().postRaw("/v1/chat/completions", chatBody("hi", 2).dump(), "application/json",
+                                               {{"Content-Encoding", "gzip"}}),
+                    415, "compressed body");
+
         // A CORS preflight from an origin that is not allowed.
         httplib::Client raw("127.0.0.1", m_server->port());
         auto preflight =
