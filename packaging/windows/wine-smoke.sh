@@ -105,7 +105,8 @@ check python3 -c "open('$WORK/run.txt', encoding='utf-8', errors='strict').read(
 
 step "4. brook-serve answers curl with an API key"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$WINE" "$DIR/bin/brook-serve.exe" "$MODEL_WIN" --host 127.0.0.1 --port "$PORT" --api-key smoke-key --device cpu \
+"$WINE" "$DIR/bin/brook-serve.exe" "$MODEL_WIN" --served-model-name tiny-ernie --host 127.0.0.1 --port "$PORT" \
+  --api-key smoke-key --device cpu \
   >"$WORK/serve.log" 2>&1 &
 SERVE_PID=$!
 ready=0
