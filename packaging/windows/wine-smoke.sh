@@ -5,7 +5,7 @@
 #   1. the installer is a 64-bit (amd64-unicode) NSIS installer;
 #   2. silent install (/S): programs, Qt plugins, shortcuts, the "Add/Remove Programs" entry;
 #   3. brook-make-test-model.exe writes a tiny model into a folder with a Chinese name, and
-#      brook-run.exe --chat 你好 answers from it in UTF-8 (the folder's name is a known gap, below);
+#      brook-run.exe --chat 你好 answers from it in UTF-8;
 #   4. brook-serve.exe with an API key answers one chat completion to Linux curl on 127.0.0.1,
 #      and refuses a request without the key;
 #   5. brook.exe opens its main window in 简体中文 under Xvfb; the screenshot is WORK_DIR/brook-window.png
@@ -84,19 +84,11 @@ MODEL_WIN='C:\users\'"$WINUSER"'\模型\tiny-ernie'
 t=$(date +%s)
 "$WINE" "$DIR/bin/brook-make-test-model.exe" "$MODEL_WIN" --shape tiny >"$WORK/make-model.log" 2>&1 || true
 echo "brook-make-test-model took $(( $(date +%s) - t ))s"
-# Known gap (issue 15, docs/packaging.md): mingw's libstdc++ turns a UTF-8 std::string into a path
-# byte by byte, so the folder is written under a mojibake name. brook-run and brook-serve take the
-# same path the same way and still find it; the app (Qt, UTF-16) would not. Expected to fail until
-# paths are built from UTF-8 properly; once they are, this says so and fails, so the marker goes.
-WRITTEN=$(dirname "$(find "$C/users/$WINUSER" -maxdepth 3 -path '*tiny-ernie/config.json' | head -n1)")
-check test -f "$WRITTEN/model.safetensors"
-check test -f "$WRITTEN/tokenizer.model"
-if [ "$WRITTEN" = "$MODEL_UNIX" ]; then
-  echo "FAIL (XPASS): the Chinese folder name is now intact: remove the known-gap marker in wine-smoke.sh"
-  fail=1
-else
-  echo "XFAIL (known gap): the model was written to '$WRITTEN', not '$MODEL_UNIX'"
-fi
+# Paths come from UTF-8 text through engine/utf8_path.h: the Chinese folder name must arrive intact
+# (mingw's libstdc++ would otherwise convert byte by byte and write a mojibake folder).
+check test -f "$MODEL_UNIX/config.json"
+check test -f "$MODEL_UNIX/model.safetensors"
+check test -f "$MODEL_UNIX/tokenizer.model"
 "$WINE" "$DIR/bin/brook-run.exe" --model "$MODEL_WIN" --chat 你好 --device cpu --max-tokens 16 --temperature 0 --json \
   >"$WORK/run.json" 2>"$WORK/run.log" || true
 echo "brook-run: $(head -c 300 "$WORK/run.json")"
@@ -184,7 +176,7 @@ check test ! -e "$C/ProgramData/Microsoft/Windows/Start Menu/Programs/Brook"
 check test ! -e "$C/users/Public/Desktop/Brook.lnk"
 check bash -c "! '$WINE' reg query 'HKLM\\Software\\Microsoft\\Windows\\CurrentVersion\\Uninstall\\Brook' >/dev/null 2>&1"
 check test -f "$APPDATA_DIR/Brook/Brook.ini"
-check test -f "$WRITTEN/config.json"
+check test -f "$MODEL_UNIX/config.json"
 
 echo
 echo "wine smoke test: $([ $fail = 0 ] && echo PASSED || echo FAILED) in $(( $(date +%s) - T0 ))s"

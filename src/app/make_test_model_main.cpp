@@ -3,6 +3,7 @@
 //   brook-make-test-model OUT_DIR [--shape tiny|ernie-0.3b] [--dtype bf16|fp16|fp32] [--seed N]
 //                         [--shards] [--vocab N] [--layers N] ...
 // Dimension flags override the chosen shape; a flag left out keeps the shape's value.
+#include "engine/utf8_path.h"
 #include "platform/console_utf8.h"
 #include "platform/executable_path.h"
 #include "testing/test_model_writer.h"
@@ -75,7 +76,7 @@ int main(int argc, char** argv)
     options.tieWordEmbeddings = !untied;
 
     const auto start = std::chrono::steady_clock::now();
-    if (auto ok = brook::testing::writeTestModel(outDir, options); !ok) {
+    if (auto ok = brook::testing::writeTestModel(brook::pathFromUtf8(outDir), options); !ok) {
         spdlog::error("{}", ok.error());
         return 1;
     }

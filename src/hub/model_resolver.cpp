@@ -1,5 +1,7 @@
 #include "hub/model_resolver.h"
 
+#include "engine/utf8_path.h"
+
 #include "hub/modelscope_client.h"
 
 #include <spdlog/spdlog.h>
@@ -26,7 +28,7 @@ Result<fs::path> ModelResolver::resolve(const std::string& model, const Download
 {
     if (model.empty()) return makeError("no model given");
     std::error_code ec;
-    const fs::path asPath(model);
+    const fs::path asPath = pathFromUtf8(model);
     if (fs::is_directory(asPath, ec)) {
         if (!fs::exists(asPath / "config.json", ec)) return makeError("model folder " + model + " has no config.json");
         return asPath;

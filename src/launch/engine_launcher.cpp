@@ -1,5 +1,7 @@
 #include "launch/engine_launcher.h"
 
+#include "engine/utf8_path.h"
+
 #include "engine/capacity_planner.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/model_folder.h"
@@ -104,8 +106,8 @@ Result<LaunchedEngine> launchEngine(const LaunchOptions& options, ModelFolder fo
 
     EngineConfig engineConfig;
     engineConfig.modelName =
-        !options.servedModelName.empty() ? options.servedModelName : options.modelDir.filename().string();
-    if (engineConfig.modelName.empty()) engineConfig.modelName = options.modelDir.parent_path().filename().string();
+        !options.servedModelName.empty() ? options.servedModelName : utf8FromPath(options.modelDir.filename());
+    if (engineConfig.modelName.empty()) engineConfig.modelName = utf8FromPath(options.modelDir.parent_path().filename());
     engineConfig.maxModelLen = maxModelLen;
     engineConfig.scheduler.maxNumSeqs = options.maxNumSeqs;
     engineConfig.scheduler.maxNumBatchedTokens = options.maxNumBatchedTokens;

@@ -1,5 +1,7 @@
 #include "gui/performance/serving_parameters_panel.h"
 
+#include "engine/utf8_path.h"
+
 #include "launch/engine_launcher.h"
 #include "engine/engine.h"
 #include "gui/shell/app_settings.h"
@@ -281,7 +283,7 @@ void ServingParametersPanel::setEngine(Engine* engine, const LaunchOptions& load
         const EngineStats s = engine->stats();
         m_plan->showMeasured(&s.memory, s.numKvBlocksTotal, s.blockSize);
         if (s.memory.deviceTotalBytes > 0) m_planGiB->setValue(double(s.memory.deviceTotalBytes) / kGiB);
-        m_modelDir = QString::fromStdString(loadedWith.modelDir.string());
+        m_modelDir = QString::fromStdString(utf8FromPath(loadedWith.modelDir));
         updateQuantizationChoices();
         setOptions(loadedWith);
         // The app caps its context setting at the model's own: show what was really loaded.

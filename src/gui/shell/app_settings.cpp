@@ -1,5 +1,7 @@
 #include "gui/shell/app_settings.h"
 
+#include "engine/utf8_path.h"
+
 #include "gui/performance/serving_profile.h"
 
 #include <QJsonDocument>
@@ -85,7 +87,7 @@ int AppSettings::maxModelLen() const { return m_settings->value("engine/maxModel
 LaunchOptions AppSettings::launchOptions(const QString& modelDir) const
 {
     LaunchOptions o = servingOptions();
-    o.modelDir = modelDir.toStdString();
+    o.modelDir = pathFromUtf8(modelDir.toStdString());
     return o;
 }
 
