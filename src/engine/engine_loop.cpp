@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <future>
 #include <random>
 
@@ -30,8 +31,8 @@ EngineLoop::EngineLoop(EngineConfig config, std::unique_ptr<Backend> backend,
                        std::shared_ptr<const Tokenizer> tokenizer, std::vector<int32_t> eosTokenIds)
     : m_config(std::move(config)), m_backend(std::move(backend)), m_tokenizer(std::move(tokenizer)),
       m_eosTokenIds(std::move(eosTokenIds)), m_metrics(m_config.modelName, m_config.maxModelLen),
-      m_blocks(m_backend->numKvBlocks(), m_backend->blockSize()), m_scheduler(m_config.scheduler, m_blocks),
-      m_lastStatsLog(Clock::now())
+      m_blocks(m_backend->numKvBlocks(), m_backend->blockSize(), m_config.enablePrefixCaching),
+      m_scheduler(m_config.scheduler, m_blocks), m_lastStatsLog(Clock::now())
 {
     m_metrics.setCacheConfig(m_backend->blockSize(), m_backend->numKvBlocks(), 0.0, m_backend->kvCacheDtype());
     publishStats();
@@ -196,6 +197,10 @@ void EngineLoop::step()
 
     m_batch.clear();
     for (const ScheduledSequence& s : plan.scheduled) {
+    m_metrics.onPrefixCacheLookups(m_scheduler.prefixCacheQueries() - m_lastPrefixCacheQueries,
+                                   m_scheduler.prefixCacheHits() - m_lastPrefixCacheHits);
+    m_lastPrefixCacheQueries = m_scheduler.prefixCacheQueries();
+    m_lastPrefixCacheHits = m_scheduler.prefixCacheHits();
         Sequence& seq = *s.seq;
         BatchSequence b;
         b.tokens = std::span<const int32_t>(seq.tokens.data() + seq.numComputedTokens, size_t(s.numNewTokens));
@@ -255,6 +260,7 @@ void EngineLoop::step()
             m_metrics.onInterTokenLatency(secondsBetween(seq.lastTokenTime, now));
             m_latency.record(LatencyKind::Itl, secondsBetween(seq.lastTokenTime, now), now);
         }
+            m_processors.at(seq.id)->setNumCachedTokens(std::max(seq.numCachedPromptTokens, 0));
         seq.lastTokenTime = now;
         auto reason = m_processors.at(seq.id)->onToken(sample, seq.numOutputTokens(),
                                                        secondsBetween(seq.arrivalTime, seq.firstTokenTime));
@@ -326,6 +332,9 @@ void EngineLoop::publishStats()
     // Asking the device for its free memory costs a driver call: not on every decode step.
     const Clock::time_point now = Clock::now();
     if (now - m_lastMemoryQuery > std::chrono::milliseconds(250)) {
+    s.prefixCachingEnabled = m_blocks.prefixCachingEnabled();
+    s.prefixCacheQueries = m_scheduler.prefixCacheQueries();
+    s.prefixCacheHits = m_scheduler.prefixCacheHits();
         m_memory = m_backend->memory();
         m_lastMemoryQuery = now;
     }

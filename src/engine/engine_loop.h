@@ -79,6 +79,7 @@ private:
     long long m_requestsFinished = 0, m_requestsAborted = 0;
     EngineStepTimes m_stepTimes;
     Clock::time_point m_lastStatsLog;
+    long long m_lastPrefixCacheQueries = 0, m_lastPrefixCacheHits = 0;  // fed to m_metrics so far
     Clock::time_point m_lastMemoryQuery;  // backend memory is queried at most every 250 ms
     BackendMemory m_memory;
     long long m_lastLoggedPrompt = 0, m_lastLoggedGeneration = 0;

@@ -52,6 +52,10 @@ EngineMetrics::EngineMetrics(std::string modelName, int maxModelLen, std::string
                                "DEPRECATED: Use vllm:kv_cache_usage_perc instead.",
                                l);
     m_kvUsage = &r.gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", l);
+    m_prefixCacheQueries =
+        &r.counter("vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.", l);
+    m_prefixCacheHits =
+        &r.counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", l);
 
     m_preemptions = &r.counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.", l);
     m_promptTokens = &r.counter("vllm:prompt_tokens", "Number of prefill tokens processed.", l);
@@ -110,6 +114,12 @@ void EngineMetrics::onStep(int promptTokens, int generationTokens)
     if (promptTokens > 0) m_promptTokens->inc(promptTokens);
     if (generationTokens > 0) m_generationTokens->inc(generationTokens);
     m_iterationTokens->observe(static_cast<double>(promptTokens) + generationTokens);
+}
+
+void EngineMetrics::onPrefixCacheLookups(long long queriedTokens, long long hitTokens)
+{
+    if (queriedTokens > 0) m_prefixCacheQueries->inc(double(queriedTokens));
+    if (hitTokens > 0) m_prefixCacheHits->inc(double(hitTokens));
 }
 
 void EngineMetrics::onPreemption(int count)

@@ -30,6 +30,7 @@ public:
     void setSchedulerState(int running, int waiting, double kvCacheUsage);  // kv usage 0..1
     void onStep(int promptTokens, int generationTokens);                    // tokens computed in one engine step
     void onPreemption(int count = 1);
+    void onPrefixCacheLookups(long long queriedTokens, long long hitTokens);  // in tokens, vLLM's counting
     void onFirstToken(double ttftSeconds);
     void onInterTokenLatency(double seconds);
     void onRequestFinished(FinishReason reason, const FinishedRequestTimings& timings);
@@ -46,6 +47,8 @@ private:
     MetricsRegistry::Gauge* m_waiting;
     MetricsRegistry::Gauge* m_kvUsage;
     MetricsRegistry::Gauge* m_gpuCacheUsage;  // deprecated alias still read by older dashboards
+    MetricsRegistry::Counter* m_prefixCacheQueries;
+    MetricsRegistry::Counter* m_prefixCacheHits;
     MetricsRegistry::Counter* m_preemptions;
     MetricsRegistry::Counter* m_promptTokens;
     MetricsRegistry::Counter* m_generationTokens;

@@ -29,6 +29,9 @@ struct EngineStats {
     double kvCacheUsage = 0.0;        // 0..1
     long long numPreemptions = 0;     // total since start
     long long promptTokensTotal = 0;  // computed prefill tokens since start
+    bool prefixCachingEnabled = false;
+    long long prefixCacheQueries = 0;  // prompt tokens looked up in the prefix cache since start
+    long long prefixCacheHits = 0;     // of which found there (not computed)
     long long generationTokensTotal = 0;
     long long requestsFinished = 0;
     long long requestsAborted = 0;

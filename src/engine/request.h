@@ -51,6 +51,7 @@ struct RequestOutput {
     std::string stopReason;  // the stop string or stop token id that matched
     int numPromptTokens = 0;
     int numOutputTokens = 0;             // total so far
+    int numCachedTokens = 0;             // prompt tokens the prefix cache supplied; set with the first token
     double timeToFirstTokenSeconds = 0;  // set once the first token exists
     bool finished() const { return finishReason.has_value(); }
 };

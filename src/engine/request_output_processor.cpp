@@ -36,6 +36,7 @@ std::optional<FinishReason> RequestOutputProcessor::onToken(const SampleResult& 
     out.numPromptTokens = m_numPromptTokens;
     out.numOutputTokens = numOutputTokens;
     out.timeToFirstTokenSeconds = m_ttftSeconds;
+    out.numCachedTokens = m_numCachedTokens;
     if (m_params.logprobs >= 0) out.logprobs.push_back({sample.token, sample.logprob, sample.topLogprobs});
 
     std::optional<FinishReason> finish;
@@ -75,6 +76,7 @@ void RequestOutputProcessor::abort(int numOutputTokens)
     out.timeToFirstTokenSeconds = m_ttftSeconds;
     out.finishReason = FinishReason::Abort;
     m_callback(out);
+    out.numCachedTokens = m_numCachedTokens;
 }
 
 }  // namespace brook

@@ -27,6 +27,8 @@ public:
     void abort(int numOutputTokens);
 
     // Token ids that end generation (eos unless ignore_eos, plus stop_token_ids); also masked
+    // Prompt tokens found in the prefix cache, reported in every update from the first token on.
+    void setNumCachedTokens(int tokens) { m_numCachedTokens = tokens; }
     // by the sampler under min_tokens.
     const std::vector<int32_t>& stopTokenIds() const { return m_stopTokenIds; }
 
@@ -43,4 +45,5 @@ private:
     double m_ttftSeconds = 0;
 };
 
+    int m_numCachedTokens = 0;
 }  // namespace brook

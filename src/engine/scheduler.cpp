@@ -96,8 +96,18 @@ SchedulerOutput Scheduler::schedule()
     if (out.preempted.empty()) {
         while (!m_waiting.empty() && budget > 0 && static_cast<int>(m_running.size()) < m_config.maxNumSeqs) {
             Sequence* seq = m_waiting.front().get();
-            const int numNew = std::min(seq->numUncomputedTokens(), budget);
-            if (!m_blocks.allocate(*seq, numNew)) break;  // FCFS: nobody jumps the queue
+            // Whatever of its tokens the prefix cache holds is not computed again (whole blocks).
+            const std::vector<int32_t> cached = m_blocks.findCachedPrefix(*seq);
+            const int numCached = int(cached.size()) * m_blocks.blockSize();
+            const int numNew = std::min(seq->numTokens() - numCached, budget);
+            if (!m_blocks.allocateWithPrefix(*seq, cached, numNew)) break;  // FCFS: nobody jumps the queue
+            if (seq->numCachedPromptTokens < 0) {
+                // Counted once per request, in tokens, as vLLM counts queries and hits; a
+                // preempted sequence finding its own blocks again is not a new query.
+                seq->numCachedPromptTokens = numCached;
+                m_prefixCacheQueries += seq->numPromptTokens;
+                m_prefixCacheHits += numCached;
+            }
             std::unique_ptr<Sequence> owned = std::move(m_waiting.front());
             m_waiting.pop_front();
             owned->state = SequenceState::Running;
@@ -118,6 +128,8 @@ void Scheduler::postStep(const SchedulerOutput& output)
     for (const ScheduledSequence& s : output.scheduled) {
         s.seq->numComputedTokens += s.numNewTokens;
         assert(s.seq->numComputedTokens <= s.seq->numTokens());
+        // Only now, with their K/V written, may full blocks be found by others.
+        m_blocks.cacheFullBlocks(*s.seq);
     }
 }
 

@@ -4,6 +4,8 @@
 // waiting ones in FCFS (or priority) order, each prompt chunked to what the budget leaves.
 // When KV blocks run out, the lowest-priority running sequence is preempted by recompute:
 // its blocks are freed and it goes back to the head of the waiting queue.
+// With prefix caching (block_manager.h), a waiting sequence starts from the longest cached prefix
+// of its tokens: those whole blocks count as computed, and only the rest is scheduled.
 // It only decides; the engine runs the step and reports back with postStep(). Engine thread only.
 #pragma once
 
@@ -54,6 +56,10 @@ public:
     int numWaiting() const { return static_cast<int>(m_waiting.size()); }
     int numRunning() const { return static_cast<int>(m_running.size()); }
     long long numPreemptions() const { return m_numPreemptions; }
+    // Prefix cache lookups since start, in prompt tokens (vLLM's prefix_cache_queries / _hits):
+    // each request's prompt is looked up once, when it is first scheduled.
+    long long prefixCacheQueries() const { return m_prefixCacheQueries; }
+    long long prefixCacheHits() const { return m_prefixCacheHits; }
     const SchedulerConfig& config() const { return m_config; }
     // What it holds, for the request inspector (read only; engine thread only).
     const std::deque<std::unique_ptr<Sequence>>& waitingSequences() const { return m_waiting; }
@@ -69,6 +75,7 @@ private:
     std::deque<std::unique_ptr<Sequence>> m_waiting;
     std::vector<std::unique_ptr<Sequence>> m_running;  // in priority order: last is preempted first
     long long m_numPreemptions = 0;
+    long long m_prefixCacheQueries = 0, m_prefixCacheHits = 0;
 };
 
 }  // namespace brook

@@ -1,6 +1,7 @@
 // Sequence: the scheduler's plain state record for one request (nano-vllm's `sequence`).
 // `tokens` holds prompt then output; the first `numComputedTokens` of them are in the KV cache.
-// Preemption by recompute sets numComputedTokens back to 0 and keeps the tokens.
+// Preemption by recompute sets numComputedTokens back to 0 and keeps the tokens (and the block
+// hashes, which depend on tokens only).
 // Engine thread only.
 #pragma once
 
@@ -21,6 +22,12 @@ struct Sequence {
     int numPromptTokens = 0;
     int numComputedTokens = 0;        // tokens whose K/V are in the cache
     std::vector<int32_t> blockTable;  // KV block ids, in position order
+    // Prefix caching (block_manager.h): the chained hash of each full block of `tokens` computed
+    // so far, how many leading blocks of blockTable have been offered to the cache, and how many
+    // prompt tokens the cache supplied when the sequence was first scheduled (-1 until then).
+    std::vector<uint64_t> blockHashes;
+    int numCommittedBlocks = 0;
+    int numCachedPromptTokens = -1;
     SamplingParams params;
     uint64_t seed = 0;
     SequenceState state = SequenceState::Waiting;

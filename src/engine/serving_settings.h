@@ -38,6 +38,7 @@ struct ServingSettings {
     int blockSize = 16;
     bool enforceEager = false;              // CUDA: no graphs
     std::string schedulingPolicy = "fcfs";  // fcfs | priority
+    bool enablePrefixCaching = true;        // reuse cached KV blocks of shared prompt prefixes
 };
 
 }  // namespace brook

@@ -115,6 +115,7 @@ Result<LaunchedEngine> launchEngine(const LaunchOptions& options, ModelFolder fo
     if (!policy) return makeError(policy.failure());
     engineConfig.scheduler.policy = *policy;
     engineConfig.logStats = options.logStats;
+    engineConfig.enablePrefixCaching = options.enablePrefixCaching;
 
     std::vector<int32_t> eos = folder.tokenizer->stopTokenIds();
     for (int32_t id : folder.generationDefaults.eosTokenIds)
