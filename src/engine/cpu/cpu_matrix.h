@@ -17,6 +17,7 @@
 // Immutable after construction; safe to read from any number of threads.
 #pragma once
 
+#include "engine/cpu/huge_page_allocator.h"
 #include "engine/quantized_weight.h"
 
 #include <cstdint>
@@ -70,9 +71,9 @@ private:
     MatrixFormat m_format = MatrixFormat::F32;
     int m_rows = 0, m_cols = 0, m_groupSize = 0;
     std::vector<float> m_f32;
-    std::vector<uint16_t> m_bf16;
-    std::vector<uint8_t> m_q8;
-    std::vector<float> m_scales, m_offsets;
+    HugePageVector<uint16_t> m_bf16;
+    HugePageVector<uint8_t> m_q8;
+    HugePageVector<float> m_scales, m_offsets;
 };
 
 inline float bf16ToFloat(uint16_t bits)
