@@ -26,6 +26,8 @@ inline void addLaunchFlags(CLI::App& app, LaunchOptions& o)
     app.add_option("--block-size", o.blockSize, "tokens per KV-cache block")->check(CLI::IsMember({8, 16, 32}));
     app.add_option("--num-kv-blocks", o.numKvBlocks, "fix the KV cache size in blocks (testing)");
     app.add_flag("--enforce-eager", o.enforceEager, "CUDA: run without CUDA graphs");
+    app.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", o.enablePrefixCaching,
+                 "reuse the KV cache of prompt prefixes seen before (default: on)");
 }
 
 // A launch error in the command line's terms: the setting at fault named by its flag, and for a

@@ -49,6 +49,7 @@ void ResponseWriter::accumulate(ChoiceState& state, const RequestOutput& output)
     state.tokens.insert(state.tokens.end(), output.newTokenIds.begin(), output.newTokenIds.end());
     state.logprobs.insert(state.logprobs.end(), output.logprobs.begin(), output.logprobs.end());
     state.outputTokens = output.numOutputTokens;
+    state.cachedTokens = output.numCachedTokens;
     if (output.finishReason) {
         state.finish = output.finishReason;
         state.stopReason = output.stopReason;
@@ -116,9 +117,13 @@ json ResponseWriter::usage(const std::vector<ChoiceState>& states) const
 {
     int completion = 0;
     for (const ChoiceState& s : states) completion += s.outputTokens;
+    // Like the prompt, the cached part is counted once per prompt: its first choice's lookup.
+    int cached = 0;
+    for (size_t i = 0; i < states.size(); i += size_t(m_request.n)) cached += states[i].cachedTokens;
     return {{"prompt_tokens", m_promptTokens},
             {"completion_tokens", completion},
-            {"total_tokens", m_promptTokens + completion}};
+            {"total_tokens", m_promptTokens + completion},
+            {"prompt_tokens_details", {{"cached_tokens", cached}}}};
 }
 
 std::string ResponseWriter::echoText(size_t choice) const
@@ -222,8 +227,10 @@ std::string ResponseWriter::streamEvents(size_t choice, const RequestOutput& out
     if (m_request.continuousUsage) {
         const int completion = state.outputTokens;
         const int prompt = int(m_request.prompts[choice / size_t(m_request.n)].tokens.size());
-        event["usage"] = {
-            {"prompt_tokens", prompt}, {"completion_tokens", completion}, {"total_tokens", prompt + completion}};
+        event["usage"] = {{"prompt_tokens", prompt},
+                          {"completion_tokens", completion},
+                          {"total_tokens", prompt + completion},
+                          {"prompt_tokens_details", {{"cached_tokens", state.cachedTokens}}}};
     }
     events += sseEvent(event);
     return events;

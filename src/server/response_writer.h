@@ -32,6 +32,7 @@ struct ChoiceState {
     std::optional<FinishReason> finish;
     std::string stopReason;
     int outputTokens = 0;
+    int cachedTokens = 0;   // prompt tokens the prefix cache supplied (usage.prompt_tokens_details)
     bool started = false;   // streaming: the opening chunk (role, echo) went out
     size_t textOffset = 0;  // completions logprobs: characters emitted before the next token
 };

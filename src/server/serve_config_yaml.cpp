@@ -161,6 +161,7 @@ const std::map<std::string, Setter>& topSetters()
         {"block_size", setLaunch(&LaunchOptions::blockSize, "an integer")},
         {"num_kv_blocks", setLaunch(&LaunchOptions::numKvBlocks, "an integer")},
         {"enforce_eager", setLaunch(&LaunchOptions::enforceEager, "true or false")},
+        {"enable_prefix_caching", setLaunch(&LaunchOptions::enablePrefixCaching, "true or false")},
         {"scheduling_policy", setLaunch(&LaunchOptions::schedulingPolicy, "fcfs or priority")},
         {"scheduler_config",
          [](const YAML::Node& n, ServeConfig& c, const std::string& where) -> Result<void> {
@@ -172,7 +173,6 @@ const std::map<std::string, Setter>& topSetters()
         {"pipeline_parallel_size", mustBeOne()},
         {"enable_chunked_prefill", ignored("chunked prefill is always on in Brook")},
         {"disable_log_requests", ignored("Brook does not log request bodies")},
-        {"enable_prefix_caching", ignored("prefix caching is not implemented yet")},
         {"trust_remote_code", ignored("Brook runs no model code")},
         {"swap_space", ignored("preemption recomputes; there is no swap space")},
     };

@@ -103,6 +103,40 @@ private slots:
         QVERIFY(e.json["choices"][0]["text"].get<std::string>().rfind("The river flows", 0) == 0);
     }
 
+    void usageReportsCachedPromptTokens()
+    {
+        // 40 prompt tokens and 4 answer tokens (3 of them computed) leave two 16-token blocks
+        // cached; a prompt that extends it finds them. Random ids: nothing else shares them.
+        std::mt19937 rng(4242);
+        const auto ids = randomPrompt(rng, 40, 1000);
+        json body = {
+            {"model", "tiny-ernie"}, {"prompt", ids}, {"max_tokens", 4}, {"temperature", 0}, {"ignore_eos", true}};
+        auto first = m_server->client().post("/v1/completions", body);
+        QCOMPARE(first.status, 200);
+        QCOMPARE(first.json["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>(), 0);
+
+        auto longer = ids;
+        for (int32_t t : randomPrompt(rng, 5, 1000)) longer.push_back(t);
+        body["prompt"] = longer;
+        auto second = m_server->client().post("/v1/completions", body);
+        QCOMPARE(second.status, 200);
+        QCOMPARE(second.json["usage"]["prompt_tokens"].get<int>(), 45);
+        QCOMPARE(second.json["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>(), 32);
+        QCOMPARE(second.json["choices"][0]["text"].get<std::string>(), engineGreedy(longer, 4).text);
+
+        // Streamed: the usage chunk and, with continuous_usage_stats, every chunk carry it.
+        body["stream"] = true;
+        body["stream_options"] = {{"include_usage", true}, {"continuous_usage_stats", true}};
+        auto s = m_server->client().stream("/v1/completions", body);
+        QVERIFY2(s.ok(), s.transportError.c_str());
+        QCOMPARE(s.events.back().data["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>(), 32);
+        QCOMPARE(s.events.front().data["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>(), 32);
+
+        const std::string metrics = m_server->client().get("/metrics").body;
+        QVERIFY(metrics.find("vllm:prefix_cache_queries_total{") != std::string::npos);
+        QVERIFY(metrics.find("vllm:prefix_cache_hits_total{") != std::string::npos);
+    }
+
     void streamingCarriesTheSameText()
     {
         json body = chatBody("What is the weather like?", 16, true);

@@ -80,6 +80,8 @@ private slots:
                                            << "key 'port' must be an integer, got a list";
         QTest::newRow("not a boolean") << "enforce_eager: maybe"
                                        << "key 'enforce_eager' must be true or false";
+        QTest::newRow("prefix caching not a boolean") << "enable_prefix_caching: 2"
+                                                      << "key 'enable_prefix_caching' must be true or false";
         QTest::newRow("scheduler not a map") << "scheduler_config: fcfs"
                                              << "key 'scheduler_config' must be a mapping";
         QTest::newRow("tensor parallel") << "tensor_parallel_size: 2"
@@ -98,6 +100,29 @@ private slots:
         auto r = applyServeConfigYaml(yaml.toStdString(), "serve.yaml", c);
         QVERIFY(!r.ok());
         QVERIFY2(r.error().find(message.toStdString()) != std::string::npos, r.error().c_str());
+    }
+
+    void prefixCachingIsOnByDefaultWithVllmsFlags()
+    {
+        ServeConfig fromYaml;
+        QVERIFY(fromYaml.launch.enablePrefixCaching);
+        QVERIFY(applyServeConfigYaml("enable-prefix-caching: false\n", "serve.yaml", fromYaml).ok());
+        QVERIFY(!fromYaml.launch.enablePrefixCaching);
+        QVERIFY(applyServeConfigYaml("enable_prefix_caching: true\n", "serve.yaml", fromYaml).ok());
+        QVERIFY(fromYaml.launch.enablePrefixCaching);
+
+        const auto parsed = [](std::vector<const char*> argv) {
+            LaunchOptions o;
+            CLI::App app;
+            addLaunchFlags(app, o);
+            app.parse(int(argv.size()), const_cast<char**>(argv.data()));
+            return o.enablePrefixCaching;
+        };
+        QVERIFY(parsed({"brook-serve"}));
+        QVERIFY(!parsed({"brook-serve", "--no-enable-prefix-caching"}));
+        QVERIFY(parsed({"brook-serve", "--enable-prefix-caching"}));
+        // The last one given wins, as with vLLM's argparse flags.
+        QVERIFY(parsed({"brook-serve", "--no-enable-prefix-caching", "--enable-prefix-caching"}));
     }
 
     void commandLineWinsOverTheFile()
