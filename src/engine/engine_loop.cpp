@@ -35,6 +35,7 @@ EngineLoop::EngineLoop(EngineConfig config, std::unique_ptr<Backend> backend,
       m_scheduler(m_config.scheduler, m_blocks), m_lastStatsLog(Clock::now())
 {
     m_metrics.setCacheConfig(m_backend->blockSize(), m_backend->numKvBlocks(), 0.0, m_backend->kvCacheDtype());
+    m_structured = std::make_unique<structured::StructuredDecoding>(m_tokenizer, m_backend->config().vocabSize);
     publishStats();
     m_thread = std::thread([this] { run(); });
 }
@@ -62,6 +63,8 @@ Result<RequestId> EngineLoop::submit(GenerationRequest request, OutputCallback c
     if (auto valid = validateSamplingParams(params, model.vocabSize); !valid) return makeError(valid.failure());
     const int promptLength = int(ids->size());
     if (auto fits = prompts.checkContext(promptLength, params.maxTokens); !fits) return makeError(fits.failure());
+    auto grammar = m_structured->prepare(params);  // compiled here, on the caller's thread
+    if (!grammar) return makeError(grammar.failure());
 
     auto seq = std::make_unique<Sequence>();
     seq->id = m_nextId.fetch_add(1);
@@ -77,7 +80,7 @@ Result<RequestId> EngineLoop::submit(GenerationRequest request, OutputCallback c
     {
         std::lock_guard lock(m_mutex);
         if (m_stopping) return makeError(ErrorCode::ShuttingDown, {}, "the engine is shutting down");
-        m_inbox.push_back({std::move(seq), std::move(processor), std::move(request.source)});
+        m_inbox.push_back({std::move(seq), std::move(processor), std::move(request.source), std::move(grammar).value()});
     }
     m_wake.notify_one();
     return id;
@@ -160,6 +163,7 @@ void EngineLoop::run()
         }
         const Clock::time_point busyStart = Clock::now();
         for (Pending& p : arrived) {
+            m_structured->add(p.seq->id, std::move(p.grammar), p.processor->stopTokenIds());
             m_processors.emplace(p.seq->id, std::move(p.processor));
             m_tracker.onArrived(*p.seq, std::move(p.source));
             m_scheduler.add(std::move(p.seq));
@@ -196,6 +200,7 @@ void EngineLoop::step()
     if (plan.empty()) return;
 
     m_batch.clear();
+    m_structured->beginStep(plan.scheduled.size());
     for (const ScheduledSequence& s : plan.scheduled) {
     m_metrics.onPrefixCacheLookups(m_scheduler.prefixCacheQueries() - m_lastPrefixCacheQueries,
                                    m_scheduler.prefixCacheHits() - m_lastPrefixCacheHits);
@@ -215,6 +220,7 @@ void EngineLoop::step()
             b.sampling.stopTokenIds = m_processors.at(seq.id)->stopTokenIds();
             b.sampling.seed = seq.seed;
             b.sampling.step = seq.numOutputTokens();
+            b.sampling.allowedTokens = m_structured->maskFor(seq.id, b.sampling.outputTokens, m_batch.size());
         }
         m_batch.push_back(b);
     }
@@ -262,8 +268,9 @@ void EngineLoop::step()
         }
             m_processors.at(seq.id)->setNumCachedTokens(std::max(seq.numCachedPromptTokens, 0));
         seq.lastTokenTime = now;
+        const bool outputComplete = m_structured->onToken(seq.id, sample.token);
         auto reason = m_processors.at(seq.id)->onToken(sample, seq.numOutputTokens(),
-                                                       secondsBetween(seq.arrivalTime, seq.firstTokenTime));
+                                                       secondsBetween(seq.arrivalTime, seq.firstTokenTime), outputComplete);
         if (reason) finished.emplace_back(seq.id, *reason);
     }
     const int promptTokens = plan.numPrefillTokens;
@@ -280,6 +287,7 @@ void EngineLoop::finishRequest(RequestId id, FinishReason reason)
 {
     std::unique_ptr<Sequence> seq = m_scheduler.finish(id);
     m_processors.erase(id);
+    m_structured->remove(id);
     m_tracker.onFinished(id);
     if (!seq) return;
     const Clock::time_point now = Clock::now();

@@ -14,6 +14,7 @@
 #include "engine/request_tracker.h"
 #include "engine/result.h"
 #include "engine/scheduler.h"
+#include "engine/structured/structured_decoding.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -55,6 +56,7 @@ private:
         std::unique_ptr<Sequence> seq;
         std::unique_ptr<RequestOutputProcessor> processor;
         std::string source;
+        std::shared_ptr<structured::GrammarAutomaton> grammar;  // structured output; null: none
     };
 
     void run();
@@ -86,6 +88,8 @@ private:
     RequestTracker m_tracker;
     Clock::time_point m_lastRequestsPublish;
     LatencyWindow m_latency;  // thread-safe itself: recorded here, read by stats()
+    // Structured outputs: compiles at submit (any thread), masks and advances on the engine thread.
+    std::unique_ptr<structured::StructuredDecoding> m_structured;
 
     // Shared between callers and the engine thread.
     mutable std::mutex m_mutex;

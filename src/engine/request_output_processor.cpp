@@ -27,7 +27,7 @@ RequestOutputProcessor::RequestOutputProcessor(RequestId id, const Tokenizer& to
 }
 
 std::optional<FinishReason> RequestOutputProcessor::onToken(const SampleResult& sample, int numOutputTokens,
-                                                            double ttftSeconds)
+                                                            double ttftSeconds, bool outputComplete)
 {
     if (numOutputTokens == 1) m_ttftSeconds = ttftSeconds;
     RequestOutput out;
@@ -53,10 +53,12 @@ std::optional<FinishReason> RequestOutputProcessor::onToken(const SampleResult& 
         if (update.stopped && minReached) {
             finish = FinishReason::Stop;
             out.stopReason = update.matched;
+        } else if (outputComplete) {
+            finish = FinishReason::Stop;
         } else if (numOutputTokens >= m_params.maxTokens || m_numPromptTokens + numOutputTokens >= m_maxModelLen) {
             finish = FinishReason::Length;
         }
-        if (finish == FinishReason::Length) {
+        if (finish == FinishReason::Length || (finish && outputComplete && !update.stopped)) {
             // Nothing more will come: release what the detokenizer and stop checker hold back.
             StopChecker::Update tail = m_stopChecker.push(m_detokenizer.flush());
             out.textDelta += tail.text + m_stopChecker.flush();

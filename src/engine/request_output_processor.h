@@ -21,8 +21,10 @@ public:
                            OutputCallback callback);
 
     // Handles the token just appended to the sequence. Emits an update; returns the finish
-    // reason when this token ends the request.
-    std::optional<FinishReason> onToken(const SampleResult& sample, int numOutputTokens, double ttftSeconds);
+    // reason when this token ends the request. outputComplete: the structured output's grammar
+    // is complete, so the request stops here ("stop") unless something else ended it.
+    std::optional<FinishReason> onToken(const SampleResult& sample, int numOutputTokens, double ttftSeconds,
+                                        bool outputComplete = false);
     // Ends the stream with finish_reason "abort" (cancelled, client gone, engine stopping).
     void abort(int numOutputTokens);
 

@@ -26,6 +26,7 @@
 
 #include "engine/cpu/sampler_kernels.h"
 #include "engine/sampler_math.h"
+#include "engine/structured/token_bitmask.h"
 
 #include <spdlog/spdlog.h>
 
@@ -311,6 +312,7 @@ SampleResult Sampler::sample(std::span<float> logits, const SamplingContext& con
     const auto vocab = static_cast<int32_t>(logits.size());
     Scratch& s = scratch();
 
+    if (!context.allowedTokens.empty()) structured::applyTokenBitmask(logits, context.allowedTokens);
     const bool wantLogprobs = params.logprobs >= 0;
     if (wantLogprobs) s.raw.assign(logits.begin(), logits.end());
 

@@ -1,5 +1,5 @@
 // Sampler: picks the next token of one sequence from its fp32 logits row, on the CPU.
-// Order (as vLLM): penalties -> min_tokens mask -> logprobs of the raw logits ->
+// Order (as vLLM): structured-output mask -> penalties -> min_tokens mask -> logprobs of the raw logits ->
 // greedy, or temperature -> top-k -> top-p -> min-p -> draw. The draw is a pure function of
 // (seed, step) so a seeded request gives the same text alone or batched.
 // Also the reference the CUDA sampler is checked against. Stateless; thread-safe.
@@ -32,6 +32,9 @@ struct SamplingContext {
     std::span<const int32_t> stopTokenIds;  // eos + the request's stop_token_ids (masked under min_tokens)
     uint64_t seed = 0;
     int step = 0;  // index of the token being sampled (== outputTokens.size())
+    // Structured output: bit t of word t / 32 set = token t may be sampled; empty = any token.
+    // Applied first, so logprobs are those of the masked row (as vLLM's grammar bitmask).
+    std::span<const uint32_t> allowedTokens;
 };
 
 class Sampler {

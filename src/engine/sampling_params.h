@@ -3,6 +3,7 @@
 #pragma once
 
 #include "engine/result.h"
+#include "engine/structured_output.h"
 
 #include <cstdint>
 #include <optional>
@@ -28,6 +29,7 @@ struct SamplingParams {
     bool includeStopStrInOutput = false;
     int logprobs = -1;  // -1: none; N >= 0: chosen token's logprob + top-N
     bool skipSpecialTokens = true;
+    StructuredOutput structured;  // none: free text
 
     bool greedy() const { return temperature <= 0.0f; }
 };

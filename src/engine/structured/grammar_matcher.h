@@ -1,0 +1,50 @@
+// GrammarMatcher: one request's place in its grammar. The engine asks it for the mask of the
+// tokens that may come next (stop tokens only once the grammar accepts) and tells it each token
+// that was sampled. Its state is a function of the output tokens alone, so preemption (which
+// keeps the tokens and recomputes the cache) leaves it exact; syncTo() replays when a caller
+// finds it behind. Engine thread only.
+#pragma once
+
+#include "engine/structured/grammar_automaton.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace brook::structured {
+
+class GrammarMatcher {
+public:
+    // stopTokenIds: the ids that end the request (eos unless ignore_eos, stop_token_ids).
+    GrammarMatcher(std::shared_ptr<GrammarAutomaton> automaton, std::vector<int32_t> stopTokenIds);
+
+    // The mask for the next token ([maskWords] words, bit set = allowed). Returns false when
+    // nothing may follow (a dead end, or the grammar's work limits), and the request must stop.
+    bool fillMask(std::span<uint32_t> mask);
+    // Advances over a sampled token; false when the grammar does not allow it (then the matcher
+    // stays where it was).
+    bool accept(int32_t token);
+    // Replays the output when it holds more tokens than accepted so far.
+    bool syncTo(std::span<const int32_t> outputTokens);
+
+    // The output is complete: the grammar accepts and nothing but a stop token may follow.
+    bool terminated();
+    bool accepting();
+    int numAccepted() const { return m_numAccepted; }
+    int maskWords() const { return m_automaton->vocabulary().maskWords(); }
+
+private:
+    int32_t current();  // the state id in the automaton's current generation
+
+    std::shared_ptr<GrammarAutomaton> m_automaton;
+    std::vector<int32_t> m_stopTokenIds;
+    int32_t m_state = GrammarAutomaton::kDead;
+    uint64_t m_generation = 0;
+    std::vector<int32_t> m_nodes;  // m_state's stacks, to find it again after a cache reset
+    bool m_accept = false;
+    bool m_stopped = false;  // a stop token was accepted
+    int m_numAccepted = 0;
+};
+
+}  // namespace brook::structured
