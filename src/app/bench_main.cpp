@@ -138,6 +138,8 @@ int runThroughput(Engine& engine, const BenchOptions& o, int vocabLimit)
               << "output tokens/s: " << double(generated.load()) / seconds << "\n"
               << "total tokens/s: " << double(promptTokens + generated.load()) / seconds << "\n"
               << "preemptions: " << stats.numPreemptions << "\n"
+              << "prefix cache hits: " << stats.prefixCacheHits - before.prefixCacheHits << " of "
+              << stats.prefixCacheQueries - before.prefixCacheQueries << " prompt tokens (distinct random prompts)\n"
               << "peak host memory (MiB): " << peakRssMiB() << "\n"
               << "weights (MiB): " << double(stats.memory.weightsBytes) / (1 << 20)
               << ", KV cache (MiB): " << double(stats.memory.kvCacheBytes) / (1 << 20) << "\n";
@@ -180,6 +182,8 @@ int runLatency(Engine& engine, const BenchOptions& o, int vocabLimit)
     }
     std::cout << "prompt " << in << ", output " << out << ": best TTFT " << bestTtft * 1e3 << " ms, best decode "
               << bestDecode << " tokens/s\n";
+    // Each run draws a new random prompt, so no run is shortened by the prefix cache.
+    std::cout << "prefix cache hits: " << engine.stats().prefixCacheHits << " tokens\n";
     return 0;
 }
 

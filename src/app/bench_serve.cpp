@@ -2,6 +2,8 @@
 // the desktop app's load generator runs too.
 #include "app/bench_serve.h"
 
+#include "loadgen/multi_turn_benchmark.h"
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -36,7 +38,17 @@ void addServeBenchFlags(CLI::App& app, ServeBenchOptions& o)
     app.add_option("--endpoint", o.endpoint, "/v1/completions or /v1/chat/completions")->capture_default_str();
     app.add_option("--model", o.model, "model name (default: the server's first)");
     app.add_option("--api-key", o.apiKey, "bearer key (default: $OPENAI_API_KEY)");
-    app.add_option("--dataset-name", o.datasetName, "random")->check(CLI::IsMember({"random"}))->capture_default_str();
+    app.add_option("--dataset-name", o.datasetName,
+                   "random, or multi-turn: chat conversations resending their history (--num-prompts of them)")
+        ->check(CLI::IsMember({"random", "multi-turn"}))
+        ->capture_default_str();
+    app.add_option("--multi-turn-turns", o.multiTurnTurns, "multi-turn: user turns per conversation")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    app.add_option("--multi-turn-system-len", o.multiTurnSystemLen,
+                   "multi-turn: tokens of the system prompt every conversation shares")
+        ->check(CLI::Range(0, 1 << 20))
+        ->capture_default_str();
     app.add_option("--num-prompts", o.numPrompts)->capture_default_str();
     app.add_option("--random-input-len", o.randomInputLen)->capture_default_str();
     app.add_option("--random-output-len", o.randomOutputLen)->capture_default_str();
@@ -52,8 +64,54 @@ void addServeBenchFlags(CLI::App& app, ServeBenchOptions& o)
     app.add_option("--save-result", o.saveResult, "write the results as JSON to this file");
 }
 
+static int runMultiTurnBench(const ServeBenchOptions& o)
+{
+    std::cout << "Multi-turn chat: " << o.numPrompts << " conversations of " << o.multiTurnTurns
+              << " turns, system prompt " << o.multiTurnSystemLen << " tokens, " << o.randomInputLen
+              << " per question, " << o.randomOutputLen << " per answer\nMaximum conversation concurrency: "
+              << (o.maxConcurrency > 0 ? std::to_string(o.maxConcurrency) : "None") << "\n";
+    MultiTurnChatBenchmark benchmark(o);
+    auto ran = benchmark.run();
+    if (!ran) {
+        std::cerr << "brook-bench: " << ran.error() << "\n";
+        return 1;
+    }
+    const MultiTurnResult& r = *ran;
+    if (!r.errors.empty()) std::cerr << "first error: " << r.errors.front() << "\n";
+    std::printf("========== Multi-turn Chat Benchmark Result ==========\n");
+    printLine("Successful requests:", r.completed, 0);
+    printLine("Failed requests:", double(r.errors.size()), 0);
+    printLine("Benchmark duration (s):", r.duration);
+    printLine("Total input tokens:", double(r.totalInputTokens), 0);
+    printLine("Total generated tokens:", double(r.totalOutputTokens), 0);
+    printLine("Output token throughput (tok/s):", r.outputThroughput);
+    printLine("Mean TTFT (ms):", r.ttft.mean);
+    printLine("Mean TPOT (ms):", r.tpot.mean);
+    if (r.prefixCacheQueries && *r.prefixCacheQueries > 0)
+        printLine("Prefix cache hit rate (%):", 100.0 * *r.prefixCacheHits / *r.prefixCacheQueries);
+    printTitle("Time to First Token by turn");
+    std::printf("%-6s %12s %12s %12s %14s %14s\n", "turn", "mean (ms)", "median (ms)", "p99 (ms)", "prompt tok",
+                "cached tok");
+    for (size_t t = 0; t < r.byTurn.size(); ++t) {
+        const MultiTurnTurnStats& s = r.byTurn[t];
+        std::printf("%-6zu %12.2f %12.2f %12.2f %14.1f %14.1f\n", t + 1, s.ttft.mean, s.ttft.median, s.ttft.p99,
+                    s.meanPromptTokens, s.meanCachedTokens);
+    }
+    std::printf("==================================================\n");
+    if (!o.saveResult.empty()) {
+        std::ofstream out(o.saveResult);
+        out << r.toJson().dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+        if (!out) {
+            std::cerr << "brook-bench: cannot write " << o.saveResult << "\n";
+            return 1;
+        }
+    }
+    return r.completed > 0 && r.errors.empty() ? 0 : 1;
+}
+
 int runServeBench(const ServeBenchOptions& o)
 {
+    if (o.datasetName == "multi-turn") return runMultiTurnBench(o);
     std::cout << "Traffic request rate: " << o.requestRate
               << "\nMaximum request concurrency: " << (o.maxConcurrency > 0 ? std::to_string(o.maxConcurrency) : "None")
               << "\n";

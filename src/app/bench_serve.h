@@ -2,6 +2,8 @@
 // (brook-serve, vLLM, ...), so numbers compare across servers on the same machine.
 //   serve:    `vllm bench serve`'s random dataset and report (the load generator itself is
 //             src/loadgen/serve_benchmark.h, shared with the desktop app); --save-result FILE.json.
+//             --dataset-name multi-turn: chat conversations that resend their history, time to
+//             first token by turn (src/loadgen/multi_turn_benchmark.h).
 //   baseline: a daily check: three standard requests (a short Chinese question, 64 tokens),
 //             memory in use and queue length, appended as one JSON line to a history file and
 //             compared with the previous line.

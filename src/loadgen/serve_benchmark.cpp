@@ -46,19 +46,7 @@ std::vector<Prompt> randomPrompts(const ServeBenchOptions& o, const Tokenizer* t
         Prompt p;
         p.inputLen = lengthIn(o.randomInputLen);
         p.outputLen = lengthIn(o.randomOutputLen);
-        if (tokenizer) {
-            // vLLM's random dataset: random token ids decoded to text (special tokens left out).
-            std::uniform_int_distribution<int32_t> token(0, tokenizer->vocabSize() - 1);
-            std::vector<int32_t> ids;
-            while (int(ids.size()) < p.inputLen) {
-                const int32_t id = token(rng);
-                if (!tokenizer->isSpecial(id)) ids.push_back(id);
-            }
-            p.text = tokenizer->decode(ids, true);
-        } else {
-            std::uniform_int_distribution<size_t> word(0, kWords.size() - 1);
-            for (int t = 0; t < p.inputLen; ++t) p.text += kWords[word(rng)];
-        }
+        p.text = randomPromptText(rng, p.inputLen, tokenizer);
         prompts.push_back(std::move(p));
     }
     return prompts;
@@ -85,6 +73,24 @@ BenchLatency summarize(const std::vector<double>& v)
 
 }  // namespace
 
+std::string randomPromptText(std::mt19937_64& rng, int length, const Tokenizer* tokenizer)
+{
+    std::string text;
+    if (tokenizer) {
+        // vLLM's random dataset: random token ids decoded to text (special tokens left out).
+        std::uniform_int_distribution<int32_t> token(0, tokenizer->vocabSize() - 1);
+        std::vector<int32_t> ids;
+        while (int(ids.size()) < length) {
+            const int32_t id = token(rng);
+            if (!tokenizer->isSpecial(id)) ids.push_back(id);
+        }
+        return tokenizer->decode(ids, true);
+    }
+    std::uniform_int_distribution<size_t> word(0, kWords.size() - 1);
+    for (int t = 0; t < length; ++t) text += kWords[word(rng)];
+    return text;
+}
+
 std::string ServeBenchOptions::resolvedBaseUrl() const
 {
     return !baseUrl.empty() ? baseUrl : "http://" + host + ":" + std::to_string(port);
@@ -109,6 +115,8 @@ TimedRequest timedStream(const OpenAiClient& client, const std::string& endpoint
         if (e.data.contains("usage") && e.data["usage"].is_object()) {
             r.promptTokens = e.data["usage"].value("prompt_tokens", 0);
             r.outputTokens = e.data["usage"].value("completion_tokens", 0);
+            const json& details = e.data["usage"].value("prompt_tokens_details", json());
+            if (details.is_object()) r.cachedTokens = details.value("cached_tokens", 0);
         }
         if (!e.data.contains("choices") || !e.data["choices"].is_array() || e.data["choices"].empty()) return true;
         // As vllm bench serve: the first chunk with choices is the first token; every chunk that
@@ -121,6 +129,8 @@ TimedRequest timedStream(const OpenAiClient& client, const std::string& endpoint
         const bool carriesToken = c.contains("text") || (c.contains("delta") && c["delta"].contains("content") &&
                                                          !c["delta"].contains("role"));
         if (!carriesToken) return true;
+        const json& piece = c.contains("text") ? c["text"] : c["delta"]["content"];
+        if (piece.is_string()) r.text += piece.get<std::string>();
         if (!r.tokenTimes.empty()) r.itl.push_back(e.seconds - r.tokenTimes.back());
         r.tokenTimes.push_back(e.seconds);
         return true;

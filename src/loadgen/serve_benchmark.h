@@ -16,12 +16,14 @@
 #include <functional>
 #include <limits>
 #include <mutex>
+#include <random>
 #include <string>
 #include <vector>
 
 namespace brook {
 
 class OpenAiClient;
+class Tokenizer;
 
 struct ServeBenchOptions {
     std::string baseUrl;  // empty: http://host:port
@@ -30,7 +32,7 @@ struct ServeBenchOptions {
     std::string endpoint = "/v1/completions";  // or /v1/chat/completions
     std::string model;                         // empty: the first model GET /v1/models lists
     std::string apiKey;                        // empty: $OPENAI_API_KEY
-    std::string datasetName = "random";
+    std::string datasetName = "random";        // or "multi-turn" (multi_turn_benchmark.h)
     int numPrompts = 100;
     int randomInputLen = 1024;
     int randomOutputLen = 128;
@@ -38,7 +40,9 @@ struct ServeBenchOptions {
     double requestRate = std::numeric_limits<double>::infinity();  // requests/s; inf: all at once
     double burstiness = 1.0;                                       // gamma shape of the arrival gaps; 1 = Poisson
     int maxConcurrency = 0;                                        // 0: no limit ("concurrent users")
-    double durationSeconds = 0;                                    // > 0: send no new request after this long
+    int multiTurnTurns = 8;                                        // multi-turn: user turns per conversation
+    int multiTurnSystemLen = 1000;  // multi-turn: system prompt length, shared by every conversation
+    double durationSeconds = 0;     // > 0: send no new request after this long
     uint64_t seed = 0;
     std::string tokenizer;  // a model folder: prompts of exact token lengths
     bool ignoreEos = false;
@@ -54,6 +58,8 @@ struct TimedRequest {
     std::string error;
     int promptTokens = 0;  // from the usage chunk (the server's count)
     int outputTokens = 0;
+    int cachedTokens = 0;  // usage.prompt_tokens_details.cached_tokens, when the server reports it
+    std::string text;      // the streamed answer
     bool sawFirstChunk = false;
     double ttft = 0;                 // seconds from sending to the first chunk with choices
     double latency = 0;              // end to end
@@ -64,6 +70,10 @@ struct TimedRequest {
 // Sends one streaming request and times its text chunks; hangs up early once *cancel is true.
 TimedRequest timedStream(const OpenAiClient& client, const std::string& endpoint, const nlohmann::json& body,
                          const std::atomic<bool>* cancel = nullptr);
+
+// Random prompt text of about `length` tokens: vLLM's random dataset (random token ids decoded,
+// special tokens left out) with a tokenizer, else words that are mostly one ERNIE token each.
+std::string randomPromptText(std::mt19937_64& rng, int length, const Tokenizer* tokenizer);
 
 // A percentile (linear interpolation, as numpy's default) of a sample; 0 when empty.
 double percentileOf(std::vector<double> values, double percentile);

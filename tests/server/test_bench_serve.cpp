@@ -80,6 +80,38 @@ private slots:
         QCOMPARE(json::parse(in2)["total_input_tokens"], result["total_input_tokens"]);
     }
 
+    void multiTurnChatResendsHistoryAndHitsTheCache()
+    {
+        InProcessServer server;
+        QTemporaryDir dir;
+        const QString resultFile = dir.filePath("multi.json");
+        const QStringList args = QStringLiteral("serve --dataset-name multi-turn --num-prompts 3 --multi-turn-turns 4 "
+                                                "--multi-turn-system-len 120 --random-input-len 10 "
+                                                "--random-output-len 6 --ignore-eos --max-concurrency 2 --seed 5")
+                                     .split(QLatin1Char(' '));
+        auto [code, out] = runBench(
+            args + QStringList{"--base-url", QString::fromStdString(server.baseUrl()), "--save-result", resultFile});
+        QVERIFY2(code == 0, out.c_str());
+        QVERIFY(out.find("Time to First Token by turn") != std::string::npos);
+        std::ifstream in(resultFile.toStdString());
+        const json result = json::parse(in);
+        QCOMPARE(result["completed"].get<int>(), 12);
+        QCOMPARE(result["failed"].get<int>(), 0);
+        QCOMPARE(result["total_output_tokens"].get<int>(), 72);
+        QCOMPARE(result["max_concurrency"].get<int>(), 2);
+        const json& turns = result["by_turn"];
+        QCOMPARE(turns.size(), size_t(4));
+        // Each turn resends the last: prompts grow, and from turn 2 on most of them is cached.
+        for (size_t t = 1; t < turns.size(); ++t) {
+            QCOMPARE(turns[t]["completed"].get<int>(), 3);
+            QVERIFY(turns[t]["mean_prompt_tokens"].get<double>() > turns[t - 1]["mean_prompt_tokens"].get<double>());
+            QVERIFY2(turns[t]["mean_cached_tokens"].get<double>() > 0.5 * turns[t]["mean_prompt_tokens"].get<double>(),
+                     turns.dump().c_str());
+        }
+        QVERIFY(result["prefix_cache_hits"].get<double>() > 0);
+        QVERIFY(result["prefix_cache_queries"].get<double>() >= result["total_input_tokens"].get<double>());
+    }
+
     void baselineAppendsAndCompares()
     {
         InProcessServer server;
