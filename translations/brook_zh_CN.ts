@@ -1325,6 +1325,10 @@ Last message: %2</source>
             <source>context full at %L1 tokens</source>
             <translation>上下文已满（%L1 个词元）</translation>
         </message>
+        <message>
+            <source>%L1 of %L2 prompt tokens cached</source>
+            <translation>提示词 %L2 个词元中 %L1 个来自缓存</translation>
+        </message>
     </context>
     <context>
         <name>brook::ModelPanel</name>
@@ -1577,10 +1581,6 @@ Last message: %2</source>
             <translation>空闲</translation>
         </message>
         <message>
-            <source>KV cache used (%)</source>
-            <translation>KV 缓存占用（%）</translation>
-        </message>
-        <message>
             <source>Requests</source>
             <translation>请求</translation>
         </message>
@@ -1647,6 +1647,18 @@ Last message: %2</source>
         <message>
             <source>Memory (MiB)</source>
             <translation>内存（MiB）</translation>
+        </message>
+        <message>
+            <source>prefix cache hit rate %1%</source>
+            <translation>前缀缓存命中率 %1%</translation>
+        </message>
+        <message>
+            <source>KV cache used and prefix cache hits (%)</source>
+            <translation>KV 缓存占用与前缀缓存命中（%）</translation>
+        </message>
+        <message>
+            <source>Prefix cache hits</source>
+            <translation>前缀缓存命中</translation>
         </message>
     </context>
     <context>

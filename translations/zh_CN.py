@@ -114,6 +114,11 @@ ZH = {
     "%1 tokens/s · KV cache %2% · running %3 · waiting %4": "%1 词元/秒 · KV 缓存 %2% · 运行中 %3 · 等待中 %4",
     "Generated tokens/s": "生成速度（词元/秒）",
     "KV cache used (%)": "KV 缓存占用（%）",
+    # Prefix caching: the dashboard's hit rate and each message's cached prompt tokens
+    "KV cache used and prefix cache hits (%)": "KV 缓存占用与前缀缓存命中（%）",
+    "Prefix cache hits": "前缀缓存命中",
+    "prefix cache hit rate %1%": "前缀缓存命中率 %1%",
+    "%L1 of %L2 prompt tokens cached": "提示词 %L2 个词元中 %L1 个来自缓存",
     # Log view
     "All messages": "全部消息",
     "Info and above": "信息及以上",

@@ -111,6 +111,8 @@ private slots:
         m.role = QStringLiteral("assistant");
         m.content = QStringLiteral("Answer");
         m.outputTokens = 128;
+        m.promptTokens = 1500;
+        m.cachedTokens = 1488;
         m.ttftSeconds = 0.0456;
         m.tokensPerSecond = 87.25;
         m.finishReason = QStringLiteral("length");
@@ -120,6 +122,8 @@ private slots:
         QVERIFY2(stats.contains(QStringLiteral("128 tokens")) && stats.contains(QStringLiteral("0.05 s")) &&
                      stats.contains(QStringLiteral("87.3 tokens/s")) && stats.contains(QStringLiteral("max tokens")),
                  qPrintable(stats));
+        const QString cached = QStringLiteral("%L1 of %L2 prompt tokens cached").arg(1488).arg(1500);
+        QVERIFY2(stats.contains(cached), qPrintable(stats));
         QVERIFY(bubble.findChild<QToolButton*>(QStringLiteral("regenerateMessage"))->isVisible());
         QVERIFY(!bubble.findChild<QToolButton*>(QStringLiteral("editMessage"))->isVisible());
         auto* previous = bubble.findChild<QToolButton*>(QStringLiteral("previousBranch"));

@@ -248,6 +248,9 @@ private slots:
         QCOMPARE(*second.value(DashboardField::E2eP50Ms), 1500.0);
         QVERIFY(!second.value(DashboardField::ItlP50Ms));
 
+        // Prefix caching off: no hit rate at all; on, hits over queries between the two samples.
+        QVERIFY(!second.value(DashboardField::PrefixCacheHitPercent));
+
         // A counter that went down (the engine reloaded) is a rate of 0, not a negative one.
         stats.generationTokensTotal = 10;
         QCOMPARE(*series.append(MetricsSnapshot::fromEngineStats(stats, 103.0))
@@ -276,6 +279,35 @@ private slots:
         old.promptTokensPerSecond = 1843.2;
         remote.append(old);
         QCOMPARE(*remote.latest()->value(DashboardField::PromptTokensPerSecond), 1843.2);
+    }
+
+    void prefixCacheHitRateIsPerInterval()
+    {
+        EngineStats stats;
+        stats.prefixCachingEnabled = true;
+        stats.prefixCacheQueries = 1000;
+        stats.prefixCacheHits = 100;
+        DashboardSeries series;
+        QVERIFY(
+            !series.append(MetricsSnapshot::fromEngineStats(stats, 10.0)).value(DashboardField::PrefixCacheHitPercent));
+        stats.prefixCacheQueries = 1400;  // 400 looked up, 300 found
+        stats.prefixCacheHits = 400;
+        QCOMPARE(
+            *series.append(MetricsSnapshot::fromEngineStats(stats, 11.0)).value(DashboardField::PrefixCacheHitPercent),
+            75.0);
+        // Nothing looked up in an interval: a gap, not 0%.
+        QVERIFY(
+            !series.append(MetricsSnapshot::fromEngineStats(stats, 12.0)).value(DashboardField::PrefixCacheHitPercent));
+
+        // The same from a server's /metrics.
+        const std::string text = "vllm:prefix_cache_queries_total{model_name=\"m\",engine=\"0\"} 200.0\n"
+                                 "vllm:prefix_cache_hits_total{model_name=\"m\",engine=\"0\"} 50.0\n";
+        auto parsed = PrometheusText::parse(text);
+        QVERIFY(parsed.ok());
+        VllmMetricsReader reader;
+        const MetricsSnapshot remote = reader.read(*parsed, 1.0);
+        QCOMPARE(*remote.prefixCacheQueriesTotal, 200.0);
+        QCOMPARE(*remote.prefixCacheHitsTotal, 50.0);
     }
 
     void remoteSourceReadsAServerOverQtNetwork()

@@ -4,6 +4,8 @@
 
 #include <QCoreApplication>
 #include <QProcess>
+#include <QSqlDatabase>
+#include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -89,6 +91,7 @@ private slots:
                 m.content = randomText(rng, 5 + i * 3);
                 m.outputTokens = i * 7;
                 m.promptTokens = i + 1;
+                m.cachedTokens = i / 2;
                 m.ttftSeconds = 0.01 * i;
                 m.tokensPerSecond = 3.5 * i;
                 m.finishReason = i % 3 ? QStringLiteral("stop") : QStringLiteral("abort");
@@ -115,11 +118,52 @@ private slots:
             QCOMPARE(read[i].content, written[i].content);
             QCOMPARE(read[i].outputTokens, written[i].outputTokens);
             QCOMPARE(read[i].promptTokens, written[i].promptTokens);
+            QCOMPARE(read[i].cachedTokens, written[i].cachedTokens);
             QCOMPARE(read[i].ttftSeconds, written[i].ttftSeconds);
             QCOMPARE(read[i].tokensPerSecond, written[i].tokensPerSecond);
             QCOMPARE(read[i].finishReason, written[i].finishReason);
             QCOMPARE(read[i].createdAt, written[i].createdAt);
         }
+    }
+
+    void aHistoryFromBeforeCachedTokensOpensAndGainsTheColumn()
+    {
+        // A version-1 file (no cached_tokens column), as the app wrote it before prefix caching.
+        QTemporaryDir dir;
+        const QString path = dir.filePath("old.sqlite");
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("old"));
+            db.setDatabaseName(path);
+            QVERIFY(db.open());
+            QSqlQuery q(db);
+            QVERIFY(q.exec(
+                QStringLiteral("CREATE TABLE conversations (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL,"
+                               " settings TEXT NOT NULL DEFAULT '{}', current_leaf INTEGER NOT NULL DEFAULT 0,"
+                               " created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)")));
+            QVERIFY(q.exec(QStringLiteral(
+                "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, conversation_id INTEGER NOT NULL,"
+                " parent_id INTEGER NOT NULL DEFAULT 0, role TEXT NOT NULL, content TEXT NOT NULL,"
+                " created_at INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL DEFAULT 0,"
+                " output_tokens INTEGER NOT NULL DEFAULT 0, ttft REAL NOT NULL DEFAULT 0,"
+                " tokens_per_second REAL NOT NULL DEFAULT 0, finish_reason TEXT NOT NULL DEFAULT '')")));
+            QVERIFY(q.exec(QStringLiteral("INSERT INTO conversations (title, created_at, updated_at)"
+                                          " VALUES ('old', 1, 1)")));
+            QVERIFY(q.exec(QStringLiteral("INSERT INTO messages (conversation_id, role, content, created_at,"
+                                          " prompt_tokens) VALUES (1, 'assistant', 'kept', 1, 77)")));
+            QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=1")));
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("old"));
+        HistoryStore store;
+        QVERIFY(store.open(path).ok());
+        QList<MessageRecord> read = store.messages(1);
+        QCOMPARE(read.size(), 1);
+        QCOMPARE(read[0].content, QStringLiteral("kept"));
+        QCOMPARE(read[0].promptTokens, 77);
+        QCOMPARE(read[0].cachedTokens, 0);
+        read[0].cachedTokens = 64;
+        QVERIFY(store.updateMessage(read[0]));
+        QCOMPARE(store.messages(1)[0].cachedTokens, 64);
     }
 
     void aKilledProcessLosesNothingItCompleted()

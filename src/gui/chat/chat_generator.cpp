@@ -19,6 +19,7 @@ struct PendingRequest {
     std::string text;   // everything so far
     int promptTokens = 0;
     int outputTokens = 0;
+    int cachedTokens = 0;
     double ttft = 0;
     Clock::time_point firstToken{};
     Clock::time_point lastToken{};
@@ -80,6 +81,7 @@ Result<RequestId> ChatGenerator::start(GenerationRequest request)
         }
         p.outputTokens = out.numOutputTokens;
         p.ttft = out.timeToFirstTokenSeconds;
+        p.cachedTokens = out.numCachedTokens;
         if (out.finishReason) p.finish = out.finishReason;
         if (!shared->wakePosted && shared->target) {
             shared->wakePosted = true;
@@ -129,6 +131,7 @@ void ChatGenerator::handleFlush()
                 o.promptTokens = p.promptTokens;
                 o.outputTokens = p.outputTokens;
                 o.ttftSeconds = p.ttft;
+                o.cachedTokens = p.cachedTokens;
                 const double decode = std::chrono::duration<double>(p.lastToken - p.firstToken).count();
                 o.tokensPerSecond = p.outputTokens > 1 && decode > 0 ? (p.outputTokens - 1) / decode : 0.0;
                 o.finishReason = QString::fromLatin1(finishReasonName(*p.finish));

@@ -279,6 +279,7 @@ void ChatSession::handleGenerationFinished(RequestId id, const GenerationOutcome
         reply.promptTokens = outcome.promptTokens;
         reply.outputTokens = outcome.outputTokens;
         reply.ttftSeconds = outcome.ttftSeconds;
+        reply.cachedTokens = outcome.cachedTokens;
         reply.tokensPerSecond = outcome.tokensPerSecond;
         reply.finishReason = outcome.finishReason;
         if (outcome.finishReason == QLatin1String("length") && m_replyLimitedByContext)

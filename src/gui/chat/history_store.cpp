@@ -15,7 +15,7 @@ namespace brook {
 
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;  // 2: messages.cached_tokens
 
 const char* const kSchema[] = {
     "CREATE TABLE IF NOT EXISTS conversations ("
@@ -36,7 +36,8 @@ const char* const kSchema[] = {
     " output_tokens INTEGER NOT NULL DEFAULT 0,"
     " ttft REAL NOT NULL DEFAULT 0,"
     " tokens_per_second REAL NOT NULL DEFAULT 0,"
-    " finish_reason TEXT NOT NULL DEFAULT '')",
+    " finish_reason TEXT NOT NULL DEFAULT '',"
+    " cached_tokens INTEGER NOT NULL DEFAULT 0)",
     "CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation_id)",
 };
 
@@ -116,9 +117,27 @@ Result<void> HistoryStore::open(const QString& path)
             return r;
         }
     }
+    if (auto r = addColumnsOfLaterVersions(); !r) {
+        close();
+        return r;
+    }
     if (auto r = exec(QStringLiteral("PRAGMA user_version=%1").arg(kSchemaVersion)); !r) return r;
     spdlog::info("history: {} ({} conversations)", path.toStdString(), conversations().size());
     return {};
+}
+
+Result<void> HistoryStore::addColumnsOfLaterVersions()
+{
+    // A history written before a column existed gets it with its default; CREATE TABLE IF NOT
+    // EXISTS leaves an old table as it was.
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    if (!q.exec(QStringLiteral("PRAGMA table_info(messages)")))
+        return makeError(m_path.toStdString() + ": " + q.lastError().text().toStdString());
+    bool hasCachedTokens = false;
+    while (q.next())
+        if (q.value(1).toString() == QLatin1String("cached_tokens")) hasCachedTokens = true;
+    if (hasCachedTokens) return {};
+    return exec(QStringLiteral("ALTER TABLE messages ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0"));
 }
 
 void HistoryStore::close()
@@ -261,9 +280,10 @@ int HistoryStore::deleteEmptyConversations()
 qint64 HistoryStore::addMessage(const MessageRecord& m)
 {
     QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.prepare(QStringLiteral(
-        "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, prompt_tokens,"
-        " output_tokens, ttft, tokens_per_second, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    q.prepare(
+        QStringLiteral("INSERT INTO messages (conversation_id, parent_id, role, content, created_at, prompt_tokens,"
+                       " output_tokens, ttft, tokens_per_second, finish_reason, cached_tokens)"
+                       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     q.addBindValue(m.conversationId);
     q.addBindValue(m.parentId);
     q.addBindValue(text(m.role));
@@ -274,6 +294,7 @@ qint64 HistoryStore::addMessage(const MessageRecord& m)
     q.addBindValue(m.ttftSeconds);
     q.addBindValue(m.tokensPerSecond);
     q.addBindValue(text(m.finishReason));
+    q.addBindValue(m.cachedTokens);
     if (!q.exec()) {
         noteError(QStringLiteral("store message"), q.lastError().text());
         return 0;
@@ -287,13 +308,14 @@ bool HistoryStore::updateMessage(const MessageRecord& m)
 {
     QSqlQuery q(QSqlDatabase::database(m_connectionName));
     q.prepare(QStringLiteral("UPDATE messages SET content = ?, prompt_tokens = ?, output_tokens = ?, ttft = ?,"
-                             " tokens_per_second = ?, finish_reason = ? WHERE id = ?"));
+                             " tokens_per_second = ?, finish_reason = ?, cached_tokens = ? WHERE id = ?"));
     q.addBindValue(text(m.content));
     q.addBindValue(m.promptTokens);
     q.addBindValue(m.outputTokens);
     q.addBindValue(m.ttftSeconds);
     q.addBindValue(m.tokensPerSecond);
     q.addBindValue(text(m.finishReason));
+    q.addBindValue(m.cachedTokens);
     q.addBindValue(m.id);
     if (!q.exec()) {
         noteError(QStringLiteral("update message"), q.lastError().text());
@@ -326,7 +348,8 @@ QList<MessageRecord> HistoryStore::messages(qint64 conversationId) const
     QSqlQuery q(QSqlDatabase::database(m_connectionName));
     q.prepare(
         QStringLiteral("SELECT id, conversation_id, parent_id, role, content, created_at, prompt_tokens, output_tokens,"
-                       " ttft, tokens_per_second, finish_reason FROM messages WHERE conversation_id = ? ORDER BY id"));
+                       " ttft, tokens_per_second, finish_reason, cached_tokens FROM messages"
+                       " WHERE conversation_id = ? ORDER BY id"));
     q.addBindValue(conversationId);
     QList<MessageRecord> out;
     if (!q.exec()) {
@@ -346,6 +369,7 @@ QList<MessageRecord> HistoryStore::messages(qint64 conversationId) const
         m.ttftSeconds = q.value(8).toDouble();
         m.tokensPerSecond = q.value(9).toDouble();
         m.finishReason = q.value(10).toString();
+        m.cachedTokens = q.value(11).toInt();
         out.append(m);
     }
     return out;

@@ -61,6 +61,7 @@ public:
 
 private:
     Result<void> exec(const QString& sql);
+    Result<void> addColumnsOfLaterVersions();  // schema upgrades of an existing file
     bool touch(qint64 conversationId);
     void noteError(const QString& what, const QString& error) const;
 

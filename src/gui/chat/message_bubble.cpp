@@ -151,6 +151,10 @@ QString MessageBubble::statsText() const
                        .arg(m_message.outputTokens)
                        .arg(m_message.ttftSeconds, 0, 'f', 2)
                        .arg(m_message.tokensPerSecond, 0, 'f', 1);
+    // How much of the conversation so far the prefix cache spared the prefill.
+    if (m_message.promptTokens > 0)
+        text += QStringLiteral(" · ") +
+                tr("%L1 of %L2 prompt tokens cached").arg(m_message.cachedTokens).arg(m_message.promptTokens);
     if (m_message.finishReason == QLatin1String("abort")) text += QStringLiteral(" · ") + tr("stopped");
     else if (m_message.finishReason == QLatin1String("length")) text += QStringLiteral(" · ") + tr("cut at max tokens");
     else if (m_message.finishReason == QLatin1String("context"))

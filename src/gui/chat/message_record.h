@@ -18,6 +18,7 @@ struct MessageRecord {
     // Assistant messages: what the engine reported.
     int promptTokens = 0;
     int outputTokens = 0;
+    int cachedTokens = 0;        // prompt tokens found in the prefix cache (not computed again)
     double ttftSeconds = 0;      // time to first token
     double tokensPerSecond = 0;  // decode speed after the first token
     QString finishReason;        // "stop", "length", "context" (the context filled up), "abort" or empty

@@ -18,6 +18,17 @@ std::optional<double> rate(const std::optional<double>& now, const std::optional
     return std::max(0.0, (*now - *before) / seconds);
 }
 
+// Hits over queries between two samples, in percent; nothing when no prompt was looked up.
+std::optional<double> hitPercent(const MetricsSnapshot& now, const MetricsSnapshot& before)
+{
+    if (!now.prefixCacheQueriesTotal || !before.prefixCacheQueriesTotal || !now.prefixCacheHitsTotal ||
+        !before.prefixCacheHitsTotal)
+        return std::nullopt;
+    const double queries = *now.prefixCacheQueriesTotal - *before.prefixCacheQueriesTotal;
+    if (queries <= 0) return std::nullopt;
+    return std::clamp(100.0 * (*now.prefixCacheHitsTotal - *before.prefixCacheHitsTotal) / queries, 0.0, 100.0);
+}
+
 std::optional<double> ms(const LatencyPercentiles& p, bool p95)
 {
     if (p.count <= 0) return std::nullopt;
@@ -45,6 +56,7 @@ const char* DashboardSeries::fieldKey(DashboardField f)
     case DashboardField::E2eP95Ms: return "e2e_p95_ms";
     case DashboardField::PromptTokensPerSecond: return "prompt_tokens_per_s";
     case DashboardField::GenerationTokensPerSecond: return "generation_tokens_per_s";
+    case DashboardField::PrefixCacheHitPercent: return "prefix_cache_hit_pct";
     }
     return "?";
 }
@@ -75,6 +87,7 @@ const DashboardSample& DashboardSeries::append(const MetricsSnapshot& s)
     if (!s.generationTokensTotal) generation = s.generationTokensPerSecond;
     set(DashboardField::PromptTokensPerSecond, prompt);
     set(DashboardField::GenerationTokensPerSecond, generation);
+    set(DashboardField::PrefixCacheHitPercent, hitPercent(s, before));
     set(DashboardField::TtftP50Ms, ms(s.latency.ttft, false));
     set(DashboardField::TtftP95Ms, ms(s.latency.ttft, true));
     set(DashboardField::ItlP50Ms, ms(s.latency.itl, false));

@@ -31,8 +31,9 @@ enum class DashboardField {
     E2eP95Ms,
     PromptTokensPerSecond,
     GenerationTokensPerSecond,
+    PrefixCacheHitPercent,  // prompt tokens found in the prefix cache since the previous sample
 };
-inline constexpr int kNumDashboardFields = int(DashboardField::GenerationTokensPerSecond) + 1;
+inline constexpr int kNumDashboardFields = int(DashboardField::PrefixCacheHitPercent) + 1;
 
 struct DashboardSample {
     double timeSeconds = 0;

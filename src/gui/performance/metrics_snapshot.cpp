@@ -26,6 +26,10 @@ MetricsSnapshot MetricsSnapshot::fromEngineStats(const EngineStats& s, double ti
     m.preemptionsTotal = double(s.numPreemptions);
     m.promptTokensTotal = double(s.promptTokensTotal);
     m.generationTokensTotal = double(s.generationTokensTotal);
+    if (s.prefixCachingEnabled) {
+        m.prefixCacheQueriesTotal = double(s.prefixCacheQueries);
+        m.prefixCacheHitsTotal = double(s.prefixCacheHits);
+    }
     m.latency = s.latency;
     return m;
 }

@@ -22,6 +22,8 @@ struct MetricsSnapshot {
     double running = 0, waiting = 0;
     std::optional<double> preemptionsTotal;
     std::optional<double> promptTokensTotal, generationTokensTotal;
+    // Prefix caching (vLLM's prefix_cache_queries / _hits, in prompt tokens); absent when it is off.
+    std::optional<double> prefixCacheQueriesTotal, prefixCacheHitsTotal;
     // Rates a source reports itself (vLLM before 0.6: avg_*_throughput_toks_per_s) when it has
     // no counters.
     std::optional<double> promptTokensPerSecond, generationTokensPerSecond;

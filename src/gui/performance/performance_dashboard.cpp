@@ -86,7 +86,7 @@ PerformanceDashboard::PerformanceDashboard(QWidget* parent) : QWidget(parent)
 
     const QList<QList<TimeSeriesChart::Line>> specs = {
         {{F::WeightsGiB, kBlue}, {F::KvCacheGiB, kGreen}, {F::ActivationsGiB, kOrange}, {F::FreeGiB, kGrey}},
-        {{F::KvCacheUsagePercent, kGreen}},
+        {{F::KvCacheUsagePercent, kGreen}, {F::PrefixCacheHitPercent, kPurple}},
         {{F::Running, kBlue}, {F::Waiting, kOrange}, {F::PreemptionsPerSecond, kRed}},
         {{F::TtftP50Ms, kBlue}, {F::TtftP95Ms, kBlue, true}, {F::E2eP50Ms, kPurple}, {F::E2eP95Ms, kPurple, true}},
         {{F::ItlP50Ms, kTeal}, {F::ItlP95Ms, kTeal, true}},
@@ -190,6 +190,10 @@ void PerformanceDashboard::handleRemoteSnapshot(const MetricsSnapshot& snapshot)
 void PerformanceDashboard::addSample(const MetricsSnapshot& snapshot)
 {
     m_series.append(snapshot);
+    // The status line's hit rate is the server's since it started; the chart's, per interval.
+    m_prefixCacheHitRate.reset();
+    if (snapshot.prefixCacheQueriesTotal && snapshot.prefixCacheHitsTotal && *snapshot.prefixCacheQueriesTotal > 0)
+        m_prefixCacheHitRate = *snapshot.prefixCacheHitsTotal / *snapshot.prefixCacheQueriesTotal;
     // Hidden, it keeps sampling (the history is there when it opens) but draws nothing.
     if (!m_paused && isVisible()) redraw();
     updateStatus();
@@ -253,6 +257,9 @@ void PerformanceDashboard::updateStatus()
                     .arg(last->value(F::Waiting).value_or(0))
                     .arg(last->value(F::KvCacheUsagePercent).value_or(0), 0, 'f', 1)
                     .arg(locale.toString(last->value(F::GenerationTokensPerSecond).value_or(0), 'f', 0));
+        if (m_prefixCacheHitRate)
+            text +=
+                QStringLiteral(" · ") + tr("prefix cache hit rate %1%").arg(*m_prefixCacheHitRate * 100.0, 0, 'f', 1);
     }
     if (m_paused) text += QStringLiteral(" · ") + tr("paused");
     m_status->setText(text);
@@ -307,7 +314,7 @@ void PerformanceDashboard::retranslateUi()
     m_png->setText(tr("Export PNG…"));
     const QList<QPair<QString, QStringList>> names = {
         {tr("Memory (GiB)"), {tr("Weights"), tr("KV cache"), tr("Activations and graphs"), tr("Free")}},
-        {tr("KV cache used (%)"), {tr("KV cache")}},
+        {tr("KV cache used and prefix cache hits (%)"), {tr("KV cache"), tr("Prefix cache hits")}},
         {tr("Requests"), {tr("Running"), tr("Waiting"), tr("Preempted per second")}},
         {tr("Time to first token and end-to-end (ms)"), {tr("TTFT p50"), tr("TTFT p95"), tr("E2E p50"), tr("E2E p95")}},
         {tr("Inter-token latency (ms)"), {tr("ITL p50"), tr("ITL p95")}},

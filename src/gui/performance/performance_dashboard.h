@@ -1,6 +1,7 @@
 // PerformanceDashboard: live charts of a server: GPU memory split (weights / KV cache /
 // activations and graphs / free), KV-cache use, requests running / waiting / preempted, rolling
-// p50 and p95 of TTFT, inter-token latency and end-to-end latency, prompt and generation tokens/s.
+// p50 and p95 of TTFT, inter-token latency and end-to-end latency, prompt and generation tokens/s,
+// and the prefix cache's hit rate (per interval on the KV-cache chart, since start in the status).
 // It polls a snapshot every kIntervalMs (Engine::stats() for this app's engine, or /metrics of a
 // remote server through RemoteMetricsSource), never one signal per token. Time window 1, 5 or 30
 // minutes; pause (sampling goes on, the charts hold still); hover values; CSV and PNG export.
@@ -10,6 +11,8 @@
 #include "gui/performance/dashboard_series.h"
 
 #include <QWidget>
+
+#include <optional>
 
 class QComboBox;
 class QLabel;
@@ -78,6 +81,7 @@ private:
     int m_windowSeconds = 300;
     bool m_paused = false;
     QString m_remoteState;
+    std::optional<double> m_prefixCacheHitRate;  // 0..1, since the server started; none: no lookups or off
     QTimer* m_timer;
     QComboBox* m_sourceBox;
     QLineEdit* m_url;

@@ -29,6 +29,10 @@ MetricsSnapshot VllmMetricsReader::read(const PrometheusText& m, double timeSeco
     s.preemptionsTotal = m.sumOfFirst({"vllm:num_preemptions_total", "vllm:num_preemptions"});
     s.promptTokensTotal = m.sumOfFirst({"vllm:prompt_tokens_total", "vllm:prompt_tokens"});
     s.generationTokensTotal = m.sumOfFirst({"vllm:generation_tokens_total", "vllm:generation_tokens"});
+    // vLLM before 0.10 named them gpu_prefix_cache_*.
+    s.prefixCacheQueriesTotal =
+        m.sumOfFirst({"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"});
+    s.prefixCacheHitsTotal = m.sumOfFirst({"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"});
     s.promptTokensPerSecond = m.sum("vllm:avg_prompt_throughput_toks_per_s");
     s.generationTokensPerSecond = m.sum("vllm:avg_generation_throughput_toks_per_s");
     if (auto weights = m.sum("brook:weights_bytes")) {
