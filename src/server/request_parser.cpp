@@ -5,6 +5,7 @@
 #include "engine/prompt_builder.h"
 #include "engine/tokenizer.h"
 #include "server/field_reader.h"
+#include "server/structured_output_request.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -106,23 +107,11 @@ std::optional<ApiError> RequestParser::rejectUnsupported(ApiKind kind, const jso
     };
     if (const json* bias = f.get("logit_bias"); bias && !(bias->is_object() && bias->empty()))
         return unsupported("logit_bias", "Brook does not bias logits");
-    if (const json* format = f.get("response_format")) {
-        if (!format->is_object()) return f.wrongType("response_format", "an object");
-        std::string type = "text";
-        if (auto typeField = format->find("type"); typeField != format->end() && !typeField->is_null()) {
-            if (!typeField->is_string())
-                return ApiError::badRequest(std::string("'response_format.type' must be a string, got ") +
-                                                FieldReader::typeName(*typeField),
-                                            "response_format.type");
-            type = typeField->get<std::string>();
-        }
-        if (type != "text") return unsupported("response_format", "type '" + type + "' needs structured output");
-    }
+    // response_format, structured_outputs and guided_*: parseStructuredOutput (parseCommon).
     if (auto error = rejectToolCalling(body)) return error;
     if (const json* functions = f.get("functions"); functions && !(functions->is_array() && functions->empty()))
         return unsupported("functions", "this server does not parse function calls");
-    for (const char* key : {"guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs",
-                            "prompt_logprobs", "chat_template"})
+    for (const char* key : {"prompt_logprobs", "chat_template"})
         if (f.has(key)) return unsupported(key, "not implemented");
     bool flag = false;
     BROOK_TRY(f.readBool("use_beam_search", flag));
@@ -194,6 +183,7 @@ std::optional<ApiError> RequestParser::parseCommon(const json& body, ParsedReque
     } else {
         p.seed.reset();
     }
+    BROOK_TRY(parseStructuredOutput(body, p.structured));
 
     const char* maxKey = f.has("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
     if (f.has(maxKey)) {
