@@ -2,7 +2,9 @@
 // that computes nothing (it answers each row with a pseudo-random token at once). What is left
 // is scheduling, batch building, output processing (detokenizer, stop checks, callbacks) and
 // bookkeeping: the part of every GPU step that the GPU waits for. Runs nano-vllm's mix by default.
-//   engine_host_bench [--num-prompts 256] [--tokens tokenizer|vocab]
+//   engine_host_bench [--num-prompts 256] [--tokens tokenizer|vocab] [--no-enable-prefix-caching]
+// Prompts are distinct random ids, so prefix caching finds nothing and what it adds is its own
+// bookkeeping (block hashes, the cache's map and pool): compare with --no-enable-prefix-caching.
 // --tokens tokenizer: sampled ids are sentencepiece pieces (text, as a trained model makes);
 // vocab: ids anywhere in ERNIE's 103,424 (what random weights sample: mostly past the test
 // tokenizer's pieces, so they decode to nothing).
@@ -56,7 +58,9 @@ int main(int argc, char** argv)
     CLI::App app{"engine_host_bench: the engine's host cost per step, with a backend that computes nothing"};
     int numPrompts = 256, minLen = 100, maxLen = 1024;
     std::string tokens = "tokenizer";
+    bool prefixCaching = true;
     app.add_option("--num-prompts", numPrompts)->capture_default_str();
+    app.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", prefixCaching, "default: on");
     app.add_option("--min-len", minLen)->capture_default_str();
     app.add_option("--max-len", maxLen)->capture_default_str();
     app.add_option("--tokens", tokens, "sampled ids: tokenizer pieces or the whole vocabulary")
@@ -83,6 +87,7 @@ int main(int argc, char** argv)
     EngineConfig engineConfig;
     engineConfig.scheduler.maxNumSeqs = 256;
     engineConfig.maxModelLen = 4096;
+    engineConfig.enablePrefixCaching = prefixCaching;
     Engine engine(engineConfig, std::make_unique<InstantBackend>(config, tokenLimit), std::move(tokenizer).value(), {});
 
     std::mt19937_64 rng(0);
@@ -95,7 +100,8 @@ int main(int argc, char** argv)
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < numPrompts; ++i) {
         GenerationRequest r;
-        std::vector<int32_t> prompt(size_t(len(rng)), 100);
+        std::vector<int32_t> prompt(size_t(len(rng)));
+        for (int32_t& id : prompt) id = int32_t(3 + rng() % uint64_t(kTokenizerPieces - 3));
         r.prompt = std::move(prompt);
         r.params.temperature = 0.6f;
         r.params.maxTokens = len(rng);
@@ -119,7 +125,8 @@ int main(int argc, char** argv)
     const EngineStepTimes& t = s.stepTimes;
     const long long steps = s.steps - before.steps;
     std::cout << "requests " << numPrompts << ", generated tokens " << generated << ", engine steps " << steps
-              << ", sampled ids: " << tokens << "\n"
+              << ", sampled ids: " << tokens << ", prefix caching " << (prefixCaching ? "on" : "off") << " ("
+              << s.prefixCacheHits << " of " << s.prefixCacheQueries << " prompt tokens hit)\n"
               << "wall " << seconds * 1e3 << " ms: " << 1e6 * seconds / double(steps) << " us per step, "
               << 1e9 * seconds / double(generated) << " ns per token\n"
               << "engine thread ms: schedule " << t.scheduleSeconds * 1e3 << ", backend " << t.backendSeconds * 1e3
