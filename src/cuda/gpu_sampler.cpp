@@ -1,13 +1,15 @@
 // GpuSampler: the host half. Turns each row's SamplingContext into a packed GpuSampleRow plus
 // "edits" (one per distinct token a penalty or the min_tokens mask touches, deduplicated here
 // in O(prompt + output) with two [V] scratch arrays), uploads them in one pinned copy, runs
-// gpu_sampler_kernel.cu and reads every row's (token, logprob, top-N) back in one copy.
+// gpu_sampler_kernel.cu (after token_mask_kernel.cu for rows with a structured-output mask) and
+// reads every row's (token, logprob, top-N) back in one copy.
 // The frequency / presence amount is computed here with the CPU Sampler's exact expression, so
 // the kernel only subtracts it.
 #include "cuda/gpu_sampler.h"
 
 #include "cuda/cuda_check.h"
 #include "cuda/gpu_sampler_kernel.h"
+#include "cuda/token_mask_kernel.h"
 #include "engine/sampler_math.h"
 #include "engine/sampling_params.h"
 
@@ -81,6 +83,8 @@ struct GpuSampler::Impl {
     std::vector<int32_t> editOf;  // [V] index in `edits` of the current row's edit of a token; -1 none
     std::vector<int32_t> counts;  // [V] output occurrences; all zero between rows
     bool warnedTopN = false;
+    std::vector<int32_t> maskRows;  // rows with a structured-output mask
+    std::vector<uint32_t> masks;    // their masks, [maskRows, W]
 
     void addEdits(const SamplingContext& context, const SamplingParams& params);
     void reserveInputs(size_t bytes);
@@ -189,13 +193,39 @@ std::vector<SampleResult> GpuSampler::sample(float* logits, std::span<const Samp
         row.editCount = static_cast<int32_t>(d.edits.size()) - row.editBegin;
     }
 
+    // Structured-output masks ride in the same upload, after the edits: [K] row ids, then [K, W].
+    const int W = (d.vocab + 31) / 32;
+    d.maskRows.clear();
+    d.masks.clear();
+    for (int r = 0; r < R; ++r) {
+        const std::span<const uint32_t> mask = contexts[static_cast<size_t>(r)].allowedTokens;
+        if (mask.empty()) continue;
+        if (mask.size() != static_cast<size_t>(W))
+            throw CudaError("GpuSampler: a token mask of " + std::to_string(mask.size()) + " words, need " +
+                            std::to_string(W));
+        d.maskRows.push_back(r);
+        d.masks.insert(d.masks.end(), mask.begin(), mask.end());
+    }
     const size_t rowBytes = d.rows.size() * sizeof(GpuSampleRow);
-    const size_t bytes = rowBytes + d.edits.size() * sizeof(GpuSampleEdit);
+    const size_t editBytes = d.edits.size() * sizeof(GpuSampleEdit);
+    const size_t maskRowBytes = (d.maskRows.size() * sizeof(int32_t) + 15) / 16 * 16;
+    const size_t bytes = rowBytes + editBytes + maskRowBytes + d.masks.size() * sizeof(uint32_t);
     d.reserveInputs(bytes);
-    std::memcpy(d.hostInputs.as<char>(), d.rows.data(), rowBytes);
-    if (!d.edits.empty()) std::memcpy(d.hostInputs.as<char>() + rowBytes, d.edits.data(), bytes - rowBytes);
-    BROOK_CUDA_CHECK(cudaMemcpyAsync(d.inputs.get(), d.hostInputs.as<char>(), bytes, cudaMemcpyHostToDevice, stream));
+    char* host = d.hostInputs.as<char>();
+    std::memcpy(host, d.rows.data(), rowBytes);
+    if (editBytes) std::memcpy(host + rowBytes, d.edits.data(), editBytes);
+    if (!d.maskRows.empty()) {
+        std::memcpy(host + rowBytes + editBytes, d.maskRows.data(), d.maskRows.size() * sizeof(int32_t));
+        std::memcpy(host + rowBytes + editBytes + maskRowBytes, d.masks.data(), d.masks.size() * sizeof(uint32_t));
+    }
+    BROOK_CUDA_CHECK(cudaMemcpyAsync(d.inputs.get(), host, bytes, cudaMemcpyHostToDevice, stream));
 
+    // The mask comes first, as on the CPU: logprobs are those of the masked row.
+    if (!d.maskRows.empty())
+        launch_apply_token_mask(
+            logits, reinterpret_cast<const uint32_t*>(d.inputs.as<char>() + rowBytes + editBytes + maskRowBytes),
+            reinterpret_cast<const int32_t*>(d.inputs.as<char>() + rowBytes + editBytes),
+            static_cast<int>(d.maskRows.size()), d.vocab, W, stream);
     auto* deviceEdits = reinterpret_cast<GpuSampleEdit*>(d.inputs.as<char>() + rowBytes);
     launch_gpu_sample(logits, d.scratch.as<uint32_t>(), d.inputs.as<GpuSampleRow>(), deviceEdits,
                       d.results.as<GpuSampleOut>(), R, d.vocab, d.weightShift, stream);
