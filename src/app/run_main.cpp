@@ -8,11 +8,14 @@
 #include "engine/model_config.h"
 #include "engine/prompt_builder.h"
 #include "engine/request_stream.h"
+#include "engine/structured_output.h"
+#include "engine/utf8_path.h"
 #include "hub/model_resolver.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -53,6 +56,8 @@ int main(int argc, char** argv)
     std::optional<uint64_t> seed;
     std::vector<std::string> stop;
     bool ignoreEos = false;
+    std::string jsonSchemaFile, regex, grammarFile;
+    std::vector<std::string> choices;
 
     std::string model;
     app.add_option("--model,-m", model,
@@ -79,6 +84,15 @@ int main(int argc, char** argv)
     app.add_option("--logprobs", logprobs, "return the top-N logprobs of each generated token (with --json)");
     app.add_flag("--ignore-eos", ignoreEos, "keep generating past end-of-sequence tokens");
     app.add_flag("--json", json, "print one JSON object instead of streaming text");
+    auto* schemaOpt =
+        app.add_option("--json-schema", jsonSchemaFile, "constrain the answer to JSON valid against this schema file");
+    auto* regexOpt = app.add_option("--regex", regex, "constrain the answer to a full match of this regex");
+    auto* choiceOpt = app.add_option("--choice", choices, "constrain the answer to one of these strings (repeatable)");
+    auto* grammarOpt =
+        app.add_option("--grammar", grammarFile, "constrain the answer to this EBNF grammar file (root ::= ...)");
+    schemaOpt->excludes(regexOpt)->excludes(choiceOpt)->excludes(grammarOpt);
+    regexOpt->excludes(choiceOpt)->excludes(grammarOpt);
+    choiceOpt->excludes(grammarOpt);
     app.add_option("--log-level", logLevel, "trace, debug, info, warn, error")->capture_default_str();
     addLaunchFlags(app, launch);
     CLI11_PARSE(app, argc, argv);
@@ -86,6 +100,28 @@ int main(int argc, char** argv)
 
     if (prompt.empty() && chat.empty() && tokenIds.empty()) {
         std::cerr << "brook-run: give one of --prompt, --chat or --prompt-token-ids\n";
+        return 2;
+    }
+    // Checked before the model loads, so a schema the engine cannot honour fails at once.
+    StructuredOutput structured;
+    if (!jsonSchemaFile.empty() || !grammarFile.empty()) {
+        const bool isSchema = !jsonSchemaFile.empty();
+        const std::string& file = isSchema ? jsonSchemaFile : grammarFile;
+        std::ifstream in(brook::pathFromUtf8(file), std::ios::binary);
+        if (!in) {
+            std::cerr << "brook-run: cannot read " << file << "\n";
+            return 2;
+        }
+        structured.text.assign(std::istreambuf_iterator<char>(in), {});
+        structured.kind = isSchema ? StructuredOutput::Kind::JsonSchema : StructuredOutput::Kind::Grammar;
+        structured.field = isSchema ? "--json-schema" : "--grammar";
+    } else if (!regex.empty()) {
+        structured = {StructuredOutput::Kind::Regex, regex, {}, "--regex"};
+    } else if (!choices.empty()) {
+        structured = {StructuredOutput::Kind::Choice, {}, choices, "--choice"};
+    }
+    if (auto valid = checkStructuredOutput(structured); !valid) {
+        std::cerr << "brook-run: " << valid.error() << "\n";
         return 2;
     }
     auto folder = ModelResolver().resolve(model, ModelResolver::loggingProgress());
@@ -145,6 +181,7 @@ int main(int argc, char** argv)
     if (logprobs) p.logprobs = *logprobs;
     p.stop = stop;
     p.ignoreEos = ignoreEos;
+    p.structured = structured;
 
     auto stream = RequestStream::submit(*launched->engine, request);
     if (!stream) {
