@@ -25,8 +25,11 @@
 
 namespace brook::cpu {
 
-// Token counts at or above this take the vdpbf16ps kernel (when the path has it).
-constexpr int kBf16DotMinTokens = 16;
+// Token counts at or above this take the vdpbf16ps kernel (when the path has it). From 4 rows
+// on (a decode batch of 4+) widening bf16 to fp32 costs as much time as streaming the weights,
+// and vdpbf16ps does a pair of inputs in one instruction; llama.cpp rounds every activation to
+// bf16 for bf16 weights, so the accuracy is the same as theirs (test_cpu_gemm's bound).
+constexpr int kBf16DotMinTokens = 4;
 
 // Thread-safe for distinct `out` and distinct pools; uses the calling thread's scratch for bf16
 // activations. pool: where the row blocks run (null: all on the calling thread).
