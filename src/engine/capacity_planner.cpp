@@ -85,15 +85,18 @@ int64_t CapacityPlanner::cudaKvCacheBytes(int64_t deviceTotalBytes, double gpuMe
 int64_t CapacityPlanner::cpuWeightBytes(const ModelConfig& c, const std::string& quantization)
 {
     // The CPU backend keeps a bf16 checkpoint in bf16 and makes fp16 and fp32 ones fp32
-    // (cpu_model_weights.h); 4-bit Linears are dequantized to fp32 at load. With int8 the Linears
-    // and the embedding / lm head are 8-bit, with an fp32 scale and offset per group of 128 along
-    // K (cpu_matrix.h); only the norms keep the checkpoint's dtype.
+    // (cpu_model_weights.h). With int8 the Linears and the embedding / lm head are 8-bit, with an
+    // fp32 scale and offset per group of 128 along K (cpu_matrix.h); with int4 the Linears are
+    // 4-bit (two codes a byte) and the embedding / head int8; only the norms keep the
+    // checkpoint's dtype.
     const int element = c.torchDtype == "bfloat16" ? 2 : 4;
     if (quantization.empty()) return weightBytes(c, element, quantization);
-    if (quantization == "int8") {
+    if (quantization == "int8" || quantization == "int4") {
         const int64_t embeddings = int64_t(c.vocabSize) * c.hiddenSize * (c.tieWordEmbeddings ? 1 : 2);
-        const int64_t quantized = linearParametersPerLayer(c) * c.numLayers + embeddings;
-        return quantized + ceilDiv(quantized, 128) * 8 + (parameterCount(c) - quantized) * element;
+        const int64_t linears = linearParametersPerLayer(c) * c.numLayers;
+        const int64_t quantized = linears + embeddings;
+        const int64_t codes = quantization == "int8" ? quantized : linears / 2 + embeddings;
+        return codes + ceilDiv(quantized, 128) * 8 + (parameterCount(c) - quantized) * element;
     }
     return weightBytes(c, element, {}) + linearParametersPerLayer(c) * c.numLayers * (4 - element);
 }

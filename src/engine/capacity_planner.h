@@ -88,7 +88,7 @@ public:
     // 1-byte zero per group of 128 along K, as QuantizedWeight stores them).
     static int64_t weightBytes(const ModelConfig& model, int elementBytes, const std::string& quantization);
     // What the CPU backend's weights take: the checkpoint's bf16 kept, fp16/fp32 as fp32 (by
-    // config.json's torch_dtype), int8 Linears 8-bit, 4-bit ones dequantized to fp32.
+    // config.json's torch_dtype), int8 Linears 8-bit, int4 ones 4-bit (embedding / head int8).
     static int64_t cpuWeightBytes(const ModelConfig& model, const std::string& quantization);
     // Forward buffers for T = max(max-num-batched-tokens, max-num-seqs) tokens and S = max-num-seqs
     // sampled rows, as CudaBackend::allocateActivations sizes them (or CpuBackend, in fp32).

@@ -205,7 +205,7 @@ private slots:
     {
         // The CPU backend keeps a bf16 checkpoint bf16 (the same bytes as the GPU's bf16 weights),
         // int8 Linears and the tied embedding/head 8-bit (measured: 0.383 GB, docs/benchmarks.md),
-        // and dequantizes 4-bit Linears to fp32.
+        // int4 Linears 4-bit with the embedding/head int8.
         CapacityInput in;
         in.model = ernie03b();
         in.model.torchDtype = "bfloat16";
@@ -216,7 +216,9 @@ private slots:
         // 360,710,144 int8 weights, 2,818,048 groups of 128 at 8 bytes, 37,888 bf16 norm weights.
         QCOMPARE(CapacityPlanner::plan(in).weightsBytes, int64_t(360710144 + 22544384 + 75776));
         in.quantization = "int4";
-        QVERIFY(CapacityPlanner::plan(in).weightsBytes > int64_t(721496064));  // fp32 Linears
+        // 254,803,968 Linear weights at half a byte, 105,906,176 int8 embedding weights, the same
+        // groups and norms.
+        QCOMPARE(CapacityPlanner::plan(in).weightsBytes, int64_t(127401984 + 105906176 + 22544384 + 75776));
     }
 
     void cpuPlanMatchesTheRealBackend()

@@ -114,6 +114,10 @@ private slots:
         // embedding is 60% of its weights) puts it near 0.85.
         const int64_t int8Bytes = makeBackend(*bf16, CpuIsa::Scalar, 8)->memory().weightsBytes;
         QVERIFY2(int8Bytes < bf16Bytes * 0.7, qPrintable(QString("%1 vs %2").arg(int8Bytes).arg(bf16Bytes)));
+        // int4: half a byte a Linear weight, the same int8 head: below int8, above half of it.
+        const int64_t int4Bytes = makeBackend(*bf16, CpuIsa::Scalar, 4)->memory().weightsBytes;
+        QVERIFY2(int4Bytes < int8Bytes && int4Bytes > int8Bytes / 2,
+                 qPrintable(QString("%1 vs %2").arg(int4Bytes).arg(int8Bytes)));
         qputenv("BROOK_CPU_INT8_HEAD", "0");
         const int64_t bf16HeadBytes = makeBackend(*bf16, CpuIsa::Scalar, 8)->memory().weightsBytes;
         qunsetenv("BROOK_CPU_INT8_HEAD");
@@ -167,12 +171,20 @@ private slots:
         }
     }
 
+    void int8EveryPathMatchesScalar_data()
+    {
+        QTest::addColumn<int>("bits");
+        QTest::addRow("int8") << 8;
+        QTest::addRow("int4") << 4;
+    }
+
     void int8EveryPathMatchesScalar()
     {
+        QFETCH(int, bits);
         auto model = writeModel(DType::BF16);
-        const auto want = run(*makeBackend(*model, CpuIsa::Scalar, 8), model->config.vocabSize);
+        const auto want = run(*makeBackend(*model, CpuIsa::Scalar, bits), model->config.vocabSize);
         for (CpuIsa isa : supportedCpuIsas()) {
-            const auto got = run(*makeBackend(*model, isa, 8), model->config.vocabSize);
+            const auto got = run(*makeBackend(*model, isa, bits), model->config.vocabSize);
             for (size_t step = 0; step < got.size(); ++step) {
                 const double e = relativeError(got[step], want[step]);
                 QVERIFY2(e < 1e-3, qPrintable(QString("%1 step %2: %3").arg(cpuIsaName(isa)).arg(step).arg(e)));

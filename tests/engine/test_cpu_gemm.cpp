@@ -213,7 +213,10 @@ private slots:
         const std::vector<float> v = randomFloats(20 * 96, rng);
         QVERIFY(CpuMatrix::q8Supported(*quantizeRtn(v, 20, 96, 8, 32)));
         QVERIFY(!CpuMatrix::q8Supported(*quantizeRtn(v, 20, 96, 8, 48)));  // 48 is not a multiple of 32
-        QVERIFY(!CpuMatrix::q8Supported(*quantizeRtn(v, 20, 96, 4, 32)));  // 4 bits: dequantized to fp32
+        QVERIFY(!CpuMatrix::q8Supported(*quantizeRtn(v, 20, 96, 4, 32)));  // 4 bits: Q4
+        QVERIFY(CpuMatrix::q4Supported(*quantizeRtn(v, 20, 96, 4, 32)));
+        QVERIFY(!CpuMatrix::q4Supported(*quantizeRtn(v, 20, 96, 4, 48)));
+        QVERIFY(!CpuMatrix::q4Supported(*quantizeRtn(v, 20, 96, 8, 32)));
     }
 
     void int8EveryPathMatchesTheDequantizedProduct_data()
@@ -222,11 +225,13 @@ private slots:
         QTest::addColumn<int>("K");
         QTest::addColumn<int>("groupSize");
         QTest::addColumn<int>("T");
-        for (int T : {1, 2, 3, 8, 9, 20}) {
-            QTest::addRow("37x64 g32 T%d", T) << 37 << 64 << 32 << T;
-            QTest::addRow("20x192 g64 T%d", T) << 20 << 192 << 64 << T;
-            QTest::addRow("o 1024x2048 g128 T%d", T) << 1024 << 2048 << 128 << T;
-        }
+        QTest::addColumn<int>("bits");
+        for (int bits : {8, 4})
+            for (int T : {1, 2, 3, 8, 9, 20}) {
+                QTest::addRow("37x64 g32 T%d int%d", T, bits) << 37 << 64 << 32 << T << bits;
+                QTest::addRow("20x192 g64 T%d int%d", T, bits) << 20 << 192 << 64 << T << bits;
+                QTest::addRow("o 1024x2048 g128 T%d int%d", T, bits) << 1024 << 2048 << 128 << T << bits;
+            }
     }
 
     // Every path computes the scalar reference's output bit for bit (integer dot products, the
@@ -240,10 +245,18 @@ private slots:
         QFETCH(int, K);
         QFETCH(int, groupSize);
         QFETCH(int, T);
+        QFETCH(int, bits);
         std::mt19937 rng(uint32_t(N + K + groupSize + T));
-        auto q = quantizeRtn(randomFloats(size_t(N) * K, rng, 0.05f), N, K, 8, groupSize);
+        auto q = quantizeRtn(randomFloats(size_t(N) * K, rng, 0.05f), N, K, bits, groupSize);
         QVERIFY2(q.ok(), q.ok() ? "" : q.error().c_str());
-        const CpuMatrix w = CpuMatrix::fromQ8(*q);
+        const CpuMatrix w = bits == 8 ? CpuMatrix::fromQ8(*q) : CpuMatrix::fromQ4(*q);
+        QCOMPARE(w.format(), bits == 8 ? MatrixFormat::Q8 : MatrixFormat::Q4);
+        // Every code survives the layout (Q4: two to a byte).
+        for (int n = 0; n < N; n += 7)
+            for (int k = 0; k < K; ++k)
+                QCOMPARE(w.at(n, k), float(q->code(n, k)) * q->scales[size_t(n) * q->groupsPerRow() + k / groupSize] -
+                                         q->scales[size_t(n) * q->groupsPerRow() + k / groupSize] *
+                                             float(q->zeros[size_t(n) * q->groupsPerRow() + k / groupSize]));
         const std::vector<float> x = randomFloats(size_t(T) * K, rng);
         std::vector<float> want(size_t(T) * N, NAN);
         matmul(w, x.data(), want.data(), T, CpuIsa::Scalar);

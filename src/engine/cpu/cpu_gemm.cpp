@@ -59,7 +59,7 @@ void matmulBf16(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa is
 }
 
 // Quantizes x per block of 32 (cpu_gemm_q8.h) into the calling thread's scratch, then runs the
-// int8 kernel of `isa` over the row blocks.
+// int8 kernel of `isa` over the row blocks (Q8 or Q4 weights: the kernels expand 4-bit codes).
 void matmulQ8(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool)
 {
     constexpr int kQ = CpuMatrix::kQ8Block;
@@ -126,7 +126,8 @@ void matmul(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, C
     switch (w.format()) {
     case MatrixFormat::F32: linear(x, w.f32(), out, T, w.cols(), w.rows()); return;
     case MatrixFormat::BF16: matmulBf16(w, x, out, T, isa, pool); return;
-    case MatrixFormat::Q8: matmulQ8(w, x, out, T, isa, pool); return;
+    case MatrixFormat::Q8:
+    case MatrixFormat::Q4: matmulQ8(w, x, out, T, isa, pool); return;
     }
 }
 

@@ -41,7 +41,20 @@ BROOK_AVX2 inline void storeHalf(float* dst, __m256 v, int lanes)
 }
 
 // TT tokens of one block; a block is two 8-row halves (h). 16 ymm registers hold TT = 2.
-template <int TT>
+// Half h (rows 8h .. 8h + 7) of step s's operand (see the AVX-512 file's loadStep).
+template <bool kNib>
+BROOK_AVX2 inline __m256i loadHalf(const uint8_t* wk, int s, int h)
+{
+    if constexpr (!kNib) {
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wk + s * kStepBytes + h * 32));
+    } else {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wk + (s / 2) * kStepBytes + h * 32));
+        const __m256i low = _mm256_set1_epi8(0x0F);
+        return (s & 1) ? _mm256_and_si256(_mm256_srli_epi16(v, 4), low) : _mm256_and_si256(v, low);
+    }
+}
+
+template <int TT, bool kNib>
 BROOK_AVX2 void avx2Tokens(const uint8_t* wb, const float* ws, const float* wo, const Q8Activations& a, int t0,
                            float* out, int N, int lanes)
 {
@@ -54,15 +67,14 @@ BROOK_AVX2 void avx2Tokens(const uint8_t* wb, const float* ws, const float* wo, 
         __m256 inner[2][TT];
         for (int t = 0; t < TT; ++t) inner[0][t] = inner[1][t] = _mm256_setzero_ps();
         for (int kb = g * blocksPerGroup; kb < (g + 1) * blocksPerGroup; ++kb) {
-            const uint8_t* wk = wb + size_t(kb) * kStepsPerBlock * kStepBytes;
+            const uint8_t* wk = wb + size_t(kb) * kStepsPerBlock * kStepBytes / (kNib ? 2 : 1);
             __m256i dot[2][TT];
             for (int t = 0; t < TT; ++t) dot[0][t] = dot[1][t] = _mm256_setzero_si256();
             for (int s = 0; s < kStepsPerBlock; ++s) {
                 __m256i x[TT];
                 for (int t = 0; t < TT; ++t) x[t] = _mm256_set1_epi32(load4(act + int64_t(t) * K + kb * kQ + 4 * s));
                 for (int h = 0; h < 2; ++h) {
-                    const __m256i w =
-                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wk + s * kStepBytes + h * 32));
+                    const __m256i w = loadHalf<kNib>(wk, s, h);
                     const __m256i centered = _mm256_xor_si256(w, flip);   // q - 128 as s8
                     const __m256i magnitude = _mm256_abs_epi8(centered);  // |q - 128| as u8 (128 stays 0x80)
                     for (int t = 0; t < TT; ++t) {
@@ -132,16 +144,28 @@ BROOK_AVX2 void quantizeQ8Avx2(const float* x, int64_t blocks, int8_t* codes, fl
     }
 }
 
-BROOK_AVX2 void q8Avx2(const CpuMatrix& w, const Q8Activations& a, float* out, int b0, int b1)
+namespace {
+
+template <bool kNib>
+BROOK_AVX2 void avx2Matmul(const CpuMatrix& w, const Q8Activations& a, float* out, int b0, int b1)
 {
     const int N = w.rows();
     for (int b = b0; b < b1; ++b) {
         const int lanes = std::min(kB, N - b * kB);
         for (int t = 0; t < a.T; t += 2) {
-            if (a.T - t >= 2) avx2Tokens<2>(w.q8Block(b), w.q8Scales(b), w.q8Offsets(b), a, t, out + b * kB, N, lanes);
-            else avx2Tokens<1>(w.q8Block(b), w.q8Scales(b), w.q8Offsets(b), a, t, out + b * kB, N, lanes);
+            if (a.T - t >= 2)
+                avx2Tokens<2, kNib>(w.q8Block(b), w.q8Scales(b), w.q8Offsets(b), a, t, out + b * kB, N, lanes);
+            else avx2Tokens<1, kNib>(w.q8Block(b), w.q8Scales(b), w.q8Offsets(b), a, t, out + b * kB, N, lanes);
         }
     }
+}
+
+}  // namespace
+
+BROOK_AVX2 void q8Avx2(const CpuMatrix& w, const Q8Activations& a, float* out, int b0, int b1)
+{
+    if (w.nibbles()) avx2Matmul<true>(w, a, out, b0, b1);
+    else avx2Matmul<false>(w, a, out, b0, b1);
 }
 
 }  // namespace brook::cpu::kernels

@@ -34,6 +34,24 @@ inline int32_t load4(const int8_t* p)
     return v;
 }
 
+// Step s's 64-byte operand of a block's codes from wk (the codes of one 32-input block): Q8
+// loads it; Q4 (kNib) loads the 64 bytes that hold steps s & ~1 and s | 1 and keeps one nibble.
+template <bool kNib>
+BROOK_AVX512 inline __m512i loadStep(const uint8_t* wk, int s)
+{
+    if constexpr (!kNib) {
+        return _mm512_loadu_si512(wk + s * kStepBytes);
+    } else {
+        const __m512i v = _mm512_loadu_si512(wk + (s / 2) * kStepBytes);
+        const __m512i low = _mm512_set1_epi8(0x0F);
+        return (s & 1) ? _mm512_and_si512(_mm512_srli_epi16(v, 4), low) : _mm512_and_si512(v, low);
+    }
+}
+
+// Bytes of codes per 32-input block.
+template <bool kNib>
+constexpr size_t kBlockCodeBytes = size_t(kStepsPerBlock) * kStepBytes / (kNib ? 2 : 1);
+
 BROOK_AVX512 inline void storeRows(float* dst, __m512 v, int lanes)
 {
     if (lanes == kB) _mm512_storeu_ps(dst, v);
@@ -42,7 +60,7 @@ BROOK_AVX512 inline void storeRows(float* dst, __m512 v, int lanes)
 
 // TT tokens (t0 ..) of one 16-row block. For TT <= 2 two int32 chains per token alternate steps,
 // so a decode GEMV does not wait on vpdpbusd's latency.
-template <int TT>
+template <int TT, bool kNib>
 BROOK_AVX512VNNI void vnniTokens(const uint8_t* wb, const float* ws, const float* wo, const Q8Activations& a, int t0,
                                  float* out, int N, int lanes)
 {
@@ -55,12 +73,13 @@ BROOK_AVX512VNNI void vnniTokens(const uint8_t* wb, const float* ws, const float
         __m512 inner[TT];
         for (int t = 0; t < TT; ++t) inner[t] = _mm512_setzero_ps();
         for (int kb = g * blocksPerGroup; kb < (g + 1) * blocksPerGroup; ++kb) {
-            const uint8_t* wk = wb + size_t(kb) * kStepsPerBlock * kStepBytes;
+            const uint8_t* wk = wb + size_t(kb) * kBlockCodeBytes<kNib>;
             __m512i d0[TT], d1[TT];
             for (int t = 0; t < TT; ++t) d0[t] = d1[t] = _mm512_setzero_si512();
             for (int s = 0; s < kStepsPerBlock; ++s) {
-                _mm_prefetch(reinterpret_cast<const char*>(wk + s * kStepBytes + kPrefetchBytes), _MM_HINT_T0);
-                const __m512i w = _mm512_loadu_si512(wk + s * kStepBytes);
+                _mm_prefetch(reinterpret_cast<const char*>(wk + (s * kStepBytes >> kNib) + kPrefetchBytes),
+                             _MM_HINT_T0);
+                const __m512i w = loadStep<kNib>(wk, s);
                 for (int t = 0; t < TT; ++t) {
                     const __m512i x = _mm512_set1_epi32(load4(act + int64_t(t) * K + kb * kQ + 4 * s));
                     if (kSplit && (s & 1)) d1[t] = _mm512_dpbusd_epi32(d1[t], w, x);
@@ -86,7 +105,7 @@ BROOK_AVX512VNNI void vnniTokens(const uint8_t* wb, const float* ws, const float
 // is bound by the dot products rather than by the broadcast loads (the one-block kernel loads
 // one broadcast per vpdpbusd). The fp32 steps per row and token are the one-block kernel's, in
 // the same order, so the output is the same bit for bit.
-template <int TT>
+template <int TT, bool kNib>
 BROOK_AVX512VNNI void vnniTwoBlocks(const CpuMatrix& w, int b, const Q8Activations& a, int t0, float* out, int N)
 {
     const int K = a.K, KB = K / kQ, G = a.G, blocksPerGroup = KB / G;
@@ -100,12 +119,12 @@ BROOK_AVX512VNNI void vnniTwoBlocks(const CpuMatrix& w, int b, const Q8Activatio
         __m512 inner[2][TT];
         for (int t = 0; t < TT; ++t) inner[0][t] = inner[1][t] = _mm512_setzero_ps();
         for (int kb = g * blocksPerGroup; kb < (g + 1) * blocksPerGroup; ++kb) {
-            const size_t at = size_t(kb) * kStepsPerBlock * kStepBytes;
+            const size_t at = size_t(kb) * kBlockCodeBytes<kNib>;
             __m512i dot[2][TT];
             for (int t = 0; t < TT; ++t) dot[0][t] = dot[1][t] = _mm512_setzero_si512();
             for (int s = 0; s < kStepsPerBlock; ++s) {
-                const __m512i w0 = _mm512_loadu_si512(wb[0] + at + s * kStepBytes);
-                const __m512i w1 = _mm512_loadu_si512(wb[1] + at + s * kStepBytes);
+                const __m512i w0 = loadStep<kNib>(wb[0] + at, s);
+                const __m512i w1 = loadStep<kNib>(wb[1] + at, s);
                 for (int t = 0; t < TT; ++t) {
                     const __m512i x = _mm512_set1_epi32(load4(act + int64_t(t) * K + kb * kQ + 4 * s));
                     dot[0][t] = _mm512_dpbusd_epi32(dot[0][t], w0, x);
@@ -156,7 +175,10 @@ BROOK_AVX512 void quantizeQ8Avx512(const float* x, int64_t blocks, int8_t* codes
     }
 }
 
-BROOK_AVX512VNNI void q8Avx512Vnni(const CpuMatrix& w, const Q8Activations& a, float* out, int b0, int b1)
+namespace {
+
+template <bool kNib>
+BROOK_AVX512VNNI void vnniMatmul(const CpuMatrix& w, const Q8Activations& a, float* out, int b0, int b1)
 {
     const int N = w.rows();
     int b = b0;
@@ -164,10 +186,10 @@ BROOK_AVX512VNNI void q8Avx512Vnni(const CpuMatrix& w, const Q8Activations& a, f
     for (; a.T >= 4 && b + 2 <= b1; b += 2) {
         for (int t = 0; t < a.T; t += 4) {
             switch (std::min(4, a.T - t)) {
-            case 1: vnniTwoBlocks<1>(w, b, a, t, out, N); break;
-            case 2: vnniTwoBlocks<2>(w, b, a, t, out, N); break;
-            case 3: vnniTwoBlocks<3>(w, b, a, t, out, N); break;
-            default: vnniTwoBlocks<4>(w, b, a, t, out, N); break;
+            case 1: vnniTwoBlocks<1, kNib>(w, b, a, t, out, N); break;
+            case 2: vnniTwoBlocks<2, kNib>(w, b, a, t, out, N); break;
+            case 3: vnniTwoBlocks<3, kNib>(w, b, a, t, out, N); break;
+            default: vnniTwoBlocks<4, kNib>(w, b, a, t, out, N); break;
             }
         }
     }
@@ -181,17 +203,25 @@ BROOK_AVX512VNNI void q8Avx512Vnni(const CpuMatrix& w, const Q8Activations& a, f
         for (int t = 0; t < a.T; t += 8) {
             float* ob = out + b * kB;
             switch (std::min(8, a.T - t)) {
-            case 1: vnniTokens<1>(wb, ws, wo, a, t, ob, N, lanes); break;
-            case 2: vnniTokens<2>(wb, ws, wo, a, t, ob, N, lanes); break;
-            case 3: vnniTokens<3>(wb, ws, wo, a, t, ob, N, lanes); break;
-            case 4: vnniTokens<4>(wb, ws, wo, a, t, ob, N, lanes); break;
-            case 5: vnniTokens<5>(wb, ws, wo, a, t, ob, N, lanes); break;
-            case 6: vnniTokens<6>(wb, ws, wo, a, t, ob, N, lanes); break;
-            case 7: vnniTokens<7>(wb, ws, wo, a, t, ob, N, lanes); break;
-            default: vnniTokens<8>(wb, ws, wo, a, t, ob, N, lanes); break;
+            case 1: vnniTokens<1, kNib>(wb, ws, wo, a, t, ob, N, lanes); break;
+            case 2: vnniTokens<2, kNib>(wb, ws, wo, a, t, ob, N, lanes); break;
+            case 3: vnniTokens<3, kNib>(wb, ws, wo, a, t, ob, N, lanes); break;
+            case 4: vnniTokens<4, kNib>(wb, ws, wo, a, t, ob, N, lanes); break;
+            case 5: vnniTokens<5, kNib>(wb, ws, wo, a, t, ob, N, lanes); break;
+            case 6: vnniTokens<6, kNib>(wb, ws, wo, a, t, ob, N, lanes); break;
+            case 7: vnniTokens<7, kNib>(wb, ws, wo, a, t, ob, N, lanes); break;
+            default: vnniTokens<8, kNib>(wb, ws, wo, a, t, ob, N, lanes); break;
             }
         }
     }
+}
+
+}  // namespace
+
+BROOK_AVX512VNNI void q8Avx512Vnni(const CpuMatrix& w, const Q8Activations& a, float* out, int b0, int b1)
+{
+    if (w.nibbles()) vnniMatmul<true>(w, a, out, b0, b1);
+    else vnniMatmul<false>(w, a, out, b0, b1);
 }
 
 }  // namespace brook::cpu::kernels

@@ -49,7 +49,7 @@ void q8Scalar(const CpuMatrix& w, const Q8Activations& a, float* out, int b0, in
                     for (int kb = g * blocksPerGroup; kb < (g + 1) * blocksPerGroup; ++kb) {
                         int32_t dot = 0;
                         for (int k = kb * kQ; k < (kb + 1) * kQ; ++k)
-                            dot += int32_t(codes[size_t(k / 4) * 64 + size_t(lane) * 4 + size_t(k % 4)]) * at[k];
+                            dot += int32_t(CpuMatrix::codeAt(codes, w.nibbles(), lane, k)) * at[k];
                         inner = std::fma(float(dot), a.scales[int64_t(t) * KB + kb], inner);
                     }
                     acc = std::fma(inner, scales[g * kB + lane], acc);

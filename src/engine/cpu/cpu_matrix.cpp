@@ -10,6 +10,7 @@ const char* matrixFormatName(MatrixFormat format)
     case MatrixFormat::F32: return "fp32";
     case MatrixFormat::BF16: return "bf16";
     case MatrixFormat::Q8: return "int8";
+    case MatrixFormat::Q4: return "int4";
     }
     return "unknown";
 }
@@ -51,23 +52,42 @@ bool CpuMatrix::q8Supported(const QuantizedWeight& w)
     return w.bits == 8 && w.groupSize % kQ8Block == 0 && w.cols % w.groupSize == 0;
 }
 
+bool CpuMatrix::q4Supported(const QuantizedWeight& w)
+{
+    return w.bits == 4 && w.groupSize % kQ8Block == 0 && w.cols % w.groupSize == 0;
+}
+
+CpuMatrix CpuMatrix::fromQ4(const QuantizedWeight& w)
+{
+    assert(q4Supported(w));
+    return fromCodes(w, MatrixFormat::Q4);
+}
+
 CpuMatrix CpuMatrix::fromQ8(const QuantizedWeight& w)
 {
     assert(q8Supported(w));
+    return fromCodes(w, MatrixFormat::Q8);
+}
+
+CpuMatrix CpuMatrix::fromCodes(const QuantizedWeight& w, MatrixFormat format)
+{
     CpuMatrix m;
-    m.m_format = MatrixFormat::Q8;
+    m.m_format = format;
     m.m_rows = w.rows;
     m.m_cols = w.cols;
     m.m_groupSize = w.groupSize;
     const int G = w.groupsPerRow(), B = m.numBlocks();
-    m.m_q8.assign(size_t(B) * size_t(w.cols) * kBlockRows, 0);
+    m.m_q8.assign(size_t(B) * size_t(w.cols) * kBlockRows / (m.nibbles() ? 2 : 1), 0);
     m.m_scales.assign(size_t(B) * size_t(G) * kBlockRows, 0.0f);
     m.m_offsets.assign(size_t(B) * size_t(G) * kBlockRows, 0.0f);
     for (int n = 0; n < w.rows; ++n) {
         const int b = n / kBlockRows, lane = n % kBlockRows;
-        const uint8_t* src = w.packed.data() + size_t(n) * size_t(w.packedRowBytes());
-        uint8_t* dst = m.m_q8.data() + size_t(b) * size_t(w.cols) * kBlockRows + size_t(lane) * 4;
-        for (int k = 0; k < w.cols; ++k) dst[size_t(k / 4) * 64 + size_t(k % 4)] = src[k];
+        uint8_t* dst = const_cast<uint8_t*>(m.q8Block(b)) + size_t(lane) * 4;
+        if (m.nibbles())
+            for (int k = 0; k < w.cols; ++k)
+                dst[size_t(k / 8) * 64 + size_t(k % 4)] |= uint8_t(w.code(n, k) << (4 * ((k / 4) & 1)));
+        else
+            for (int k = 0; k < w.cols; ++k) dst[size_t(k / 4) * 64 + size_t(k % 4)] = w.code(n, k);
         for (int g = 0; g < G; ++g) {
             const float scale = w.scales[size_t(n) * G + g];
             const size_t at = (size_t(b) * G + g) * kBlockRows + lane;
@@ -91,9 +111,10 @@ float CpuMatrix::at(int n, int k) const
     switch (m_format) {
     case MatrixFormat::F32: return m_f32[size_t(n) * m_cols + k];
     case MatrixFormat::BF16: return bf16ToFloat(bf16Block(b)[size_t(k / 2) * 32 + lane * 2 + (k & 1)]);
-    case MatrixFormat::Q8: {
+    case MatrixFormat::Q8:
+    case MatrixFormat::Q4: {
         const int g = k / m_groupSize;
-        const float code = float(q8Block(b)[size_t(k / 4) * 64 + size_t(lane) * 4 + size_t(k % 4)]);
+        const float code = float(codeAt(q8Block(b), nibbles(), lane, k));
         return code * q8Scales(b)[g * kBlockRows + lane] + q8Offsets(b)[g * kBlockRows + lane];
     }
     }

@@ -14,6 +14,11 @@
 //         vpdpbusd multiplies with 4 int8 activations broadcast to every lane: the 16 rows' dot
 //         products sit in the 16 int32 lanes (cpu_gemm_q8.h). Groups are multiples of
 //         kQ8Block (32) inputs, the activations' quantization block (q8Supported).
+//   Q4:   4-bit codes (0..15) of the same groups, two to a byte: [N/16][K/8][16][4] bytes, byte
+//         (k/8)*64 + lane*4 + k%4 holds input k in its low nibble when k/4 is even and in its high
+//         nibble when odd. One 64-byte load thus expands (and 0x0F / shift-and) into the Q8
+//         operands of two consecutive steps, and the int8 kernels run unchanged on them:
+//         half the bytes streamed, the same arithmetic (cpu_gemm_q8.h).
 // Immutable after construction; safe to read from any number of threads.
 #pragma once
 
@@ -26,7 +31,7 @@
 
 namespace brook::cpu {
 
-enum class MatrixFormat { F32, BF16, Q8 };
+enum class MatrixFormat { F32, BF16, Q8, Q4 };
 
 const char* matrixFormatName(MatrixFormat format);
 
@@ -44,20 +49,28 @@ public:
     // Whether fromQ8 takes w: 8 bits, groups a multiple of kQ8Block (Brook's 32, 64 and 128).
     static bool q8Supported(const QuantizedWeight& w);
     static CpuMatrix fromQ8(const QuantizedWeight& w);  // q8Supported(w) must hold
+    // The same for 4 bits (groups a multiple of kQ8Block): fromQ4 keeps them as 4 bits.
+    static bool q4Supported(const QuantizedWeight& w);
+    static CpuMatrix fromQ4(const QuantizedWeight& w);  // q4Supported(w) must hold
 
     MatrixFormat format() const { return m_format; }
     int rows() const { return m_rows; }  // N
     int cols() const { return m_cols; }  // K
     int numBlocks() const { return (m_rows + kBlockRows - 1) / kBlockRows; }
     int pairs() const { return (m_cols + 1) / 2; }  // BF16: K/2 rounded up
-    int groupSize() const { return m_groupSize; }   // Q8
+    int groupSize() const { return m_groupSize; }   // Q8, Q4
+    bool nibbles() const { return m_format == MatrixFormat::Q4; }
     int64_t bytes() const;
 
     // Raw storage for the kernels.
     const float* f32() const { return m_f32.data(); }
     const uint16_t* bf16Block(int block) const { return m_bf16.data() + size_t(block) * size_t(pairs()) * 32; }
-    // Block b's codes: [K/4][16][4], the code of (row 16b + lane, input k) at (k/4)*64 + lane*4 + k%4.
-    const uint8_t* q8Block(int block) const { return m_q8.data() + size_t(block) * size_t(m_cols) * kBlockRows; }
+    // Block b's codes. Q8: [K/4][16][4], the code of (row 16b + lane, input k) at
+    // (k/4)*64 + lane*4 + k%4; Q4: half that, two codes a byte (see the layouts above).
+    const uint8_t* q8Block(int block) const
+    {
+        return m_q8.data() + size_t(block) * size_t(m_cols) * kBlockRows / (nibbles() ? 2 : 1);
+    }
     const float* q8Scales(int block) const { return m_scales.data() + size_t(block) * groups() * kBlockRows; }
     const float* q8Offsets(int block) const { return m_offsets.data() + size_t(block) * groups() * kBlockRows; }
     int groups() const { return m_groupSize ? m_cols / m_groupSize : 0; }
@@ -67,7 +80,16 @@ public:
     // Row n as fp32 into dst[K] (embedding lookups).
     void rowToFloat(int n, float* dst) const;
 
+    // The code of (row 16b + lane, input k) in block b's codes (q8Block(b)), Q8 or Q4.
+    static uint8_t codeAt(const uint8_t* block, bool nibbles, int lane, int k)
+    {
+        if (!nibbles) return block[size_t(k / 4) * 64 + size_t(lane) * 4 + size_t(k % 4)];
+        return uint8_t((block[size_t(k / 8) * 64 + size_t(lane) * 4 + size_t(k % 4)] >> (4 * ((k / 4) & 1))) & 0x0F);
+    }
+
 private:
+    static CpuMatrix fromCodes(const QuantizedWeight& w, MatrixFormat format);
+
     MatrixFormat m_format = MatrixFormat::F32;
     int m_rows = 0, m_cols = 0, m_groupSize = 0;
     std::vector<float> m_f32;

@@ -62,8 +62,9 @@ Result<std::vector<float>> loadVector(const Checkpoint& checkpoint, const std::s
 CpuMatrix fromQuantized(const QuantizedWeight& w)
 {
     if (CpuMatrix::q8Supported(w)) return CpuMatrix::fromQ8(w);
-    // 4 bits (and 8-bit groups that are not multiples of 32): no CPU kernel, so the dequantized
-    // values (what the W4A16 GPU kernel computes).
+    if (CpuMatrix::q4Supported(w)) return CpuMatrix::fromQ4(w);
+    // Groups that are not multiples of 32 (the activations' block): no CPU kernel, so the
+    // dequantized values (what the W4A16 GPU kernel computes).
     std::vector<float> values(size_t(w.rows) * size_t(w.cols));
     dequantize(w, values);
     return CpuMatrix::fromF32(w.rows, w.cols, std::move(values));
@@ -163,7 +164,9 @@ Result<CpuModelWeights> CpuModelWeights::load(const Checkpoint& checkpoint, cons
     std::vector<std::string> errors(static_cast<size_t>(items));
     std::atomic<int> done{0};
     std::mutex progressMutex;
-    const bool quantizeHead = quantization.enabled() && quantization.bits == 8 &&
+    // An int4 model's head is int8 too: llama.cpp's 4-bit files also keep the output matrix at
+    // more bits than the layers, since the logits see every rounding of it.
+    const bool quantizeHead = quantization.enabled() && (quantization.bits == 8 || quantization.bits == 4) &&
                               quantization.groupSize % CpuMatrix::kQ8Block == 0 && int8Head();
 #pragma omp parallel for schedule(dynamic, 1)
     for (int item = 0; item < items; ++item) {

@@ -1,8 +1,9 @@
 // CpuModelWeights: the CPU backend's weights in the checkpoint's own precision. A bf16 checkpoint
 // stays bf16 (half the memory of the fp32 copy and half the bytes a decode step streams); fp32 and
 // fp16 checkpoints become fp32 (OpenBLAS). With a QuantizationSpec the layers' Linears are 8-bit
-// CpuMatrix (int8 kept as int8) or, for 4 bits, dequantized to fp32; with 8 bits the embedding /
-// lm head is int8 too (as llama.cpp's q8_0 files have it; BROOK_CPU_INT8_HEAD=0 keeps it bf16). q/k/v and gate/up are fused
+// or 4-bit CpuMatrix (int8 kept as int8, int4 as int4; groups not a multiple of 32 are
+// dequantized to fp32); the embedding / lm head is then int8 (as llama.cpp's q8_0 files have it;
+// BROOK_CPU_INT8_HEAD=0 keeps it bf16). q/k/v and gate/up are fused
 // row-wise as in CpuWeights. (CpuWeights, the all-fp32 form, stays for the quantizer and AWQ.)
 // Immutable after load; safe to read from any thread.
 #pragma once
