@@ -15,6 +15,8 @@
 #include "launch/engine_launcher.h"
 #include "engine/cpu/cpu_features.h"
 #include "engine/request_stream.h"
+#include "engine/structured_output.h"
+#include "engine/utf8_path.h"
 #include "engine/tokenizer.h"
 #include "testing/test_model_writer.h"
 
@@ -24,6 +26,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <random>
 
@@ -39,6 +42,8 @@ struct BenchOptions {
     uint64_t seed = 0;
     int warmup = 1;
     int repeats = 3;
+    std::string jsonSchemaFile;    // throughput: constrain every output (structured-output cost)
+    StructuredOutput structured;  // read from jsonSchemaFile
 };
 
 double peakRssMiB() { return peakResidentMiB(); }
@@ -68,12 +73,15 @@ void printStepTimes(const EngineStepTimes& t, long long steps, const EngineStats
 
 // One short request before the timed part, as nano-vllm's bench.py does: first-use costs (GEMM
 // plan selection, page faults in fresh buffers) are not part of the steady state measured.
-bool warmUp(Engine& engine, std::mt19937_64& rng, int vocabLimit)
+// With a structured output the warm-up uses it too: the vocabulary's byte trie (built on first
+// use) and the grammar's first states are not part of the steady state either.
+bool warmUp(Engine& engine, std::mt19937_64& rng, int vocabLimit, const StructuredOutput& structured = {})
 {
     GenerationRequest r;
     r.prompt = randomPrompt(rng, 16, vocabLimit);
     r.params.maxTokens = 16;
     r.params.ignoreEos = true;
+    r.params.structured = structured;
     auto stream = RequestStream::submit(engine, std::move(r));
     if (!stream) {
         std::cerr << "brook-bench: " << stream.error() << "\n";
@@ -88,7 +96,7 @@ int runThroughput(Engine& engine, const BenchOptions& o, int vocabLimit)
     std::mt19937_64 rng(o.seed);
     std::mt19937_64 warmupRng(o.seed + 1);
     for (int i = 0; i < o.warmup; ++i)
-        if (!warmUp(engine, warmupRng, vocabLimit)) return 1;
+        if (!warmUp(engine, warmupRng, vocabLimit, o.structured)) return 1;
     std::uniform_int_distribution<int> len(o.minLen, o.maxLen);
     std::vector<GenerationRequest> requests;
     long long promptTokens = 0, outputTokens = 0;
@@ -101,6 +109,7 @@ int runThroughput(Engine& engine, const BenchOptions& o, int vocabLimit)
         r.params.seed = uint64_t(i);
         r.params.maxTokens = out;
         r.params.ignoreEos = true;
+        r.params.structured = o.structured;
         r.source = "bench";
         requests.push_back(std::move(r));
         promptTokens += in;
@@ -131,6 +140,7 @@ int runThroughput(Engine& engine, const BenchOptions& o, int vocabLimit)
     }
     const double seconds = std::chrono::duration<double>(BenchClock::now() - start).count();
     const EngineStats stats = engine.stats();
+    if (o.structured.active()) std::cout << "structured output: json schema " << o.jsonSchemaFile << "\n";
     std::cout << "requests: " << o.numPrompts << "\n"
               << "prompt tokens: " << promptTokens << "\n"
               << "output tokens: " << generated.load() << " (asked " << outputTokens << ")\n"
@@ -212,6 +222,9 @@ int main(int argc, char** argv)
         sub->add_option("--seed", bench.seed)->capture_default_str();
         sub->add_option("--repeats", bench.repeats)->capture_default_str();
         sub->add_option("--warmup", bench.warmup, "untimed requests first")->capture_default_str();
+        sub->add_option("--json-schema", bench.jsonSchemaFile,
+                        "throughput: every output constrained by this JSON schema (a grammar that completes ends "
+                        "its request early, so compare output tokens/s)");
         sub->add_option("--log-level", logLevel)->capture_default_str();
         addLaunchFlags(*sub, launch);
     }
@@ -230,6 +243,19 @@ int main(int argc, char** argv)
     if (app.got_subcommand("serve")) return runServeBench(serveBench);
     if (app.got_subcommand("baseline")) return runBaseline(baseline);
     if (app.got_subcommand("quality")) return runQualityBench(quality);
+    if (!bench.jsonSchemaFile.empty()) {
+        std::ifstream in(pathFromUtf8(bench.jsonSchemaFile), std::ios::binary);
+        if (!in) {
+            std::cerr << "brook-bench: cannot read " << bench.jsonSchemaFile << "\n";
+            return 2;
+        }
+        bench.structured = {StructuredOutput::Kind::JsonSchema, std::string(std::istreambuf_iterator<char>(in), {}), {},
+                            "--json-schema"};
+        if (auto valid = checkStructuredOutput(bench.structured); !valid) {
+            std::cerr << "brook-bench: " << valid.error() << "\n";
+            return 2;
+        }
+    }
 
     std::filesystem::path tempDir;
     if (!randomShape.empty()) {

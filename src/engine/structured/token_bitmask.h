@@ -16,8 +16,12 @@ inline void applyTokenBitmask(std::span<float> logits, std::span<const uint32_t>
     const size_t vocab = logits.size();
     for (size_t w = 0; w < mask.size() && w * 32 < vocab; ++w) {
         const uint32_t bits = mask[w];
-        if (bits == ~0u) continue;  // all allowed: the common word outside the grammar's special bytes
+        if (bits == ~0u) continue;  // all allowed: most words inside a JSON string
         const size_t end = std::min(vocab, w * 32 + 32);
+        if (bits == 0) {  // all forbidden: most words between JSON tokens
+            std::fill(logits.begin() + std::ptrdiff_t(w * 32), logits.begin() + std::ptrdiff_t(end), kNegInf);
+            continue;
+        }
         for (size_t t = w * 32; t < end; ++t)
             if (!((bits >> (t - w * 32)) & 1u)) logits[t] = kNegInf;
     }
