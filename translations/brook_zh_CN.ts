@@ -345,6 +345,10 @@
             <source>Loaded: %1</source>
             <translation>已加载：%1</translation>
         </message>
+        <message>
+            <source>JSON extraction</source>
+            <translation>JSON 信息抽取</translation>
+        </message>
     </context>
     <context>
         <name>brook::ChatSession</name>
@@ -454,6 +458,10 @@
         <message>
             <source>At most %L1, the model's context (prompt and reply share it).</source>
             <translation>最多 %L1，即模型的上下文长度（提示词与回复共用）。</translation>
+        </message>
+        <message>
+            <source>Structured output:</source>
+            <translation>结构化输出：</translation>
         </message>
     </context>
     <context>
@@ -777,6 +785,37 @@ Last message: %2</source>
         <message>
             <source>The Performance window: live charts, serving parameters, load tests</source>
             <translation>性能窗口：实时图表、服务参数、负载测试</translation>
+        </message>
+    </context>
+    <context>
+        <name>brook::JsonSchemaEditor</name>
+        <message>
+            <source>Replies are JSON that follows this schema</source>
+            <translation>回复为符合此模式的 JSON</translation>
+        </message>
+        <message>
+            <source>Structured output: the model can only produce text the schema allows</source>
+            <translation>结构化输出：模型只能生成该模式允许的文本</translation>
+        </message>
+        <message>
+            <source>A JSON schema, e.g. {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}</source>
+            <translation>JSON 模式，例如 {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}</translation>
+        </message>
+        <message>
+            <source>Off: replies are free text.</source>
+            <translation>已关闭：回复为自由文本。</translation>
+        </message>
+        <message>
+            <source>Valid: every reply will follow this schema.</source>
+            <translation>有效：每条回复都将符合此模式。</translation>
+        </message>
+        <message>
+            <source>Enter a JSON schema.</source>
+            <translation>请输入 JSON 模式。</translation>
+        </message>
+        <message>
+            <source>Cannot be used: %1</source>
+            <translation>无法使用：%1</translation>
         </message>
     </context>
     <context>

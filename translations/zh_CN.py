@@ -510,6 +510,16 @@ ZH = {
     "needs about %1, more than this computer can spare": "约需 %1，超出本机可用内存",
     "%1 · %2 download · %3": "%1 · 下载 %2 · %3",
     "Known to run:": "已验证可运行：",
+    # Structured output (conversation settings, preset)
+    "Structured output:": "结构化输出：",
+    "Replies are JSON that follows this schema": "回复为符合此模式的 JSON",
+    "Structured output: the model can only produce text the schema allows": "结构化输出：模型只能生成该模式允许的文本",
+    "A JSON schema, e.g. {\"type\": \"object\", \"properties\": {\"answer\": {\"type\": \"string\"}}, \"required\": [\"answer\"]}": "JSON 模式，例如 {\"type\": \"object\", \"properties\": {\"answer\": {\"type\": \"string\"}}, \"required\": [\"answer\"]}",
+    "Off: replies are free text.": "已关闭：回复为自由文本。",
+    "Valid: every reply will follow this schema.": "有效：每条回复都将符合此模式。",
+    "Enter a JSON schema.": "请输入 JSON 模式。",
+    "Cannot be used: %1": "无法使用：%1",
+    "JSON extraction": "JSON 信息抽取",
 }
 
 CONTEXT_ZH = {

@@ -23,7 +23,7 @@ declare -A allowed=(
 # What the app may include of the engine: the request API and plain data, nothing of its inside.
 engine_public="engine.h request.h result.h prompt_builder.h capacity_planner.h serving_settings.h engine_stats.h engine_metrics.h
   backend_memory.h generation_config.h model_config.h model_folder.h tokenizer.h sampling_params.h
-  request_stream.h chat_message.h utf8_path.h"
+  request_stream.h chat_message.h utf8_path.h structured_output.h"
 
 breach() {
   echo "BREACH: $*"

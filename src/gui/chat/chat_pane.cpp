@@ -237,6 +237,8 @@ void ChatPane::updatePresetCombo()
         if (p.builtin && p.id == QLatin1String("general") && p.name == QLatin1String("General")) name = tr("General");
         if (p.builtin && p.id == QLatin1String("writing") && p.name == QLatin1String("Writing")) name = tr("Writing");
         if (p.builtin && p.id == QLatin1String("summary") && p.name == QLatin1String("Summary")) name = tr("Summary");
+        if (p.builtin && p.id == QLatin1String("json-extract") && p.name == QLatin1String("JSON extraction"))
+            name = tr("JSON extraction");
         m_presetCombo->addItem(name, p.id);
         if (p.id == current) selected = m_presetCombo->count() - 1;
     }

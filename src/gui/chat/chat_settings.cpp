@@ -21,6 +21,8 @@ SamplingParams ChatSettings::toSamplingParams() const
     p.presencePenalty = float(presencePenalty);
     p.frequencyPenalty = float(frequencyPenalty);
     if (seed >= 0) p.seed = uint64_t(seed);
+    if (!jsonSchema.trimmed().isEmpty())
+        p.structured = {StructuredOutput::Kind::JsonSchema, jsonSchema.toStdString(), {}, "json_schema"};
     return p;
 }
 
@@ -45,6 +47,7 @@ QJsonObject ChatSettings::toJson() const
         {"presence_penalty", presencePenalty},
         {"frequency_penalty", frequencyPenalty},
         {"seed", seed},
+        {"json_schema", jsonSchema},
     };
 }
 
@@ -69,6 +72,7 @@ ChatSettings ChatSettings::fromJson(const QJsonObject& o)
     number("presence_penalty", s.presencePenalty);
     number("frequency_penalty", s.frequencyPenalty);
     integer("seed", s.seed);
+    if (o.value("json_schema").isString()) s.jsonSchema = o.value("json_schema").toString();
     return s;
 }
 

@@ -1,5 +1,6 @@
-// ChatSettings: what one conversation asks of the engine: a system prompt and the sampling
-// knobs people tune (temperature, top-p, top-k, max tokens, penalties, seed). Stored as JSON in
+// ChatSettings: what one conversation asks of the engine: a system prompt, the sampling
+// knobs people tune (temperature, top-p, top-k, max tokens, penalties, seed) and optionally a
+// JSON schema the replies must follow (structured output). Stored as JSON in
 // the conversation's row; defaults come from the model's generation_config.json.
 #pragma once
 
@@ -23,6 +24,8 @@ struct ChatSettings {
     double presencePenalty = 0.0;
     double frequencyPenalty = 0.0;
     qint64 seed = -1;  // -1: a new seed per request
+    // Structured output: a JSON schema every reply must validate against; empty: free text.
+    QString jsonSchema;
 
     // The model's generation_config values over Brook's chat defaults.
     static ChatSettings fromDefaults(const GenerationDefaults& defaults);

@@ -1,5 +1,7 @@
 #include "gui/chat/chat_settings_dialog.h"
 
+#include "gui/chat/json_schema_editor.h"
+
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QEvent>
@@ -61,10 +63,12 @@ ChatSettingsDialog::ChatSettingsDialog(const ChatSettings& settings, const ChatS
     m_frequency = makeDouble(this, -2.0, 2.0, 0.1, "frequencyPenalty");
     m_seed = new QSpinBox(this);
     m_seed->setRange(-1, std::numeric_limits<int>::max());
+    m_schema = new JsonSchemaEditor(this);
 
     m_form = new QFormLayout;
-    for (QWidget* field : std::initializer_list<QWidget*>{m_systemPrompt, m_template, m_temperature, m_topP, m_topK,
-                                                          m_maxTokens, m_repetition, m_presence, m_frequency, m_seed}) {
+    for (QWidget* field :
+         std::initializer_list<QWidget*>{m_systemPrompt, m_template, m_temperature, m_topP, m_topK, m_maxTokens,
+                                         m_repetition, m_presence, m_frequency, m_seed, m_schema}) {
         auto* label = new QLabel(this);
         label->setBuddy(field);
         m_labels.append(label);
@@ -77,6 +81,8 @@ ChatSettingsDialog::ChatSettingsDialog(const ChatSettings& settings, const ChatS
     connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     connect(m_buttons->button(QDialogButtonBox::Reset), &QPushButton::clicked, this, &ChatSettingsDialog::handleReset);
+    connect(m_schema, &JsonSchemaEditor::validityChanged, m_buttons->button(QDialogButtonBox::Ok),
+            &QPushButton::setEnabled);
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(m_form);
@@ -98,6 +104,8 @@ void ChatSettingsDialog::load(const ChatSettings& s)
     m_presence->setValue(s.presencePenalty);
     m_frequency->setValue(s.frequencyPenalty);
     m_seed->setValue(int(std::min<qint64>(s.seed, std::numeric_limits<int>::max())));
+    m_schema->setSchema(s.jsonSchema);
+    m_buttons->button(QDialogButtonBox::Ok)->setEnabled(m_schema->isValid());
 }
 
 ChatSettings ChatSettingsDialog::settings() const
@@ -113,6 +121,7 @@ ChatSettings ChatSettingsDialog::settings() const
     s.presencePenalty = m_presence->value();
     s.frequencyPenalty = m_frequency->value();
     s.seed = m_seed->value();
+    s.jsonSchema = m_schema->schema();
     return s;
 }
 
@@ -138,6 +147,7 @@ void ChatSettingsDialog::handleReset()
     s.systemPrompt = m_systemPrompt->toPlainText();
     s.inputTemplate = m_template->toPlainText();
     s.presetName = m_original.presetName;
+    s.jsonSchema = m_schema->schema();
     load(s);
 }
 
@@ -153,7 +163,8 @@ void ChatSettingsDialog::retranslateUi()
                                 tr("Repetition penalty:"),
                                 tr("Presence penalty:"),
                                 tr("Frequency penalty:"),
-                                tr("Seed:")};
+                                tr("Seed:"),
+                                tr("Structured output:")};
     for (int row = 0; row < labels.size() && row < m_labels.size(); ++row) m_labels[row]->setText(labels[row]);
     m_systemPrompt->setPlaceholderText(tr("Optional: how the assistant should behave"));
     m_template->setPlaceholderText(tr("Optional: wraps each message; {input} marks where your text goes"));

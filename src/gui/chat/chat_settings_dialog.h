@@ -1,6 +1,7 @@
 // ChatSettingsDialog: edits one conversation's system prompt, input template and sampling
-// (temperature, top-p, top-k, max tokens, penalties, seed); "Reset" restores the model's
-// generation_config defaults.
+// (temperature, top-p, top-k, max tokens, penalties, seed) and structured output (a JSON schema
+// the replies follow, checked as it is typed: OK waits for a usable one); "Reset" restores the
+// model's generation_config defaults.
 #pragma once
 
 #include "gui/chat/chat_settings.h"
@@ -15,6 +16,8 @@ class QPlainTextEdit;
 class QSpinBox;
 
 namespace brook {
+
+class JsonSchemaEditor;
 
 class ChatSettingsDialog : public QDialog {
     Q_OBJECT
@@ -53,6 +56,7 @@ private:
     QDoubleSpinBox* m_presence;
     QDoubleSpinBox* m_frequency;
     QSpinBox* m_seed;
+    JsonSchemaEditor* m_schema;
     QDialogButtonBox* m_buttons;
 };
 

@@ -34,7 +34,20 @@ QList<PromptPreset> PresetLibrary::builtins()
     summary.maxTokens = 256;
     summary.builtin = true;
 
-    return {general, writing, summary};
+    // Structured output: the reply is JSON valid against the schema (the engine masks every token).
+    PromptPreset extract;
+    extract.id = QStringLiteral("json-extract");
+    extract.name = QStringLiteral("JSON extraction");
+    extract.inputTemplate = QStringLiteral("【任务】从下文提取摘要和关键词：{input}\n【输出】JSON");
+    extract.keywords = {QStringLiteral("提取"), QStringLiteral("JSON")};
+    extract.jsonSchema = QStringLiteral(
+        "{\n  \"type\": \"object\",\n  \"properties\": {\n    \"summary\": {\"type\": \"string\", \"maxLength\": 200},\n"
+        "    \"keywords\": {\"type\": \"array\", \"items\": {\"type\": \"string\", \"maxLength\": 20}, \"maxItems\": 8}\n"
+        "  },\n  \"required\": [\"summary\", \"keywords\"],\n  \"additionalProperties\": false\n}");
+    extract.temperature = 0.3;
+    extract.builtin = true;
+
+    return {general, writing, summary, extract};
 }
 
 const PromptPreset* PresetLibrary::find(const QString& id) const

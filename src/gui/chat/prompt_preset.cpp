@@ -16,6 +16,7 @@ void PromptPreset::applyTo(ChatSettings& s) const
     s.systemPrompt = systemPrompt;
     s.inputTemplate = inputTemplate;
     s.presetName = id;
+    s.jsonSchema = jsonSchema;
     if (temperature) s.temperature = *temperature;
     if (topP) s.topP = *topP;
     if (topK) s.topK = *topK;
@@ -44,6 +45,7 @@ QJsonObject PromptPreset::toJson() const
     if (topK) o["top_k"] = *topK;
     if (maxTokens) o["max_tokens"] = *maxTokens;
     if (repetitionPenalty) o["repetition_penalty"] = *repetitionPenalty;
+    if (!jsonSchema.isEmpty()) o["json_schema"] = jsonSchema;
     return o;
 }
 
@@ -62,6 +64,7 @@ PromptPreset PromptPreset::fromJson(const QJsonObject& o)
     if (o.value("top_k").isDouble()) p.topK = o.value("top_k").toInt();
     if (o.value("max_tokens").isDouble()) p.maxTokens = o.value("max_tokens").toInt();
     if (o.value("repetition_penalty").isDouble()) p.repetitionPenalty = o.value("repetition_penalty").toDouble();
+    if (o.value("json_schema").isString()) p.jsonSchema = o.value("json_schema").toString();
     return p;
 }
 

@@ -24,10 +24,12 @@ struct PromptPreset {
     std::optional<int> topK;
     std::optional<int> maxTokens;
     std::optional<double> repetitionPenalty;
+    QString jsonSchema;  // structured output for the conversation; empty: free text
     bool builtin = false;
 
     QString expand(const QString& input) const;
-    // Sets the conversation's system prompt and template and the overrides this preset has.
+    // Sets the conversation's system prompt, template and structured output (none when the
+    // preset has no schema) and the overrides this preset has.
     void applyTo(ChatSettings& settings) const;
     // The longest keyword of this preset found in `text` (0: none): longer is more specific.
     int matchLength(const QString& text) const;
