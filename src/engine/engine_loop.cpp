@@ -197,15 +197,15 @@ void EngineLoop::step()
         m_metrics.onPreemption(int(plan.preempted.size()));
         spdlog::debug("preempted {} sequence(s): KV cache full", plan.preempted.size());
     }
+    m_metrics.onPrefixCacheLookups(m_scheduler.prefixCacheQueries() - m_lastPrefixCacheQueries,
+                                   m_scheduler.prefixCacheHits() - m_lastPrefixCacheHits);
+    m_lastPrefixCacheQueries = m_scheduler.prefixCacheQueries();
+    m_lastPrefixCacheHits = m_scheduler.prefixCacheHits();
     if (plan.empty()) return;
 
     m_batch.clear();
     m_structured->beginStep(plan.scheduled.size());
     for (const ScheduledSequence& s : plan.scheduled) {
-    m_metrics.onPrefixCacheLookups(m_scheduler.prefixCacheQueries() - m_lastPrefixCacheQueries,
-                                   m_scheduler.prefixCacheHits() - m_lastPrefixCacheHits);
-    m_lastPrefixCacheQueries = m_scheduler.prefixCacheQueries();
-    m_lastPrefixCacheHits = m_scheduler.prefixCacheHits();
         Sequence& seq = *s.seq;
         BatchSequence b;
         b.tokens = std::span<const int32_t>(seq.tokens.data() + seq.numComputedTokens, size_t(s.numNewTokens));
@@ -260,13 +260,13 @@ void EngineLoop::step()
         ++generated;
         if (seq.numOutputTokens() == 1) {
             seq.firstTokenTime = now;
+            m_processors.at(seq.id)->setNumCachedTokens(std::max(seq.numCachedPromptTokens, 0));
             m_metrics.onFirstToken(secondsBetween(seq.arrivalTime, now));
             m_latency.record(LatencyKind::Ttft, secondsBetween(seq.arrivalTime, now), now);
         } else {
             m_metrics.onInterTokenLatency(secondsBetween(seq.lastTokenTime, now));
             m_latency.record(LatencyKind::Itl, secondsBetween(seq.lastTokenTime, now), now);
         }
-            m_processors.at(seq.id)->setNumCachedTokens(std::max(seq.numCachedPromptTokens, 0));
         seq.lastTokenTime = now;
         const bool outputComplete = m_structured->onToken(seq.id, sample.token);
         auto reason = m_processors.at(seq.id)->onToken(sample, seq.numOutputTokens(),
@@ -332,6 +332,9 @@ void EngineLoop::publishStats()
     s.kvCacheUsage = m_blocks.usage();
     s.numPreemptions = m_scheduler.numPreemptions();
     s.promptTokensTotal = m_promptTokensTotal;
+    s.prefixCachingEnabled = m_blocks.prefixCachingEnabled();
+    s.prefixCacheQueries = m_scheduler.prefixCacheQueries();
+    s.prefixCacheHits = m_scheduler.prefixCacheHits();
     s.generationTokensTotal = m_generationTokensTotal;
     s.requestsFinished = m_requestsFinished;
     s.requestsAborted = m_requestsAborted;
@@ -340,9 +343,6 @@ void EngineLoop::publishStats()
     // Asking the device for its free memory costs a driver call: not on every decode step.
     const Clock::time_point now = Clock::now();
     if (now - m_lastMemoryQuery > std::chrono::milliseconds(250)) {
-    s.prefixCachingEnabled = m_blocks.prefixCachingEnabled();
-    s.prefixCacheQueries = m_scheduler.prefixCacheQueries();
-    s.prefixCacheHits = m_scheduler.prefixCacheHits();
         m_memory = m_backend->memory();
         m_lastMemoryQuery = now;
     }

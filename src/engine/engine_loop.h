@@ -79,9 +79,9 @@ private:
     std::vector<BatchSequence> m_batch;
     long long m_promptTokensTotal = 0, m_generationTokensTotal = 0, m_steps = 0;
     long long m_requestsFinished = 0, m_requestsAborted = 0;
+    long long m_lastPrefixCacheQueries = 0, m_lastPrefixCacheHits = 0;  // fed to m_metrics so far
     EngineStepTimes m_stepTimes;
     Clock::time_point m_lastStatsLog;
-    long long m_lastPrefixCacheQueries = 0, m_lastPrefixCacheHits = 0;  // fed to m_metrics so far
     Clock::time_point m_lastMemoryQuery;  // backend memory is queried at most every 250 ms
     BackendMemory m_memory;
     long long m_lastLoggedPrompt = 0, m_lastLoggedGeneration = 0;

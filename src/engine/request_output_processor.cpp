@@ -76,9 +76,9 @@ void RequestOutputProcessor::abort(int numOutputTokens)
     out.numPromptTokens = m_numPromptTokens;
     out.numOutputTokens = numOutputTokens;
     out.timeToFirstTokenSeconds = m_ttftSeconds;
+    out.numCachedTokens = m_numCachedTokens;
     out.finishReason = FinishReason::Abort;
     m_callback(out);
-    out.numCachedTokens = m_numCachedTokens;
 }
 
 }  // namespace brook

@@ -27,10 +27,10 @@ public:
                                         bool outputComplete = false);
     // Ends the stream with finish_reason "abort" (cancelled, client gone, engine stopping).
     void abort(int numOutputTokens);
-
-    // Token ids that end generation (eos unless ignore_eos, plus stop_token_ids); also masked
     // Prompt tokens found in the prefix cache, reported in every update from the first token on.
     void setNumCachedTokens(int tokens) { m_numCachedTokens = tokens; }
+
+    // Token ids that end generation (eos unless ignore_eos, plus stop_token_ids); also masked
     // by the sampler under min_tokens.
     const std::vector<int32_t>& stopTokenIds() const { return m_stopTokenIds; }
 
@@ -45,7 +45,7 @@ private:
     IncrementalDetokenizer m_detokenizer;
     StopChecker m_stopChecker;
     double m_ttftSeconds = 0;
+    int m_numCachedTokens = 0;
 };
 
-    int m_numCachedTokens = 0;
 }  // namespace brook
