@@ -17,7 +17,8 @@ serve() {  # serve PORT [flags...]: starts brook-serve, waits until it answers
     "$B/brook-serve" "$M" --port "$port" "$@" > "$LOG/serve-$port.txt" 2>&1 &
     SERVER=$!
     for _ in $(seq 1 120); do
-        curl -sf "http://127.0.0.1:$port/health" > /dev/null && return 0
+        python3 -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:$port/health', timeout=2)" \
+            2> /dev/null && return 0
         sleep 1
     done
     echo "brook-serve on $port did not come up" >&2
