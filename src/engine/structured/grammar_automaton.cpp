@@ -15,6 +15,9 @@ constexpr size_t kMaxStates = 16384;
 constexpr size_t kMaxMasks = 512;
 constexpr size_t kMaxNodes = size_t(4) << 20;
 constexpr size_t kMaxStacksPerState = 20000;
+// Stack nodes expanded by one call (a mask, an advance): bounds the time a hostile grammar can
+// take in one step (about a second at worst) before the request is stopped.
+constexpr size_t kMaxExpansionsPerCall = 10'000'000;
 
 }  // namespace
 
@@ -55,6 +58,10 @@ void GrammarAutomaton::close(int32_t seed, bool& accept)
         if (m_visited.size() < m_nodes.size()) m_visited.resize(m_nodes.size() * 2, 0);
         if (m_visited[size_t(x)] == m_visitMark) continue;
         m_visited[size_t(x)] = m_visitMark;
+        if (++m_expansions > kMaxExpansionsPerCall) {
+            m_overflow = true;
+            return;
+        }
         const auto [position, parent] = m_nodes[size_t(x)];
         const Grammar::Element& e = elements[size_t(position)];
         if (e.kind == Grammar::ElementKind::Bytes) {
@@ -94,6 +101,7 @@ int32_t GrammarAutomaton::startState()
 {
     std::lock_guard lock(m_mutex);
     if (m_start >= 0) return m_start;
+    m_expansions = 0;
     m_work.clear();
     ++m_visitMark;
     bool accept = false;
@@ -130,6 +138,7 @@ int32_t GrammarAutomaton::step(int32_t state, uint8_t byte)
 int32_t GrammarAutomaton::advance(int32_t state, std::string_view bytes)
 {
     std::lock_guard lock(m_mutex);
+    m_expansions = 0;
     for (char c : bytes) {
         if (state < 0) return kDead;
         state = step(state, uint8_t(c));
@@ -152,6 +161,7 @@ bool GrammarAutomaton::terminated(int32_t state)
 bool GrammarAutomaton::fillMask(int32_t state, std::span<uint32_t> mask)
 {
     std::lock_guard lock(m_mutex);
+    m_expansions = 0;
     if (m_overflow || state < 0) {
         std::fill(mask.begin(), mask.end(), 0u);
         return !m_overflow;

@@ -95,6 +95,7 @@ private:
     std::vector<int32_t> m_work, m_stack;
     std::vector<uint32_t> m_visited;
     uint32_t m_visitMark = 0;
+    size_t m_expansions = 0;  // stack nodes expanded by the current call
 };
 
 }  // namespace brook::structured
