@@ -89,6 +89,9 @@ int32_t GrammarAutomaton::intern(std::vector<int32_t>&& nodes, bool accept)
     nodes.push_back(accept ? 1 : 0);
     auto it = m_stateIds.find(nodes);
     if (it != m_stateIds.end()) return it->second;
+    // One call may create states past kMaxStates (they are dropped between steps); a call that
+    // creates this many is a grammar exploding: stop it (each state holds 1 KiB of transitions).
+    if (m_states.size() >= 4 * kMaxStates) m_overflow = true;
     const auto id = int32_t(m_states.size());
     m_stateIds.emplace(nodes, id);
     nodes.pop_back();
