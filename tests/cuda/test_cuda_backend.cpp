@@ -2,6 +2,7 @@
 // the CPU backend on the same weights (a head_dim-128 shape and the full ERNIE-0.3B shape),
 // greedy tokens where the reference's top-2 margin is clear, and the engine on the GPU:
 // batched == alone, preemption and cancellation free every block.
+#include "cuda_engine_test_support.h"
 #include "cuda_test_support.h"
 
 #include "../engine/engine_test_support.h"
@@ -90,23 +91,6 @@ Comparison compare(Backend& test, Backend& reference, std::vector<int32_t> token
         tokens.push_back(m.top);
     }
     return c;
-}
-
-// The engine tests' tiny model has head_dim 16; the CUDA kernels take 32, 64 or 128.
-const std::filesystem::path& gpuModelDir()
-{
-    static QTemporaryDir dir;
-    static bool written = [] {
-        testing::TestModelOptions options;
-        options.shape = testing::TestModelShape::tiny();
-        options.shape.headDim = 32;
-        auto r = testing::writeTestModel(dir.path().toStdString(), options);
-        if (!r) qFatal("writeTestModel: %s", r.error().c_str());
-        return true;
-    }();
-    (void)written;
-    static std::filesystem::path path = dir.path().toStdString();
-    return path;
 }
 
 // The CUDA-vs-CPU comparisons' model: the full ERNIE-0.3B shape, or a small one with ERNIE's

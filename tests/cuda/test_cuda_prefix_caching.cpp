@@ -4,6 +4,7 @@
 // blocks another sequence computed. The engine-side logic is the same as on the CPU
 // (tests/engine/test_prefix_caching.cpp); this checks that the GPU's prefill from an offset
 // (positions and block table as if the prefix had been computed) gives the same tokens.
+#include "cuda_engine_test_support.h"
 #include "cuda_test_support.h"
 
 #include "../engine/engine_test_support.h"
@@ -18,6 +19,7 @@ namespace {
 LaunchOptions gpuOptions(bool caching, int numKvBlocks = 0)
 {
     LaunchOptions o = testsupport::cpuOptions();
+    o.modelDir = gpuModelDir();
     o.device = "cuda";
     o.gpuMemoryUtilization = 0.3;
     o.enablePrefixCaching = caching;

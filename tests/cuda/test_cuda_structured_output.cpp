@@ -2,6 +2,7 @@
 // token_mask_kernel.cu): 200 random schemas with the tiny random model each give JSON valid
 // against the schema (independent validator), a regex and a choice match, and greedy constrained
 // output is valid and the same run to run.
+#include "cuda_engine_test_support.h"
 #include "cuda_test_support.h"
 
 #include "../engine/engine_test_support.h"
@@ -19,6 +20,8 @@ namespace {
 LaunchOptions options(const char* device)
 {
     LaunchOptions o = cpuOptions();
+    // One model for both backends (the CUDA kernels take head_dim 32, 64 or 128).
+    o.modelDir = cudatest::gpuModelDir();
     o.device = device;
     o.gpuMemoryUtilization = 0.3;
     o.maxModelLen = 2048;
