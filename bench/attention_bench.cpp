@@ -5,10 +5,12 @@
 //         small): the kernel's own latency chain.
 //   cold: 20 x (a 128 MB memset that evicts L2, then the launch) minus 20 memsets alone: K/V
 //         from HBM, as in a real step where the layer's weights have streamed through L2 since.
-// GB/s counts the K/V bytes a launch must read. BROOK_NO_CLUSTERS=1 turns thread-block
-// clusters off (workspace merge instead) for an A/B. Usage: attention_bench [maxContextLen (4096)]
+// GB/s counts the K/V bytes a launch must read. --no-clusters turns thread-block
+// clusters off (workspace merge instead) for an A/B. Usage: attention_bench [maxContextLen (4096)] [--no-clusters]
 #include "cuda_graph_timer.h"
 #include "cuda/cuda_check.h"
+#include "cuda/cuda_device.h"
+#include "cuda/cuda_features.h"
 #include "cuda/device_buffer.h"
 #include "cuda/paged_attention.h"
 #include "engine/tensor_view.h"
@@ -19,6 +21,7 @@
 #include <functional>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace brook;
@@ -97,13 +100,19 @@ void benchCase(int batch, const std::vector<int>& contexts, const char* label, i
 
 int main(int argc, char** argv)
 {
-    const int maxContextLen = argc > 1 ? std::atoi(argv[1]) : 4096;
+    // Usage: attention_bench [MAX_CONTEXT_LEN] [--no-clusters]
+    int maxContextLen = 4096;
+    CudaFeatures features;
+    for (int i = 1; i < argc; ++i) {
+        if (std::string(argv[i]) == "--no-clusters") features.threadBlockClusters = false;
+        else maxContextLen = std::atoi(argv[i]);
+    }
+    setCudaFeatures(features);
     cudaStream_t stream;
     BROOK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     DeviceBuffer flush(kFlushBytes);
-    const char* clusters = std::getenv("BROOK_NO_CLUSTERS");
     std::printf("paged decode attention, NH %d / KVH %d / HD %d, bf16, maxContextLen %d, clusters %s\n", kHeads,
-                kKvHeads, kHeadDim, maxContextLen, clusters && *clusters && *clusters != '0' ? "off" : "on if sm_90");
+                kKvHeads, kHeadDim, maxContextLen, threadBlockClustersSupported() ? "on" : "off");
     for (int batch : {1, 8, 64, 256}) {
         for (int ctx : {128, 384, 1024, 4096}) {
             if (ctx > maxContextLen) continue;

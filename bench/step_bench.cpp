@@ -61,7 +61,20 @@ int main(int argc, char** argv)
     app.add_option("--iterations", iterations)->capture_default_str();
     app.add_flag("--profile-step", profileStep, "profile one decode step of the first batch size (ncu)");
     app.add_flag("--enforce-eager", eager, "no CUDA graphs");
+    // The backend's kernel features (cuda_features.h), for A/B runs.
+    cuda::CudaFeatures features;
+    bool noPdl = false, noClusters = false;
+    app.add_flag("--no-pdl", noPdl, "no programmatic dependent launch");
+    app.add_flag("--no-clusters", noClusters, "decode attention merges through the workspace, not clusters");
+    app.add_option("--pdl-early-wait", features.pdlEarlyWaitMask,
+                   "kernels wait before their early work: 1 attention, 2 GEMVs, 4 the GEMV's RoPE inputs only")
+        ->check(CLI::Range(0, 7));
+    app.add_option("--skinny-max-rows", features.skinnyMaxRows,
+                   "decode steps of up to this many tokens take the skinny GEMM (0: built-in crossover)")
+        ->check(CLI::Range(0, 8));
     CLI11_PARSE(app, argc, argv);
+    features.programmaticDependentLaunch = !noPdl;
+    features.threadBlockClusters = !noClusters;
     spdlog::set_level(spdlog::level::warn);
 
     std::filesystem::path temp;
@@ -87,6 +100,7 @@ int main(int argc, char** argv)
     options.maxNumSeqs = maxBatch;
     options.enforceEager = eager;
     options.gpuMemoryUtilization = 0.5;
+    options.features = features;
     auto backend = cuda::CudaBackend::create(folder->config, *folder->checkpoint, options);
     if (!backend) {
         spdlog::error("{}", backend.error());

@@ -27,7 +27,7 @@ run $B/brook-step-bench --model $model --batch 1 8 64 256
 for c in 16 1024; do run $B/brook-step-bench --model $model --batch 1 --context $c; done
 run $B/attention_bench
 run $B/sampler_bench --rows 1 64 128 256
-run env BROOK_PDL_EARLY_WAIT=3 $B/brook-bench latency $L --input-len 128 --output-len 256 --max-num-seqs 8 --repeats 3
+run $B/brook-step-bench --model $model --batch 1 --pdl-early-wait 3   # what the work before the PDL wait buys
 # Online: brook-serve on the GPU, vllm-bench-serve style load at four concurrencies.
 $B/brook-serve "$model" --device cuda --max-model-len 4096 --port 8011 > "$out/serve.log" 2>&1 &
 server=$!

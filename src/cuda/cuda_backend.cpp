@@ -48,6 +48,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
                                                          const CudaBackendOptions& options)
 {
     if (cudaDeviceCount() == 0) return makeError(ErrorCode::InvalidArgument, "device", "no CUDA GPU was found");
+    setCudaFeatures(options.features);
     if (auto valid = checkpoint.validateErnie(config); !valid) return makeError(valid.failure());
     if (config.headDim != 32 && config.headDim != 64 && config.headDim != 128)
         return makeError(ErrorCode::InvalidArgument, "device",

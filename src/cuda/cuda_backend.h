@@ -8,6 +8,7 @@
 
 #include "cuda/cublaslt_gemm.h"
 #include "cuda/cuda_dtype.h"
+#include "cuda/cuda_features.h"
 #include "cuda/cuda_weights.h"
 #include "cuda/decode_graphs.h"
 #include "cuda/device_buffer.h"
@@ -40,6 +41,7 @@ struct CudaBackendOptions {
     double gpuMemoryUtilization = 0.9;
     bool enforceEager = false;                   // no CUDA graphs
     std::function<void(double)> onLoadProgress;  // fraction done, 0..1 (optional)
+    CudaFeatures features;                       // kernel features (experiments switch them off)
 };
 
 class CudaBackend final : public Backend {

@@ -1,9 +1,11 @@
 #include "cuda/cuda_device.h"
 
+#include "cuda/cuda_features.h"
+
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdio>
-#include <cstdlib>
 
 namespace brook::cuda {
 
@@ -36,55 +38,55 @@ bool cudaDeviceHasBf16(int device)
 
 namespace {
 
-// Whether the environment sets `name` to something other than empty or "0".
-bool envSwitchOn(const char* name)
+constexpr unsigned pack(const CudaFeatures& f)
 {
-    const char* value = std::getenv(name);
-    return value && *value && *value != '0';
+    return (f.programmaticDependentLaunch ? 1u : 0u) | (f.threadBlockClusters ? 2u : 0u) |
+           (unsigned(f.pdlEarlyWaitMask & 0xFF) << 8) | (unsigned(f.skinnyMaxRows & 0xFF) << 16);
 }
 
-// Hopper (sm_90) and newer, on the current device, unless the environment switches the feature off.
-bool hopperFeatureEnabled(const char* offSwitch)
+CudaFeatures unpack(unsigned bits)
 {
-    if (envSwitchOn(offSwitch)) return false;
-    int device = 0, major = 0;
-    if (cudaGetDevice(&device) != cudaSuccess) return false;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
-    return major >= 9;
+    CudaFeatures f;
+    f.programmaticDependentLaunch = bits & 1u;
+    f.threadBlockClusters = bits & 2u;
+    f.pdlEarlyWaitMask = int((bits >> 8) & 0xFF);
+    f.skinnyMaxRows = int((bits >> 16) & 0xFF);
+    return f;
 }
+
+// Hopper (sm_90) and newer, on the current device; decided once per process (the backend drives
+// one device).
+bool hopperDevice()
+{
+    static const bool hopper = [] {
+        int device = 0, major = 0;
+        if (cudaGetDevice(&device) != cudaSuccess) return false;
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
+        return major >= 9;
+    }();
+    return hopper;
+}
+
+// The active CudaFeatures, packed so that launches on any thread read them without a lock:
+// bit 0 PDL, bit 1 clusters, bits 8-15 the early-wait mask, bits 16-23 skinnyMaxRows.
+std::atomic<unsigned> activeFeatures{pack(CudaFeatures{})};
 
 }  // namespace
 
-// Each decided once per process: the backend drives one device.
-bool pdlSupported()
-{
-    static const bool supported = hopperFeatureEnabled("BROOK_NO_PDL");
-    return supported;
-}
+void setCudaFeatures(const CudaFeatures& features) { activeFeatures.store(pack(features)); }
 
-bool threadBlockClustersSupported()
-{
-    static const bool supported = hopperFeatureEnabled("BROOK_NO_CLUSTERS");
-    return supported;
-}
+CudaFeatures cudaFeatures() { return unpack(activeFeatures.load()); }
 
-int pdlEarlyWait()
-{
-    static const int mask = [] {
-        const char* value = std::getenv("BROOK_PDL_EARLY_WAIT");
-        return value && *value ? int(std::strtol(value, nullptr, 0)) : 0;
-    }();
-    return mask;
-}
+bool pdlSupported() { return hopperDevice() && cudaFeatures().programmaticDependentLaunch; }
+
+bool threadBlockClustersSupported() { return hopperDevice() && cudaFeatures().threadBlockClusters; }
+
+int pdlEarlyWait() { return cudaFeatures().pdlEarlyWaitMask; }
 
 int skinnyMaxRowsOverride()
 {
-    static const int rows = [] {
-        const char* value = std::getenv("BROOK_SKINNY_MAX_ROWS");
-        const long n = value && *value ? std::strtol(value, nullptr, 10) : 0;
-        return n >= 1 && n <= 8 ? int(n) : 0;
-    }();
-    return rows;
+    const int n = cudaFeatures().skinnyMaxRows;
+    return n >= 1 && n <= 8 ? n : 0;
 }
 
 }  // namespace brook::cuda

@@ -47,7 +47,7 @@ struct SkinnyRope {
 // True when the shape suits the skinny kernel (M <= 8, K % 8 == 0, f(x) fits in shared memory).
 bool skinny_gemm_supported(int M, int K);
 // True when a decode step of M tokens should take the skinny path (fused prologues, PDL) rather
-// than cuBLASLt: supported and M <= kSkinnyPreferredMaxRows (BROOK_SKINNY_MAX_ROWS overrides).
+// than cuBLASLt: supported and M <= kSkinnyPreferredMaxRows (CudaFeatures::skinnyMaxRows overrides).
 bool skinny_gemm_preferred(int M, int K);
 
 // outFloat: out is fp32 (else the element type); accumulate: out += result (else out = result).

@@ -7,6 +7,7 @@
 
 #include "../engine/engine_test_support.h"
 #include "cuda/cuda_backend.h"
+#include "cuda/cuda_device.h"
 #include "engine/checkpoint.h"
 #include "engine/quantized_layer_loader.h"
 #include "engine/cpu/cpu_backend.h"
@@ -44,7 +45,8 @@ Margin margin(std::span<const float> row)
 }
 
 std::unique_ptr<cuda::CudaBackend> makeCuda(const ModelConfig& config, const Checkpoint& checkpoint,
-                                            const std::string& dtype, bool eager, const std::string& quantization = {})
+                                            const std::string& dtype, bool eager, const std::string& quantization = {},
+                                            const cuda::CudaFeatures& features = {})
 {
     cuda::CudaBackendOptions o;
     auto dtypeChoice = parseDTypeChoice(dtype);
@@ -59,6 +61,7 @@ std::unique_ptr<cuda::CudaBackend> makeCuda(const ModelConfig& config, const Che
     o.numKvBlocks = 64;
     o.enforceEager = eager;
     o.gpuMemoryUtilization = 0.5;
+    o.features = features;
     auto backend = cuda::CudaBackend::create(config, checkpoint, o);
     if (!backend) qFatal("CudaBackend::create: %s", backend.error().c_str());
     return std::move(backend).value();
@@ -267,9 +270,57 @@ private slots:
         QCOMPARE(c.agreeing, c.clearSteps);
     }
 
+    // CudaBackendOptions::features: with programmatic dependent launch, clusters and the work
+    // before the PDL wait switched off, and the skinny GEMV for one row only, the backend
+    // computes the same logits (bf16 noise: the attention merge and the GEMM paths differ), and
+    // the switches take effect. Fixed tokens, the two backends one after the other (the kernels
+    // read the active set process-wide).
+    void kernelFeaturesAreOptionsAndKeepTheLogits()
+    {
+        BROOK_REQUIRE_GPU();
+        QTemporaryDir dir;
+        QVERIFY(testing::writeTestModel(dir.path().toStdString(), comparisonModel(false)).ok());
+        auto config = loadModelConfig(std::filesystem::path(dir.path().toStdString()) / "config.json");
+        auto checkpoint = Checkpoint::open(dir.path().toStdString());
+        QVERIFY(config.ok() && checkpoint.ok());
+        std::mt19937 rng(33);
+        const std::vector<int32_t> tokens = testsupport::randomPrompt(rng, 56, 2000);
+        constexpr int kPrompt = 40;
+        const auto run = [&](const cuda::CudaFeatures& features) {
+            auto backend = makeCuda(*config, **checkpoint, "bfloat16", false, {}, features);
+            std::vector<int32_t> blocks(64);
+            for (int i = 0; i < 64; ++i) blocks[size_t(i)] = i;
+            std::vector<std::vector<float>> logits;
+            for (int cached = 0, end = kPrompt; end <= int(tokens.size()); cached = end, ++end) {
+                BatchSequence s{std::span(tokens.data() + cached, size_t(end - cached)), cached, blocks, true, {}};
+                logits.push_back(backend->logits(std::span(&s, 1)));
+            }
+            return logits;
+        };
+        const auto defaults = run({});
+        QCOMPARE(cuda::skinnyMaxRowsOverride(), 0);
+        cuda::CudaFeatures off;
+        off.programmaticDependentLaunch = false;
+        off.threadBlockClusters = false;
+        off.pdlEarlyWaitMask = 7;
+        off.skinnyMaxRows = 1;
+        const auto changed = run(off);
+        QVERIFY(!cuda::pdlSupported());
+        QVERIFY(!cuda::threadBlockClustersSupported());
+        QCOMPARE(cuda::pdlEarlyWait(), 7);
+        QCOMPARE(cuda::skinnyMaxRowsOverride(), 1);
+        cuda::setCudaFeatures({});  // the defaults again for the tests after this one
+        QCOMPARE(changed.size(), defaults.size());
+        for (size_t step = 0; step < defaults.size(); ++step) {
+            const double e = relativeError(changed[step], defaults[step]);
+            QVERIFY2(e < 2e-2, qPrintable(QString("step %1: %2").arg(step).arg(e)));
+        }
+    }
+
     // 4- and 8-bit Linears (RTN at load, group 128): the CUDA W4A16/W8A16 kernels against the
-    // CPU backend, which dequantizes the very same codes and scales to fp32. Prefill runs the
-    // quantized GEMM, decode the GEMV with its fused prologues.
+    // CPU backend, which keeps the very same codes and scales (its int8 kernels quantize the
+    // activations per 32, cpu_gemm_q8.h). Prefill runs the quantized GEMM, decode the GEMV with
+    // its fused prologues.
     void quantizedMatchesCpuBackend_data()
     {
         QTest::addColumn<bool>("full");

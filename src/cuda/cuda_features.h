@@ -1,0 +1,33 @@
+// CudaFeatures: the kernel features the CUDA backend may use, as typed options
+// (CudaBackendOptions::features). The defaults are what Brook ships; the other settings are for
+// A/B experiments in bench/ (brook-step-bench and attention_bench take them as flags).
+//
+// The kernels' launch helpers read the active set (pdl.cuh, paged_attention_decode.cu,
+// skinny_gemm.cu), so it is process-wide: CudaBackend::create installs its options' set, and
+// one process drives one backend.
+#pragma once
+
+namespace brook::cuda {
+
+struct CudaFeatures {
+    // Programmatic dependent launch (sm_90+): a kernel starts while its predecessor drains.
+    bool programmaticDependentLaunch = true;
+    // Thread-block clusters (sm_90+): decode attention merges its splits in cluster shared memory
+    // instead of a global workspace.
+    bool threadBlockClusters = true;
+    // Kernels launched as programmatic dependents wait for the previous kernel before the work
+    // they may do ahead of the wait: bit 0 decode attention, bit 1 the skinny GEMV (all of it),
+    // bit 2 the skinny GEMV's RoPE inputs only. 0 in use; for measuring what the early work buys
+    // and for hunting ordering bugs.
+    int pdlEarlyWaitMask = 0;
+    // Decode steps of up to this many tokens (1..8) take the skinny-GEMM path; 0: the built-in
+    // crossover (skinny_gemm_preferred).
+    int skinnyMaxRows = 0;
+};
+
+// Installs `features` for the kernels launched from now on.
+void setCudaFeatures(const CudaFeatures& features);
+// The active set (the defaults until setCudaFeatures is called).
+CudaFeatures cudaFeatures();
+
+}  // namespace brook::cuda
