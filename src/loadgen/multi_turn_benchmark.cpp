@@ -19,16 +19,6 @@ using BenchClock = std::chrono::steady_clock;
 
 namespace {
 
-BenchLatency summarize(const std::vector<double>& v)
-{
-    BenchLatency l;
-    if (v.empty()) return l;
-    l.mean = std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
-    l.median = percentileOf(v, 50);
-    l.p99 = percentileOf(v, 99);
-    return l;
-}
-
 std::optional<double> metric(const OpenAiClient& client, const char* name)
 {
     const auto page = client.get("/metrics");
@@ -58,12 +48,7 @@ Result<MultiTurnResult> MultiTurnChatBenchmark::run()
     if (key.empty())
         if (const char* env = std::getenv("OPENAI_API_KEY")) key = env;
     const OpenAiClient client(base, key, o.timeoutSeconds);
-    std::string model = o.model;
-    if (model.empty()) {
-        auto models = client.get("/v1/models");
-        if (models.ok() && models.json.contains("data") && !models.json["data"].empty())
-            model = models.json["data"][0].value("id", std::string());
-    }
+    const std::string model = resolveServedModel(client, o.model);
     if (model.empty()) return makeError("cannot list models at " + base + "; is the server up? (give --model)");
     std::unique_ptr<Tokenizer> tokenizer;
     if (!o.tokenizer.empty()) {
@@ -144,14 +129,14 @@ Result<MultiTurnResult> MultiTurnChatBenchmark::run()
     }
     for (size_t t = 0; t < r.byTurn.size(); ++t) {
         MultiTurnTurnStats& turn = r.byTurn[t];
-        turn.ttft = summarize(ttftByTurn[t]);
+        turn.ttft = summarizeLatency(ttftByTurn[t]);
         if (turn.completed > 0) {
             turn.meanPromptTokens /= turn.completed;
             turn.meanCachedTokens /= turn.completed;
         }
     }
-    r.ttft = summarize(ttfts);
-    r.tpot = summarize(tpots);
+    r.ttft = summarizeLatency(ttfts);
+    r.tpot = summarizeLatency(tpots);
     r.outputThroughput = double(r.totalOutputTokens) / std::max(r.duration, 1e-9);
     const std::optional<double> queriesAfter = metric(client, "vllm:prefix_cache_queries_total");
     const std::optional<double> hitsAfter = metric(client, "vllm:prefix_cache_hits_total");

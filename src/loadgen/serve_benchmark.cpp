@@ -52,7 +52,9 @@ std::vector<Prompt> randomPrompts(const ServeBenchOptions& o, const Tokenizer* t
     return prompts;
 }
 
-std::string resolveModel(const OpenAiClient& client, const std::string& given)
+}  // namespace
+
+std::string resolveServedModel(const OpenAiClient& client, const std::string& given)
 {
     if (!given.empty()) return given;
     auto models = client.get("/v1/models");
@@ -61,7 +63,7 @@ std::string resolveModel(const OpenAiClient& client, const std::string& given)
     return {};
 }
 
-BenchLatency summarize(const std::vector<double>& v)
+BenchLatency summarizeLatency(const std::vector<double>& v)
 {
     BenchLatency l;
     if (v.empty()) return l;
@@ -70,8 +72,6 @@ BenchLatency summarize(const std::vector<double>& v)
     l.p99 = percentileOf(v, 99);
     return l;
 }
-
-}  // namespace
 
 std::string randomPromptText(std::mt19937_64& rng, int length, const Tokenizer* tokenizer)
 {
@@ -171,7 +171,7 @@ Result<ServeBenchResult> ServeBenchmark::run(const ProgressCallback& onProgress)
     if (key.empty())
         if (const char* env = std::getenv("OPENAI_API_KEY")) key = env;
     const OpenAiClient client(base, key, o.timeoutSeconds);
-    const std::string model = resolveModel(client, o.model);
+    const std::string model = resolveServedModel(client, o.model);
     if (model.empty()) return makeError("cannot list models at " + base + "; is the server up? (give --model)");
     std::unique_ptr<Tokenizer> tokenizer;
     if (!o.tokenizer.empty()) {
@@ -281,10 +281,10 @@ Result<ServeBenchResult> ServeBenchmark::run(const ProgressCallback& onProgress)
     r.requestThroughput = r.completed / d;
     r.outputThroughput = double(r.totalOutputTokens) / d;
     r.totalTokenThroughput = double(r.totalInputTokens + r.totalOutputTokens) / d;
-    r.ttft = summarize(r.ttftsMs);
-    r.tpot = summarize(tpots);
-    r.itl = summarize(itls);
-    r.e2el = summarize(e2els);
+    r.ttft = summarizeLatency(r.ttftsMs);
+    r.tpot = summarizeLatency(tpots);
+    r.itl = summarizeLatency(itls);
+    r.e2el = summarizeLatency(e2els);
     return r;
 }
 

@@ -82,6 +82,12 @@ struct BenchLatency {
     double mean = 0, median = 0, p99 = 0;  // milliseconds
 };
 
+// Mean, median and p99 of a sample (all 0 when empty).
+BenchLatency summarizeLatency(const std::vector<double>& values);
+
+// `given`, or else the first model the server lists at /v1/models (empty when it lists none).
+std::string resolveServedModel(const OpenAiClient& client, const std::string& given);
+
 struct ServeBenchProgress {
     int total = 0;  // requests the run may send (num-prompts)
     int sent = 0;

@@ -13,16 +13,12 @@ namespace brook::cudatest {
 inline const std::filesystem::path& gpuModelDir()
 {
     static QTemporaryDir dir;
-    static bool written = [] {
+    static const std::filesystem::path path = [] {
         testing::TestModelOptions options;
         options.shape = testing::TestModelShape::tiny();
         options.shape.headDim = 32;
-        auto r = testing::writeTestModel(dir.path().toStdString(), options);
-        if (!r) qFatal("writeTestModel: %s", r.error().c_str());
-        return true;
+        return testsupport::writeModelInto(dir, options);
     }();
-    (void)written;
-    static std::filesystem::path path = dir.path().toStdString();
     return path;
 }
 

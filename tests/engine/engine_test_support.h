@@ -16,19 +16,23 @@
 
 namespace brook::testsupport {
 
+// Writes a random-weight model into `dir` (which outlives the test executable's use of it).
+inline std::filesystem::path writeModelInto(const QTemporaryDir& dir, const testing::TestModelOptions& options)
+{
+    auto r = testing::writeTestModel(dir.path().toStdString(), options);
+    if (!r) qFatal("writeTestModel: %s", r.error().c_str());
+    return dir.path().toStdString();
+}
+
 inline const std::filesystem::path& tinyModelDir()
 {
     static QTemporaryDir dir;
-    static bool written = [] {
+    static const std::filesystem::path path = [] {
         testing::TestModelOptions options;
         options.shape = testing::TestModelShape::tiny();
         options.dtype = DType::F32;
-        auto r = testing::writeTestModel(dir.path().toStdString(), options);
-        if (!r) qFatal("writeTestModel: %s", r.error().c_str());
-        return true;
+        return writeModelInto(dir, options);
     }();
-    (void)written;
-    static std::filesystem::path path = dir.path().toStdString();
     return path;
 }
 
