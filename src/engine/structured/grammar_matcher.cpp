@@ -16,7 +16,7 @@ GrammarMatcher::GrammarMatcher(std::shared_ptr<GrammarAutomaton> automaton, std:
 
 int32_t GrammarMatcher::current()
 {
-    m_automaton->maybeReset();
+    // The caches are reset between steps (StructuredDecoding::beginStep), never under a call.
     if (m_automaton->generation() != m_generation) {
         m_generation = m_automaton->generation();
         m_state = m_automaton->internNodes(m_nodes, m_accept);
@@ -24,19 +24,36 @@ int32_t GrammarMatcher::current()
     return m_state;
 }
 
+std::span<const uint32_t> GrammarMatcher::mask(std::span<uint32_t> scratch)
+{
+    if (m_stopped) return {};
+    std::span<const uint32_t> words = m_automaton->mask(current(), scratch);
+    if (words.empty()) return {};
+    const bool first = m_numAccepted == 0 && !m_automaton->vocabulary().firstTokenUnsafe().empty();
+    if (first || m_accept) {
+        // Edits for this request alone: on a copy, never on the shared cached words.
+        if (words.data() != scratch.data()) std::copy(words.begin(), words.end(), scratch.begin());
+        if (first)
+            for (int32_t id : m_automaton->vocabulary().firstTokenUnsafe())
+                scratch[size_t(id) >> 5] &= ~(1u << (id & 31));
+        if (m_accept)
+            for (int32_t id : m_stopTokenIds)
+                if (id >= 0 && size_t(id >> 5) < scratch.size()) scratch[size_t(id) >> 5] |= 1u << (id & 31);
+        words = scratch;
+    }
+    if (std::none_of(words.begin(), words.end(), [](uint32_t w) { return w != 0; })) return {};
+    return words;
+}
+
 bool GrammarMatcher::fillMask(std::span<uint32_t> mask)
 {
-    if (m_stopped) {
+    const std::span<const uint32_t> words = this->mask(mask);
+    if (words.empty()) {
         std::fill(mask.begin(), mask.end(), 0u);
         return false;
     }
-    if (!m_automaton->fillMask(current(), mask)) return false;
-    if (m_numAccepted == 0)
-        for (int32_t id : m_automaton->vocabulary().firstTokenUnsafe()) mask[size_t(id) >> 5] &= ~(1u << (id & 31));
-    if (m_accept)
-        for (int32_t id : m_stopTokenIds)
-            if (id >= 0 && size_t(id >> 5) < mask.size()) mask[size_t(id) >> 5] |= 1u << (id & 31);
-    return std::any_of(mask.begin(), mask.end(), [](uint32_t w) { return w != 0; });
+    if (words.data() != mask.data()) std::copy(words.begin(), words.end(), mask.begin());
+    return true;
 }
 
 bool GrammarMatcher::accept(int32_t token)

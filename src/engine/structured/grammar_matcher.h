@@ -2,7 +2,8 @@
 // tokens that may come next (stop tokens only once the grammar accepts) and tells it each token
 // that was sampled. Its state is a function of the output tokens alone, so preemption (which
 // keeps the tokens and recomputes the cache) leaves it exact; syncTo() replays when a caller
-// finds it behind. Engine thread only.
+// finds it behind. One thread at a time per matcher; matchers of one automaton may run on
+// different threads at once.
 #pragma once
 
 #include "engine/structured/grammar_automaton.h"
@@ -19,8 +20,12 @@ public:
     // stopTokenIds: the ids that end the request (eos unless ignore_eos, stop_token_ids).
     GrammarMatcher(std::shared_ptr<GrammarAutomaton> automaton, std::vector<int32_t> stopTokenIds);
 
-    // The mask for the next token ([maskWords] words, bit set = allowed). Returns false when
-    // nothing may follow (a dead end, or the grammar's work limits), and the request must stop.
+    // The mask for the next token ([maskWords] words, bit set = allowed): the automaton's cached
+    // words (valid until its next maybeReset()) when this request adds nothing to them, else
+    // `scratch`. An empty span when nothing may follow (a dead end, or the grammar's work
+    // limits), and the request must stop.
+    std::span<const uint32_t> mask(std::span<uint32_t> scratch);
+    // mask(), copied into `mask`; false when nothing may follow.
     bool fillMask(std::span<uint32_t> mask);
     // Advances over a sampled token; false when the grammar does not allow it (then the matcher
     // stays where it was).
