@@ -220,9 +220,14 @@ void EngineLoop::step()
             b.sampling.stopTokenIds = m_processors.at(seq.id)->stopTokenIds();
             b.sampling.seed = seq.seed;
             b.sampling.step = seq.numOutputTokens();
-            b.sampling.allowedTokens = m_structured->maskFor(seq.id, b.sampling.outputTokens, m_batch.size());
+            m_structured->queueMask(seq.id, b.sampling.outputTokens, m_batch.size());
         }
         m_batch.push_back(b);
+    }
+    if (!m_structured->empty()) {
+        m_structured->fillMasks();  // every row at once, on the structured-decoding threads
+        for (size_t i = 0; i < m_batch.size(); ++i)
+            if (m_batch[i].sample) m_batch[i].sampling.allowedTokens = m_structured->maskOf(i);
     }
 
     std::vector<SampleResult> samples;
@@ -249,6 +254,15 @@ void EngineLoop::step()
     m_scheduler.postStep(plan);
     ++m_steps;
 
+    if (!m_structured->empty()) {
+        // The constrained rows' grammars advance together, on the structured-decoding threads;
+        // onToken below takes their results.
+        m_structuredTokens.clear();
+        size_t k = 0;
+        for (const ScheduledSequence& s : plan.scheduled)
+            if (s.sample) m_structuredTokens.emplace_back(s.seq->id, samples[k++].token);
+        m_structured->acceptTokens(m_structuredTokens);
+    }
     int generated = 0;
     size_t r = 0;
     std::vector<std::pair<RequestId, FinishReason>> finished;

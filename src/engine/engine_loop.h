@@ -90,6 +90,7 @@ private:
     LatencyWindow m_latency;  // thread-safe itself: recorded here, read by stats()
     // Structured outputs: compiles at submit (any thread), masks and advances on the engine thread.
     std::unique_ptr<structured::StructuredDecoding> m_structured;
+    std::vector<std::pair<RequestId, int32_t>> m_structuredTokens;  // a step's sampled tokens, reused
 
     // Shared between callers and the engine thread.
     mutable std::mutex m_mutex;

@@ -38,6 +38,7 @@ public:
     bool accepting();
     int numAccepted() const { return m_numAccepted; }
     int maskWords() const { return m_automaton->vocabulary().maskWords(); }
+    GrammarAutomaton& automaton() { return *m_automaton; }
 
 private:
     int32_t current();  // the state id in the automaton's current generation

@@ -37,30 +37,93 @@ void StructuredDecoding::add(RequestId id, std::shared_ptr<GrammarAutomaton> aut
 
 void StructuredDecoding::remove(RequestId id) { m_matchers.erase(id); }
 
+RowPool& StructuredDecoding::pool()
+{
+    if (!m_pool) m_pool = std::make_unique<RowPool>(m_threads);
+    return *m_pool;
+}
+
 void StructuredDecoding::beginStep(size_t rows)
 {
+    m_maskJobs.clear();
+    m_rowMasks.assign(rows, {});
     if (m_matchers.empty()) return;
+    // Between steps nothing holds a mask span or runs in an automaton: the one time its caches
+    // may be dropped. Usually one schema serves every row: skip repeats cheaply.
+    const GrammarAutomaton* last = nullptr;
+    for (auto& [id, e] : m_matchers) {
+        GrammarAutomaton* a = &e.matcher->automaton();
+        if (a == last) continue;
+        a->maybeReset();
+        last = a;
+    }
     const size_t words = size_t(m_vocabulary->maskWords());
     if (m_masks.size() < rows) m_masks.resize(rows);
     for (size_t r = 0; r < rows; ++r) m_masks[r].resize(words);
 }
 
-std::span<const uint32_t> StructuredDecoding::maskFor(RequestId id, std::span<const int32_t> outputTokens, size_t row)
+void StructuredDecoding::queueMask(RequestId id, std::span<const int32_t> outputTokens, size_t row)
 {
     auto it = m_matchers.find(id);
-    if (it == m_matchers.end()) return {};
-    Entry& e = it->second;
-    std::vector<uint32_t>& mask = m_masks[row];
+    if (it == m_matchers.end()) return;
+    m_maskJobs.push_back({id, &it->second, outputTokens, row});
+}
+
+void StructuredDecoding::fillMasks()
+{
+    const auto one = [this](size_t i) {
+        const MaskJob& job = m_maskJobs[i];
+        m_rowMasks[job.row] = computeMask(job.id, *job.entry, job.outputTokens, job.row);
+    };
+    if (m_maskJobs.size() < 2) {
+        for (size_t i = 0; i < m_maskJobs.size(); ++i) one(i);
+        return;
+    }
+    pool().run(m_maskJobs.size(), one);
+}
+
+std::span<const uint32_t> StructuredDecoding::maskOf(size_t row) const
+{
+    return row < m_rowMasks.size() ? m_rowMasks[row] : std::span<const uint32_t>();
+}
+
+std::span<const uint32_t> StructuredDecoding::computeMask(RequestId id, Entry& e, std::span<const int32_t> outputTokens,
+                                                          size_t row)
+{
+    std::vector<uint32_t>& scratch = m_masks[row];
     if (!e.failed && !e.matcher->syncTo(outputTokens)) {
         spdlog::warn("structured output: request {} holds a token its grammar does not allow", id);
         e.failed = true;
     }
-    if (!e.failed && e.matcher->fillMask(mask)) return mask;
+    if (!e.failed)
+        if (const std::span<const uint32_t> words = e.matcher->mask(scratch); !words.empty()) return words;
     // Nothing may follow: let one stop token through (any token when there is none) and end.
     e.failed = true;
-    std::fill(mask.begin(), mask.end(), e.stopTokenIds.empty() ? ~0u : 0u);
-    if (!e.stopTokenIds.empty()) mask[size_t(e.stopTokenIds[0]) >> 5] |= 1u << (e.stopTokenIds[0] & 31);
-    return mask;
+    std::fill(scratch.begin(), scratch.end(), e.stopTokenIds.empty() ? ~0u : 0u);
+    if (!e.stopTokenIds.empty()) scratch[size_t(e.stopTokenIds[0]) >> 5] |= 1u << (e.stopTokenIds[0] & 31);
+    return scratch;
+}
+
+void StructuredDecoding::acceptTokens(std::span<const std::pair<RequestId, int32_t>> tokens)
+{
+    m_tokenJobs.clear();
+    for (const auto& [id, token] : tokens) {
+        auto it = m_matchers.find(id);
+        if (it == m_matchers.end()) continue;
+        it->second.hasResult = false;
+        m_tokenJobs.emplace_back(id, &it->second, token);
+    }
+    const auto one = [this](size_t i) {
+        auto [id, e, token] = m_tokenJobs[i];
+        e->result = advance(id, *e, token);
+        e->acceptedToken = token;
+        e->hasResult = true;
+    };
+    if (m_tokenJobs.size() < 2) {
+        for (size_t i = 0; i < m_tokenJobs.size(); ++i) one(i);
+        return;
+    }
+    pool().run(m_tokenJobs.size(), one);
 }
 
 bool StructuredDecoding::onToken(RequestId id, int32_t token)
@@ -68,6 +131,16 @@ bool StructuredDecoding::onToken(RequestId id, int32_t token)
     auto it = m_matchers.find(id);
     if (it == m_matchers.end()) return false;
     Entry& e = it->second;
+    if (e.hasResult && e.acceptedToken == token) {
+        e.hasResult = false;
+        return e.result;
+    }
+    e.hasResult = false;
+    return advance(id, e, token);
+}
+
+bool StructuredDecoding::advance(RequestId id, Entry& e, int32_t token)
+{
     if (e.failed) return true;
     if (!e.matcher->accept(token)) {
         spdlog::warn("structured output: request {} sampled token {} outside its grammar; stopping it", id, token);
