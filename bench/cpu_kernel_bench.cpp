@@ -1,11 +1,13 @@
 // cpu_kernel_bench: the CPU backend's kernels at ERNIE-4.5-0.3B's shapes, on every vector path
-// this CPU supports (or --isa NAME): matmul per Linear (bf16 and int8) at T = 1, 8 and 128, the
+// this CPU supports (or --isa NAME): matmul per Linear (bf16 and int8) at T = 1, 8 and 128 (or
+// --tokens; on --threads workers), the
 // CPU sampler on one row of 103,424 logits (temperature 0.8, top-p 0.8), and the layer's
 // element-wise ops. Best of --repeats timed runs after one warm-up; GB/s counts weight bytes read
 // once, GFLOP/s 2 T N K. Run it on an idle machine: every figure is wall time.
 #include "engine/cpu/cpu_features.h"
 #include "engine/cpu/cpu_gemm.h"
 #include "engine/cpu/cpu_matrix.h"
+#include "engine/cpu/cpu_thread_pool.h"
 #include "engine/cpu/cpu_vector_ops.h"
 #include "engine/sampler.h"
 
@@ -15,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -55,11 +58,15 @@ struct Shape {
 int main(int argc, char** argv)
 {
     CLI::App app("CPU kernel timings at ERNIE-4.5-0.3B's shapes");
-    int repeats = 5;
+    int repeats = 5, threads = 1;
+    std::vector<int> tokens = {1, 8, 128};
     std::string isaName;
     bool skipHead = false, samplerOnly = false;
     app.add_option("--repeats", repeats, "timed runs; the best is printed");
     app.add_option("--isa", isaName, "only this path: scalar, avx2, avx512, avx512bf16");
+    app.add_option("--tokens", tokens, "token counts T of each matmul")->capture_default_str();
+    app.add_option("--threads", threads, "the backend's thread pool of this size (1: the calling thread only)")
+        ->capture_default_str();
     app.add_flag("--skip-head", skipHead, "leave out the 103,424 x 1,024 lm head");
     app.add_flag("--sampler-only", samplerOnly, "time the sampler only (for perf record)");
     CLI11_PARSE(app, argc, argv);
@@ -68,6 +75,7 @@ int main(int argc, char** argv)
     if (!isaName.empty()) isas = {resolveCpuIsa(isaName.c_str(), detectCpuIsa())};
     std::printf("cpu: best path %s\n", cpuIsaName(detectCpuIsa()));
 
+    std::unique_ptr<CpuThreadPool> pool = threads > 1 ? std::make_unique<CpuThreadPool>(threads) : nullptr;
     std::vector<Shape> shapes;
     if (!samplerOnly) shapes = {{"qkv", 1280, 1024}, {"o", 1024, 2048}, {"gate_up", 6144, 1024}, {"down", 1024, 3072}};
     if (!skipHead && !samplerOnly) shapes.push_back({"lm_head", 103424, 1024});
@@ -78,13 +86,14 @@ int main(int argc, char** argv)
         });
         auto q = quantizeRtn(values, s.N, s.K, 8, 128);
         const CpuMatrix int8 = CpuMatrix::fromQ8(*q);
-        for (int T : {1, 8, 128}) {
+        for (int T : tokens) {
             const std::vector<float> x = randomFloats(size_t(T) * s.K, 9, 1.0f);
             std::vector<float> out(size_t(T) * s.N);
             for (const CpuMatrix* w : {&bf16, &int8}) {
                 for (CpuIsa isa : isas) {
                     if (isa == CpuIsa::Scalar && (T > 8 || s.N > 10000)) continue;  // minutes, not news
-                    const double sec = bestSeconds(repeats, [&] { matmul(*w, x.data(), out.data(), T, isa); });
+                    const double sec =
+                        bestSeconds(repeats, [&] { matmul(*w, x.data(), out.data(), T, isa, pool.get()); });
                     std::printf("matmul %-8s %-5s T=%-4d %-11s %9.3f ms %7.1f GB/s %7.1f GFLOP/s\n", s.name,
                                 matrixFormatName(w->format()), T, cpuIsaName(isa), sec * 1e3, w->bytes() / sec / 1e9,
                                 2.0 * T * s.N * s.K / sec / 1e9);

@@ -67,10 +67,11 @@ std::unique_ptr<Model> writeModel(DType dtype)
     return m;
 }
 
-std::unique_ptr<CpuBackend> makeBackend(const Model& m, CpuIsa isa, int quantBits = 0)
+std::unique_ptr<CpuBackend> makeBackend(const Model& m, CpuIsa isa, int quantBits = 0, int warmupTokens = 0)
 {
     CpuBackendOptions options;
-    options.numKvBlocks = 8;
+    options.numKvBlocks = 16;
+    options.warmupTokens = warmupTokens;
     options.isa = isa;
     options.quantization.bits = quantBits;
     options.quantization.groupSize = 32;  // divides the tiny shape's 64 and 192
@@ -101,6 +102,19 @@ class TestCpuBackendPaths : public QObject {
     Q_OBJECT
 
 private slots:
+    // The load-time warm-up writes dummy keys and values into the first blocks and leaves the
+    // step buffers sized for its tokens: a request that then gets those blocks must see exactly
+    // the logits of a backend that never warmed up (attention reads only slots its own steps wrote).
+    void warmUpPassChangesNoLogits()
+    {
+        auto m = writeModel(DType::BF16);
+        const CpuIsa isa = activeCpuIsa();
+        const auto cold = run(*makeBackend(*m, isa), m->config.vocabSize);
+        const auto warmed = run(*makeBackend(*m, isa, 0, 200), m->config.vocabSize);
+        QCOMPARE(warmed.size(), cold.size());
+        for (size_t i = 0; i < cold.size(); ++i) QVERIFY2(warmed[i] == cold[i], qPrintable(QString("step %1").arg(i)));
+    }
+
     void bf16WeightsStayBf16()
     {
         auto bf16 = writeModel(DType::BF16);

@@ -7,12 +7,17 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 namespace brook::cpu {
 
 namespace {
+
+// CpuBackend::warmUp's sequence length.
+constexpr int kWarmupSequenceTokens = 64;
 
 // ropeInterleavedHeads with the angles' cos / sin given ([HD/2] each): the same products.
 void applyRope(float* heads, int numHeads, int HD, const float* cosRow, const float* sinRow)
@@ -55,6 +60,7 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelConfig& config
                  backend->m_weights.describe(), backend->m_pool->threads());
     spdlog::info("CPU backend: KV cache {} blocks x {} tokens ({:.1f} MiB)", numBlocks, options.blockSize,
                  double(blockBytes) * numBlocks / (1 << 20));
+    if (options.warmupTokens > 0) backend->warmUp(options.warmupTokens);
     if (report) report(1.0);
     return backend;
 }
@@ -196,6 +202,32 @@ void CpuBackend::computeLogits(std::span<const BatchSequence> batch)
     const int S = int(m_sampledHidden.size() / H);
     m_logits.resize(size_t(S) * V);
     matmul(m_weights.lmHead(), m_sampledHidden.data(), m_logits.data(), S, m_isa, m_pool.get());
+}
+
+void CpuBackend::warmUp(int tokens)
+{
+    // Sequences of kWarmupSequenceTokens: the step's buffers grow to `tokens` rows as with one long
+    // prompt, while attention (quadratic in a sequence's length) stays a small part of the pass.
+    const int blocksPerSequence = (kWarmupSequenceTokens + m_blockSize - 1) / m_blockSize;
+    tokens = std::min(tokens, m_numBlocks / blocksPerSequence * kWarmupSequenceTokens);  // a tiny cache: less
+    if (tokens <= 0) return;
+    const auto start = std::chrono::steady_clock::now();
+    const int sequences = (tokens + kWarmupSequenceTokens - 1) / kWarmupSequenceTokens;
+    const std::vector<int32_t> ids(size_t(tokens), 0);
+    std::vector<int32_t> blockTables(size_t(sequences) * blocksPerSequence);
+    std::iota(blockTables.begin(), blockTables.end(), 0);  // the first blocks the block manager hands out
+    std::vector<BatchSequence> batch;
+    for (int s = 0; s < sequences; ++s) {
+        BatchSequence seq;
+        const int first = s * kWarmupSequenceTokens;
+        seq.tokens = std::span(ids).subspan(size_t(first), size_t(std::min(kWarmupSequenceTokens, tokens - first)));
+        seq.blockTable = std::span(blockTables).subspan(size_t(s) * blocksPerSequence, size_t(blocksPerSequence));
+        seq.sample = true;
+        batch.push_back(seq);
+    }
+    computeLogits(batch);
+    spdlog::info("CPU backend: warm-up pass of {} tokens in {:.0f} ms", tokens,
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
 }
 
 std::vector<float> CpuBackend::logits(std::span<const BatchSequence> batch)

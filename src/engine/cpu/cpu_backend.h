@@ -30,6 +30,11 @@ struct CpuBackendOptions {
     QuantizationSpec quantization;               // resolveQuantization's result; default: dense
     std::optional<CpuIsa> isa;                   // the vector path; default activeCpuIsa() (tests pick each)
     int threads = 0;                             // CpuThreadPool size; 0: BROOK_CPU_THREADS or all cores
+    // A forward pass over this many dummy tokens at load (0: none), as llama.cpp's warm-up run and
+    // vLLM's profile run do: the step workspaces and the first KV blocks get their pages then,
+    // not during the first requests (about 15 us a 4 KB page fault in a VM: a cold 256-token
+    // prompt took ~400 ms against ~240 ms warm).
+    int warmupTokens = 0;
 };
 
 class CpuBackend final : public Backend {
@@ -56,6 +61,10 @@ private:
     // forward, then the head: m_logits [S, V] for the sampled sequences.
     void computeLogits(std::span<const BatchSequence> batch);
     void writeKv(int layer, const float* kvRows, std::span<const BatchSequence> batch);
+    // One sequence of `tokens` dummy tokens through the whole model, head included, into the
+    // first KV blocks (the block manager hands those out first; what it writes there is never
+    // read: attention reads only the slots a request's own steps wrote).
+    void warmUp(int tokens);
 
     ModelConfig m_config;
     CpuModelWeights m_weights;
