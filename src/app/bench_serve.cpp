@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include <cmath>
 #include <cstdio>
@@ -18,6 +19,10 @@ namespace brook {
 using nlohmann::json;
 
 namespace {
+
+// serve's own --log-level (debug: one line per request with its send and first-byte times, to join
+// with brook-serve's "first token hops" lines); applied when the run starts, after the default.
+std::string g_serveLogLevel;
 
 void printLine(const char* name, double value, int decimals = 2) { std::printf("%-40s %.*f\n", name, decimals, value); }
 
@@ -62,6 +67,7 @@ void addServeBenchFlags(CLI::App& app, ServeBenchOptions& o)
     app.add_flag("--ignore-eos", o.ignoreEos, "generate exactly the output length");
     app.add_option("--temperature", o.temperature)->capture_default_str();
     app.add_option("--save-result", o.saveResult, "write the results as JSON to this file");
+    app.add_option("--log-level", g_serveLogLevel, "trace, debug, info, warn, error (default warn)");
 }
 
 static int runMultiTurnBench(const ServeBenchOptions& o)
@@ -111,6 +117,7 @@ static int runMultiTurnBench(const ServeBenchOptions& o)
 
 int runServeBench(const ServeBenchOptions& o)
 {
+    if (!g_serveLogLevel.empty()) spdlog::set_level(spdlog::level::from_str(g_serveLogLevel));
     if (o.datasetName == "multi-turn") return runMultiTurnBench(o);
     std::cout << "Traffic request rate: " << o.requestRate
               << "\nMaximum request concurrency: " << (o.maxConcurrency > 0 ? std::to_string(o.maxConcurrency) : "None")

@@ -275,6 +275,7 @@ void EngineLoop::step()
         if (seq.numOutputTokens() == 1) {
             seq.firstTokenTime = now;
             m_processors.at(seq.id)->setNumCachedTokens(std::max(seq.numCachedPromptTokens, 0));
+            m_processors.at(seq.id)->setQueueSeconds(secondsBetween(seq.arrivalTime, seq.firstScheduledTime));
             m_metrics.onFirstToken(secondsBetween(seq.arrivalTime, now));
             m_latency.record(LatencyKind::Ttft, secondsBetween(seq.arrivalTime, now), now);
         } else {

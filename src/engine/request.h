@@ -53,6 +53,7 @@ struct RequestOutput {
     int numOutputTokens = 0;             // total so far
     int numCachedTokens = 0;             // prompt tokens the prefix cache supplied; set with the first token
     double timeToFirstTokenSeconds = 0;  // set once the first token exists
+    double queueSeconds = 0;             // arrival to first scheduled (wake-up and queue); with the first token
     bool finished() const { return finishReason.has_value(); }
 };
 

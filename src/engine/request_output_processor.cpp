@@ -36,6 +36,7 @@ std::optional<FinishReason> RequestOutputProcessor::onToken(const SampleResult& 
     out.numPromptTokens = m_numPromptTokens;
     out.numOutputTokens = numOutputTokens;
     out.timeToFirstTokenSeconds = m_ttftSeconds;
+    out.queueSeconds = m_queueSeconds;
     out.numCachedTokens = m_numCachedTokens;
     if (m_params.logprobs >= 0) out.logprobs.push_back({sample.token, sample.logprob, sample.topLogprobs});
 
@@ -76,6 +77,7 @@ void RequestOutputProcessor::abort(int numOutputTokens)
     out.numPromptTokens = m_numPromptTokens;
     out.numOutputTokens = numOutputTokens;
     out.timeToFirstTokenSeconds = m_ttftSeconds;
+    out.queueSeconds = m_queueSeconds;
     out.numCachedTokens = m_numCachedTokens;
     out.finishReason = FinishReason::Abort;
     m_callback(out);

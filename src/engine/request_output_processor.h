@@ -29,6 +29,8 @@ public:
     void abort(int numOutputTokens);
     // Prompt tokens found in the prefix cache, reported in every update from the first token on.
     void setNumCachedTokens(int tokens) { m_numCachedTokens = tokens; }
+    // Arrival to first scheduled, reported in every update from the first token on.
+    void setQueueSeconds(double seconds) { m_queueSeconds = seconds; }
 
     // Token ids that end generation (eos unless ignore_eos, plus stop_token_ids); also masked
     // by the sampler under min_tokens.
@@ -46,6 +48,7 @@ private:
     StopChecker m_stopChecker;
     double m_ttftSeconds = 0;
     int m_numCachedTokens = 0;
+    double m_queueSeconds = 0;
 };
 
 }  // namespace brook

@@ -3,9 +3,12 @@
 #include "hub/blob_downloader.h"
 
 #include <httplib.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cctype>
+#include <mutex>
+#include <vector>
 
 namespace brook {
 
@@ -25,7 +28,8 @@ bool equalsIgnoreCase(const std::string& a, const std::string& b)
            });
 }
 
-std::unique_ptr<httplib::Client> makeClient(const std::string& schemeHostPort, double timeoutSeconds)
+std::unique_ptr<httplib::Client> makeClient(const std::string& schemeHostPort, double timeoutSeconds,
+                                            bool keepAlive = false)
 {
     auto client = std::make_unique<httplib::Client>(schemeHostPort);
     const auto seconds = time_t(timeoutSeconds);
@@ -33,7 +37,10 @@ std::unique_ptr<httplib::Client> makeClient(const std::string& schemeHostPort, d
     client->set_connection_timeout(10, 0);
     client->set_read_timeout(seconds, micros);
     client->set_write_timeout(seconds, micros);
-    client->set_keep_alive(false);
+    client->set_keep_alive(keepAlive);
+    // cpp-httplib writes a request's head and body in two writes; with Nagle on, the body waits
+    // for the server's ACK of the head.
+    client->set_tcp_nodelay(true);
     return client;
 }
 
@@ -54,6 +61,25 @@ HttpResult toResult(const httplib::Result& r)
 
 }  // namespace
 
+struct OpenAiClient::ConnectionPool {
+    std::mutex mutex;
+    std::vector<std::unique_ptr<httplib::Client>> idle;
+
+    std::unique_ptr<httplib::Client> take()
+    {
+        std::lock_guard lock(mutex);
+        if (idle.empty()) return nullptr;
+        auto client = std::move(idle.back());
+        idle.pop_back();
+        return client;
+    }
+    void give(std::unique_ptr<httplib::Client> client)
+    {
+        std::lock_guard lock(mutex);
+        idle.push_back(std::move(client));
+    }
+};
+
 std::string HttpResult::header(const std::string& name) const
 {
     for (const auto& [key, value] : headers)
@@ -62,7 +88,7 @@ std::string HttpResult::header(const std::string& name) const
 }
 
 OpenAiClient::OpenAiClient(std::string baseUrl, std::string apiKey, double timeoutSeconds)
-    : m_apiKey(std::move(apiKey)), m_timeoutSeconds(timeoutSeconds)
+    : m_apiKey(std::move(apiKey)), m_timeoutSeconds(timeoutSeconds), m_pool(std::make_shared<ConnectionPool>())
 {
     while (!baseUrl.empty() && baseUrl.back() == '/') baseUrl.pop_back();
     if (auto parts = BlobDownloader::splitUrl(baseUrl)) {
@@ -100,7 +126,10 @@ StreamResult OpenAiClient::stream(const std::string& path, const json& body,
                                   const std::function<bool(const StreamEvent&)>& onEvent) const
 {
     StreamResult result;
-    auto client = makeClient(m_schemeHostPort, m_timeoutSeconds);
+    // A pooled connection the server has closed meanwhile is noticed by cpp-httplib before it
+    // writes, and reopened.
+    std::unique_ptr<httplib::Client> client = m_pool->take();
+    if (!client) client = makeClient(m_schemeHostPort, m_timeoutSeconds, true);
     httplib::Request req;
     req.method = "POST";
     req.path = m_prefix + path;
@@ -112,6 +141,7 @@ StreamResult OpenAiClient::stream(const std::string& path, const json& body,
     const auto start = SteadyClock::now();
     std::string pending;  // bytes after the last complete event
     bool keepGoing = true;
+    double receivedSeconds = 0;  // when the bytes being parsed arrived
     auto parseEvents = [&] {
         // Events end with a blank line; each "data:" line of an event carries its payload.
         for (size_t end; keepGoing && (end = pending.find("\n\n")) != std::string::npos;) {
@@ -133,18 +163,25 @@ StreamResult OpenAiClient::stream(const std::string& path, const json& body,
                 continue;
             }
             StreamEvent event;
-            event.seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+            // Events that arrived together are timed together: parsing the earlier ones is the
+            // client's work, not the server's.
+            event.seconds = receivedSeconds;
             event.data = json::parse(data, nullptr, false);
             if (event.data.is_discarded()) event.data = json{{"unparsed", data}};
             result.events.push_back(event);
             if (onEvent && !onEvent(result.events.back())) keepGoing = false;
         }
     };
+    double headSeconds = -1, firstByteSeconds = -1;  // for the debug line
+    auto since = [&] { return std::chrono::duration<double>(SteadyClock::now() - start).count(); };
     req.response_handler = [&](const httplib::Response& response) {
+        headSeconds = since();
         result.status = response.status;
         return true;
     };
     req.content_receiver = [&](const char* data, size_t length, uint64_t, uint64_t) {
+        receivedSeconds = since();
+        if (firstByteSeconds < 0) firstByteSeconds = receivedSeconds;
         result.raw.append(data, length);
         if (result.status != 200) return true;
         pending.append(data, length);
@@ -158,6 +195,14 @@ StreamResult OpenAiClient::stream(const std::string& path, const json& body,
     if (result.status == 0) result.status = res.status > 0 ? res.status : 0;
     if (!sent && keepGoing) result.transportError = httplib::to_string(error);
     if (result.status != 200) result.errorBody = result.raw.empty() ? res.body : result.raw;
+    // Only a connection whose answer ended cleanly is reused; one hung up on is closed here.
+    if (sent && keepGoing && result.sawDone) m_pool->give(std::move(client));
+    // Joins with the server's "first token hops" line: both use the machine's monotonic clock.
+    spdlog::debug("stream {}: sent at {} ns (steady clock), response head +{:.3f} ms, first body byte +{:.3f} ms, "
+                  "first event +{:.3f} ms, end +{:.3f} ms",
+                  path, std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count(),
+                  headSeconds * 1e3, firstByteSeconds * 1e3,
+                  result.events.empty() ? -1.0 : result.events.front().seconds * 1e3, result.seconds * 1e3);
     return result;
 }
 

@@ -1,13 +1,17 @@
 // OpenAiClient: a small client for OpenAI-compatible servers (Brook, vLLM, ...), used by
 // brook-bench serve/baseline and the server tests: JSON GET/POST, and streaming POSTs whose SSE
 // events ("data: {...}" ... "data: [DONE]") are parsed as they arrive and time-stamped.
-// One instance per thread (each call opens its own connection).
+// Thread-safe. get/post open a connection per call; stream() reuses kept-alive connections from a
+// small pool (as the OpenAI SDK's and vLLM's benchmark clients do), so a benchmark's time to first
+// token does not include a TCP handshake, and turns Nagle off so a request's body is not held back
+// behind its head. Copies share the pool.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,7 +30,7 @@ struct HttpResult {
 
 struct StreamEvent {
     nlohmann::json data;  // one "data:" payload (the [DONE] marker is not an event)
-    double seconds = 0;   // since the request was sent
+    double seconds = 0;   // since the request was sent, until the bytes that completed it were received
 };
 
 struct StreamResult {
@@ -55,10 +59,13 @@ public:
                         const std::function<bool(const StreamEvent&)>& onEvent = {}) const;
 
 private:
+    struct ConnectionPool;
+
     std::string m_schemeHostPort;
     std::string m_prefix;
     std::string m_apiKey;
     double m_timeoutSeconds;
+    std::shared_ptr<ConnectionPool> m_pool;  // stream()'s idle kept-alive connections
 };
 
 }  // namespace brook

@@ -66,6 +66,15 @@ ClientConnection::ClientConnection(const std::string& remoteAddr, int remotePort
 #endif
 }
 
+ClientConnection::ClientConnection(socket_t socket)
+{
+#ifdef __linux__
+    m_fd = int(socket);
+#else
+    (void)socket;
+#endif
+}
+
 bool ClientConnection::closed() const
 {
 #ifdef __linux__

@@ -3,6 +3,7 @@
 #include "server/client_connection.h"
 #include "server/generation_job.h"
 #include "server/http_reply.h"
+#include "server/request_timeline.h"
 #include "server/response_writer.h"
 
 #include <spdlog/spdlog.h>
@@ -22,9 +23,9 @@ constexpr std::chrono::milliseconds kPollInterval{50};
 // releases the call's share of the server's counters.
 struct CallState {
     CallState(ServerContext& context, ParsedRequest parsedRequest, const Tokenizer& tokenizer,
-              const httplib::Request& req)
+              const httplib::Request& req, const RequestTimeline& timeline)
         : context(context), request(std::move(parsedRequest)), writer(request, tokenizer),
-          connection(req.remote_addr, req.remote_port, req.local_addr, req.local_port)
+          connection(connectionOf(req)), timeline(timeline)
     {
         ++context.activeRequests();
         const double timeout = context.config().requestTimeoutSeconds;
@@ -43,6 +44,12 @@ struct CallState {
     CallState(const CallState&) = delete;
     CallState& operator=(const CallState&) = delete;
 
+    static ClientConnection connectionOf(const httplib::Request& req)
+    {
+        if (const CurrentConnection* current = CurrentConnection::get()) return ClientConnection(current->socket());
+        return ClientConnection(req.remote_addr, req.remote_port, req.local_addr, req.local_port);
+    }
+
     bool timedOut() const { return deadline && SteadyClock::now() > *deadline; }
     ApiError timeoutError() const
     {
@@ -57,6 +64,9 @@ struct CallState {
     std::unique_ptr<GenerationJob> job;
     std::vector<ChoiceState> states;
     std::optional<SteadyClock::time_point> deadline;
+    RequestTimeline timeline;     // the first token's hops, logged at debug level
+    std::vector<JobEvent> batch;  // streaming: the outputs taken for one write
+    std::string events;           // ... and their SSE events
 };
 
 std::vector<GenerationRequest> engineRequests(const ParsedRequest& parsed)
@@ -78,7 +88,9 @@ std::vector<GenerationRequest> engineRequests(const ParsedRequest& parsed)
     return requests;
 }
 
-// Streams one call's events; called again and again by cpp-httplib until sink.done().
+// Streams one call's events; called again and again by cpp-httplib until sink.done(). Each call
+// writes what the engine has produced by then in one write: the first token goes out as soon as
+// it arrives, and tokens that arrive while a batch is being written wait for the next one.
 bool pumpStream(CallState& call, httplib::DataSink& sink)
 {
     auto fail = [&](const char* why) {
@@ -87,16 +99,30 @@ bool pumpStream(CallState& call, httplib::DataSink& sink)
         return false;  // closes the connection
     };
     if (call.connection.closed() || !sink.is_writable()) return fail("client disconnected");
-    std::string events;
-    auto event = call.job->next(kPollInterval);
-    // Send whatever else is already queued in the same write.
-    for (int batched = 0; event && batched < 64; ++batched) {
-        events += call.writer.streamEvents(size_t(event->choice), event->output, call.states);
-        event = call.job->next(std::chrono::milliseconds(0));
+    // Both buffers live as long as the call, so a long stream does not allocate per token.
+    std::string& events = call.events;
+    std::vector<JobEvent>& batch = call.batch;
+    events.clear();
+    batch.clear();
+    call.job->takeAll(kPollInterval, batch);
+    const bool first = !batch.empty() && call.timeline.firstTaken == RequestTimeline::Clock::time_point{};
+    if (first) {
+        call.timeline.firstTaken = SteadyClock::now();
+        call.timeline.firstOutput = batch.front().received;
+        call.timeline.engineQueueSeconds = batch.front().output.queueSeconds;
+        call.timeline.engineTtftSeconds = batch.front().output.timeToFirstTokenSeconds;
     }
+    for (const JobEvent& event : batch)
+        call.writer.appendStreamEvents(events, size_t(event.choice), event.output, call.states);
+    auto written = [&] {
+        if (!first || !spdlog::should_log(spdlog::level::debug)) return;
+        call.timeline.firstWritten = SteadyClock::now();
+        spdlog::debug("{}: first token hops: {}", call.writer.id(), call.timeline.describe());
+    };
     if (call.job->done()) {
         events += call.writer.streamEnd(call.states);
         if (!sink.write(events.data(), events.size())) return fail("client disconnected");
+        written();
         sink.done();
         return true;
     }
@@ -108,6 +134,7 @@ bool pumpStream(CallState& call, httplib::DataSink& sink)
         return true;
     }
     if (!events.empty() && !sink.write(events.data(), events.size())) return fail("client disconnected");
+    written();
     return true;
 }
 
@@ -150,6 +177,9 @@ void CompletionHandler::handle(ApiKind kind, const httplib::Request& req, httpli
         HttpReply::error(res, ApiError::unavailable("the server is shutting down"));
         return;
     }
+    RequestTimeline timeline;
+    if (const CurrentConnection* current = CurrentConnection::get()) timeline = current->timeline();
+    timeline.handlerStart = SteadyClock::now();
     json body;
     try {
         body = json::parse(req.body);
@@ -157,11 +187,13 @@ void CompletionHandler::handle(ApiKind kind, const httplib::Request& req, httpli
         HttpReply::error(res, ApiError::badRequest(std::string("the request body is not valid JSON: ") + e.what()));
         return;
     }
+    timeline.jsonParsed = SteadyClock::now();
     ParsedRequest parsed;
     if (auto error = RequestParser(*model).parse(kind, body, parsed)) {
         HttpReply::error(res, *error);
         return;
     }
+    timeline.promptReady = SteadyClock::now();
 
     const ServeConfig& config = m_context.config();
     if (config.maxQueueLen > 0) {
@@ -175,8 +207,9 @@ void CompletionHandler::handle(ApiKind kind, const httplib::Request& req, httpli
         }
     }
 
-    auto call = std::make_shared<CallState>(m_context, std::move(parsed), model->engine->tokenizer(), req);
+    auto call = std::make_shared<CallState>(m_context, std::move(parsed), model->engine->tokenizer(), req, timeline);
     auto started = GenerationJob::start(*model->engine, engineRequests(call->request), m_context.activeSequences());
+    call->timeline.submitted = SteadyClock::now();
     if (auto* failed = std::get_if<GenerationJob::SubmitError>(&started)) {
         const char* field = call->request.kind == ApiKind::Chat ? "messages" : "prompt";
         HttpReply::error(res, RequestParser::fromEngineError(failed->error, field));

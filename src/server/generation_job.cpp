@@ -13,7 +13,7 @@ std::variant<std::unique_ptr<GenerationJob>, GenerationJob::SubmitError> Generat
                                 [channel, activeSequences, choice = int(i)](const RequestOutput& out) {
                                     {
                                         std::lock_guard lock(channel->mutex);
-                                        channel->queue.push_back({choice, out});
+                                        channel->queue.push_back({choice, out, std::chrono::steady_clock::now()});
                                         if (out.finished()) ++channel->finalsPushed;
                                     }
                                     if (out.finished() && activeSequences) --*activeSequences;
@@ -52,6 +52,20 @@ std::optional<JobEvent> GenerationJob::next(std::chrono::milliseconds timeout)
     m_channel->queue.pop_front();
     if (event.output.finished()) ++m_finalsReturned;
     return event;
+}
+
+size_t GenerationJob::takeAll(std::chrono::milliseconds timeout, std::vector<JobEvent>& out)
+{
+    if (done()) return 0;
+    std::unique_lock lock(m_channel->mutex);
+    if (!m_channel->ready.wait_for(lock, timeout, [&] { return !m_channel->queue.empty(); })) return 0;
+    const size_t n = m_channel->queue.size();
+    for (JobEvent& event : m_channel->queue) {
+        if (event.output.finished()) ++m_finalsReturned;
+        out.push_back(std::move(event));
+    }
+    m_channel->queue.clear();
+    return n;
 }
 
 bool GenerationJob::done() const { return m_finalsReturned == m_ids.size(); }

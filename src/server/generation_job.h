@@ -23,6 +23,7 @@ namespace brook {
 struct JobEvent {
     int choice = 0;  // index into the submitted requests
     RequestOutput output;
+    std::chrono::steady_clock::time_point received;  // when the engine thread handed it over
 };
 
 class GenerationJob {
@@ -41,6 +42,11 @@ public:
 
     // The next output of any choice; nullopt after `timeout` or once every choice has finished.
     std::optional<JobEvent> next(std::chrono::milliseconds timeout);
+    // Waits up to `timeout` for an output, then moves every output queued at that moment into
+    // `out` (appended; one lock for the batch). Outputs that arrive while the caller turns these
+    // into events wait for the next call, so the first token is never held back behind later ones.
+    // Returns how many were taken.
+    size_t takeAll(std::chrono::milliseconds timeout, std::vector<JobEvent>& out);
     bool done() const;  // every final output has been returned by next()
     void cancel();      // aborts every unfinished request; their final "abort" outputs still come
     size_t size() const { return m_ids.size(); }

@@ -1,5 +1,8 @@
 #include "server/guarded_http_server.h"
 
+#include "server/request_timeline.h"
+#include "server/socket_calls.h"
+
 #include <spdlog/spdlog.h>
 
 namespace brook {
@@ -51,6 +54,13 @@ void GuardedHttpServer::sendError(HttpConnection& connection, const ApiError& er
 
 bool GuardedHttpServer::process_and_close_socket(socket_t sock)
 {
+    RequestTimeline timeline;
+    timeline.accepted = RequestTimeline::Clock::now();
+    // A stream writes one small SSE event per token batch: with Nagle on, an event written while
+    // the previous one is unacknowledged waits for the client's delayed ACK (up to 40 ms on Linux).
+    // cpp-httplib's tcp_nodelay only reaches the listening socket, so set it here, where every
+    // accepted socket passes.
+    if (!net::setNoDelay(sock)) spdlog::debug("could not set TCP_NODELAY on an accepted socket");
     HttpConnection connection(sock, m_writeTimeout, [this] { return !is_running(); });
     for (size_t served = 0; served < m_keepAliveMax && is_running(); ++served) {
         // A slow connection holds one of its client's places until its request is in.
@@ -70,10 +80,19 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock)
             break;
         }
         const bool last = !in.keepAlive || served + 1 == m_keepAliveMax || !is_running();
+        timeline.firstByte = in.firstByte;
+        timeline.requestRead = RequestTimeline::Clock::now();
         connection.setRequest(std::move(in.bytes));
         bool closed = false;
-        const bool ok = process_request(connection, last, closed, nullptr);
+        bool ok = false;
+        {
+            // The handler learns its socket and the network hops from here (same thread).
+            CurrentConnection::Scope current(sock, timeline);
+            ok = process_request(connection, last, closed, nullptr);
+        }
         if (!ok || closed || last) break;
+        timeline = RequestTimeline{};
+        timeline.accepted = RequestTimeline::Clock::now();  // a kept-alive connection's next request
     }
     return true;  // the connection's destructor closes the socket
 }

@@ -283,7 +283,8 @@ RequestReader::Outcome RequestReader::read(HttpConnection& c, const HttpLimits& 
         c.consume(skip);
         break;
     }
-    const auto deadline = Clock::now() + limits.readDeadline;
+    out.firstByte = Clock::now();
+    const auto deadline = out.firstByte + limits.readDeadline;
 
     size_t end = std::string::npos;
     size_t searched = 0;

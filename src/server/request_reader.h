@@ -54,6 +54,7 @@ public:
         std::string bytes;                               // Request: the request re-framed for cpp-httplib
         bool keepAlive = false;
         std::optional<ApiError> error;
+        std::chrono::steady_clock::time_point firstByte;  // when the request's first byte was in
     };
     // `admitSlow` is asked once, when the request is still incomplete after limits.slowAfter
     // (counting from the wait for it): false ends the connection (429, or quietly when nothing

@@ -41,6 +41,14 @@ ResponseWriter::ResponseWriter(const ParsedRequest& request, const Tokenizer& to
           std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count())
 {
     for (const ParsedPrompt& p : request.prompts) m_promptTokens += int(p.tokens.size());
+    // Every chunk's leading fields in OpenAI's order, serialized as sseEvent() would.
+    const json head = {{"id", m_id},
+                       {"object", request.kind == ApiKind::Chat ? "chat.completion.chunk" : "text_completion"},
+                       {"created", m_created},
+                       {"model", request.model},
+                       {"choices", json::array()}};
+    m_chunkHead = "data: " + head.dump(-1, ' ', false, json::error_handler_t::replace);
+    m_chunkHead.resize(m_chunkHead.size() - 2);  // the empty array's "]" and the object's "}"
 }
 
 void ResponseWriter::accumulate(ChoiceState& state, const RequestOutput& output)
@@ -168,24 +176,26 @@ std::string ResponseWriter::sseEvent(const json& data)
     return "data: " + data.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
 }
 
-json ResponseWriter::chunk(json choice) const
+void ResponseWriter::appendChunkEvent(std::string& out, const json& choice, const json* usage) const
 {
-    json out = {{"id", m_id},
-                {"object", m_request.kind == ApiKind::Chat ? "chat.completion.chunk" : "text_completion"},
-                {"created", m_created},
-                {"model", m_request.model},
-                {"choices", json::array({std::move(choice)})}};
-    if (m_request.includeUsage) out["usage"] = nullptr;
-    return out;
+    out += m_chunkHead;
+    out += choice.dump(-1, ' ', false, json::error_handler_t::replace);
+    out += ']';
+    if (usage) {
+        out += ",\"usage\":";
+        out += usage->dump(-1, ' ', false, json::error_handler_t::replace);
+    } else if (m_request.includeUsage) {
+        out += ",\"usage\":null";
+    }
+    out += "}\n\n";
 }
 
-std::string ResponseWriter::streamEvents(size_t choice, const RequestOutput& output,
-                                         std::vector<ChoiceState>& states) const
+void ResponseWriter::appendStreamEvents(std::string& events, size_t choice, const RequestOutput& output,
+                                        std::vector<ChoiceState>& states) const
 {
     ChoiceState& state = states[choice];
     const size_t offsetBefore = state.textOffset;
     accumulate(state, output);
-    std::string events;
     const bool chat = m_request.kind == ApiKind::Chat;
     std::string prefix;  // completions: the echo rides on the first text chunk
     if (!state.started) {
@@ -195,8 +205,9 @@ std::string ResponseWriter::streamEvents(size_t choice, const RequestOutput& out
         if (chat) {
             // OpenAI opens every chat choice with the role (and vLLM's echo) before any content.
             json delta = {{"role", "assistant"}, {"content", echo}};
-            events += sseEvent(
-                chunk({{"index", choice}, {"delta", delta}, {"logprobs", nullptr}, {"finish_reason", nullptr}}));
+            appendChunkEvent(events,
+                             {{"index", choice}, {"delta", delta}, {"logprobs", nullptr}, {"finish_reason", nullptr}},
+                             nullptr);
         } else {
             prefix = echo;
         }
@@ -204,11 +215,11 @@ std::string ResponseWriter::streamEvents(size_t choice, const RequestOutput& out
     // An aborted choice (the server shutting down) gets no chunk of its own: OpenAI has no "abort"
     // finish_reason, so streamEnd() ends the stream with an error event instead, as a whole
     // response gets a 503.
-    if (output.finishReason == FinishReason::Abort) return events;
+    if (output.finishReason == FinishReason::Abort) return;
     const bool hasLogprobs = m_request.logprobs >= 0 && !output.logprobs.empty();
     // One chunk per token, even when its text is held back (half a character, a possible stop
     // string) or skipped (a special token), as vLLM does: clients time and count tokens by chunk.
-    if (output.newTokenIds.empty() && prefix.empty() && !output.finished()) return events;
+    if (output.newTokenIds.empty() && prefix.empty() && !output.finished()) return;
 
     const json logprobs = hasLogprobs ? logprobsJson(output.logprobs, state.textOffset) : json(nullptr);
     for (const TokenLogprobs& lp : output.logprobs) state.textOffset += tokenText(lp.token).size();
@@ -223,17 +234,17 @@ std::string ResponseWriter::streamEvents(size_t choice, const RequestOutput& out
     c["logprobs"] = logprobs;
     c["finish_reason"] = finishJson(output.finishReason);
     if (output.finished()) c["stop_reason"] = stopReasonJson(output.stopReason);
-    json event = chunk(std::move(c));
     if (m_request.continuousUsage) {
         const int completion = state.outputTokens;
         const int prompt = int(m_request.prompts[choice / size_t(m_request.n)].tokens.size());
-        event["usage"] = {{"prompt_tokens", prompt},
-                          {"completion_tokens", completion},
-                          {"total_tokens", prompt + completion},
-                          {"prompt_tokens_details", {{"cached_tokens", state.cachedTokens}}}};
+        const json usage = {{"prompt_tokens", prompt},
+                            {"completion_tokens", completion},
+                            {"total_tokens", prompt + completion},
+                            {"prompt_tokens_details", {{"cached_tokens", state.cachedTokens}}}};
+        appendChunkEvent(events, c, &usage);
+        return;
     }
-    events += sseEvent(event);
-    return events;
+    appendChunkEvent(events, c, nullptr);
 }
 
 ApiError ResponseWriter::abortedError()

@@ -47,8 +47,16 @@ public:
     // The whole (non-streaming) response.
     nlohmann::ordered_json response(const std::vector<ChoiceState>& choices) const;
 
-    // Streaming: folds `output` into states[choice] and returns the SSE events it yields.
-    std::string streamEvents(size_t choice, const RequestOutput& output, std::vector<ChoiceState>& states) const;
+    // Streaming: folds `output` into states[choice] and appends the SSE events it yields to `out`
+    // (one buffer for a whole batch of tokens, reused from write to write).
+    void appendStreamEvents(std::string& out, size_t choice, const RequestOutput& output,
+                            std::vector<ChoiceState>& states) const;
+    std::string streamEvents(size_t choice, const RequestOutput& output, std::vector<ChoiceState>& states) const
+    {
+        std::string out;
+        appendStreamEvents(out, choice, output, states);
+        return out;
+    }
     // After every choice finished: the usage chunk (when asked) and "data: [DONE]"; when a choice
     // was aborted, the abortedError() event and "data: [DONE]" instead.
     std::string streamEnd(const std::vector<ChoiceState>& states) const;
@@ -60,7 +68,11 @@ public:
 
 private:
     nlohmann::ordered_json usage(const std::vector<ChoiceState>& states) const;
-    nlohmann::ordered_json chunk(nlohmann::ordered_json choice) const;
+    // One chunk's SSE event: {id, object, created, model, choices: [choice], usage} ("usage" null
+    // when only include_usage asks for it, absent when nothing does). The fields every chunk
+    // shares are serialized once per call, not once per token.
+    void appendChunkEvent(std::string& out, const nlohmann::ordered_json& choice,
+                          const nlohmann::ordered_json* usage) const;
     nlohmann::ordered_json logprobsJson(const std::vector<TokenLogprobs>& logprobs, size_t textOffset) const;
     nlohmann::ordered_json stopReasonJson(const std::string& stopReason) const;
     std::string tokenText(int32_t token) const;
@@ -71,7 +83,8 @@ private:
     const Tokenizer& m_tokenizer;
     std::string m_id;
     int64_t m_created;
-    int m_promptTokens = 0;  // every prompt counted once, as OpenAI and vLLM count them
+    int m_promptTokens = 0;   // every prompt counted once, as OpenAI and vLLM count them
+    std::string m_chunkHead;  // "data: {\"id\":...,\"model\":...,\"choices\":["
 };
 
 }  // namespace brook

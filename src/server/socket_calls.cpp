@@ -6,6 +6,7 @@
 #ifndef _WIN32
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -136,6 +137,20 @@ void localAddress(socket_t socket, std::string& ip, int& port)
     sockaddr_storage addr{};
     socklen_t length = sizeof(addr);
     if (::getsockname(socket, reinterpret_cast<sockaddr*>(&addr), &length) == 0) addressOf(addr, ip, port);
+}
+
+bool setNoDelay(socket_t socket)
+{
+    int on = 1;
+    return ::setsockopt(socket, IPPROTO_TCP, TCP_NODELAY, reinterpret_cast<const char*>(&on), sizeof(on)) == 0;
+}
+
+bool noDelay(socket_t socket)
+{
+    int on = 0;
+    socklen_t length = sizeof(on);
+    if (::getsockopt(socket, IPPROTO_TCP, TCP_NODELAY, reinterpret_cast<char*>(&on), &length) != 0) return false;
+    return on != 0;
 }
 
 bool isAddressLiteral(const std::string& text, bool ipv6)

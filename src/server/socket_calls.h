@@ -36,6 +36,11 @@ void localAddress(socket_t socket, std::string& ip, int& port);
 // inet_pton for AF_INET (false) or AF_INET6 (true): is `text` a literal address of that family?
 bool isAddressLiteral(const std::string& text, bool ipv6);
 
+// Turns Nagle's algorithm off on a connected TCP socket, so each small write (an SSE event) goes
+// out at once instead of waiting for the peer's delayed ACK of the previous one. False: not set.
+bool setNoDelay(socket_t socket);
+bool noDelay(socket_t socket);  // whether TCP_NODELAY is on
+
 // Raises a listening socket's accept backlog; returns "" or why it could not.
 std::string setListenBacklog(socket_t socket, int backlog);
 
