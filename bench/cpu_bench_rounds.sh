@@ -14,6 +14,9 @@ for round in $(seq 1 "$ROUNDS"); do
     stamp "latency int8"
     "$BIN/brook-bench" latency --device cpu --model "$MODEL" --input-len 128 --output-len 32 --quantization int8 2>&1 |
         grep -E "^run|best"
+    stamp "latency int4"
+    "$BIN/brook-bench" latency --device cpu --model "$MODEL" --input-len 128 --output-len 32 --quantization int4 2>&1 |
+        grep -E "^run|best"
     for prompts in 8 1; do
         stamp "throughput bf16, $prompts prompts"
         "$BIN/brook-bench" throughput --device cpu --model "$MODEL" --num-prompts "$prompts" --input-len 32 \
