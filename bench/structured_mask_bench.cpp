@@ -6,15 +6,24 @@
 // random allowed token. The test tokenizer of --random-weights models has ~1,200 pieces, so
 // brook-bench throughput --json-schema cannot show this part of the cost at full size.
 //
+// --rows N models the engine at batch N instead: N walks of one schema in lockstep, each step
+// filling every row's mask and then advancing every row over its pick, as the engine loop does
+// between two GPU steps; it reports the engine thread's time per step done row by row (serial)
+// and spread over a RowPool (parallel), and checks that both give the same masks. --pieces
+// keeps only that many pieces of the 103,424 ids (the test tokenizer of the H200 runs has ~1,200).
+//
 //   structured_mask_bench [--schema FILE] [--steps N] [--walks N]
+//   structured_mask_bench --rows 64 [--steps N] [--threads N] [--pieces N] [--schema FILE]
 #include "engine/structured/grammar_automaton.h"
 #include "engine/structured/grammar_matcher.h"
 #include "engine/structured/json_schema_compiler.h"
+#include "engine/structured/row_pool.h"
 #include "engine/structured/token_bitmask.h"
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -46,7 +55,7 @@ std::string utf8(uint32_t c)
 
 // 103,424 distinct pieces: byte pieces, then about half CJK (1-3 characters), a third Latin words
 // (half with a leading space, as sentencepiece's "▁"), and the rest punctuation, digits and mixes.
-std::shared_ptr<const TokenVocabulary> ernieLikeVocabulary(uint32_t seed)
+std::shared_ptr<const TokenVocabulary> ernieLikeVocabulary(uint32_t seed, int pieces = kErnieVocab)
 {
     std::mt19937 rng(seed);
     std::set<std::string> seen;
@@ -69,6 +78,8 @@ std::shared_ptr<const TokenVocabulary> ernieLikeVocabulary(uint32_t seed)
         }
         if (seen.insert(t).second) tokens.push_back(t);
     }
+    // Ids past `pieces` keep no bytes: never allowed, as ids past a small tokenizer's end.
+    for (size_t id = size_t(std::max(pieces, 256)); id < tokens.size(); ++id) tokens[id].clear();
     return std::make_shared<const TokenVocabulary>(std::move(tokens), std::vector<int32_t>{});
 }
 
@@ -79,16 +90,126 @@ double percentile(std::vector<double> v, double p)
     return v[size_t(p * double(v.size() - 1))];
 }
 
+double mean(const std::vector<double>& v)
+{
+    double sum = 0;
+    for (double x : v) sum += x;
+    return v.empty() ? 0 : sum / double(v.size());
+}
+
+uint64_t maskHash(std::span<const uint32_t> mask)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (uint32_t w : mask) h = (h ^ w) * 1099511628211ull;
+    return h;
+}
+
+// The k-th allowed token of `mask` (k < its population).
+int32_t nthAllowed(std::span<const uint32_t> mask, size_t k)
+{
+    for (size_t w = 0; w < mask.size(); ++w) {
+        const auto count = size_t(std::popcount(mask[w]));
+        if (k >= count) {
+            k -= count;
+            continue;
+        }
+        uint32_t bits = mask[w];
+        for (; k > 0; --k) bits &= bits - 1;
+        return int32_t(w * 32 + size_t(std::countr_zero(bits)));
+    }
+    return -1;
+}
+
+struct RowsResult {
+    std::vector<double> fillMs, advanceMs;  // per step, on the engine thread
+    std::vector<uint64_t> hashes;           // every row's mask, step by step
+    GrammarAutomaton::Stats stats;
+    int rowSteps = 0;
+};
+
+// `rows` walks of one schema in lockstep, as the engine's step: maybeReset, every row's mask,
+// (sampling: untimed), every row's advance. pool == nullptr: row by row on this thread.
+RowsResult runRows(const std::shared_ptr<const Grammar>& grammar,
+                   const std::shared_ptr<const TokenVocabulary>& vocabulary, int rows, int steps, RowPool* pool)
+{
+    RowsResult result;
+    auto automaton = std::make_shared<GrammarAutomaton>(grammar, vocabulary);
+    const int eos = 2;
+    std::vector<std::unique_ptr<GrammarMatcher>> matchers;
+    std::vector<std::mt19937> rngs;
+    for (int r = 0; r < rows; ++r) {
+        matchers.push_back(std::make_unique<GrammarMatcher>(automaton, std::vector<int32_t>{eos}));
+        rngs.emplace_back(uint32_t(1000 + r));
+    }
+    const size_t words = size_t(vocabulary->maskWords());
+    std::vector<std::vector<uint32_t>> scratch(static_cast<size_t>(rows), std::vector<uint32_t>(words));
+    std::vector<std::span<const uint32_t>> masks(static_cast<size_t>(rows));
+    std::vector<int32_t> picks(static_cast<size_t>(rows));
+    std::vector<int> live;
+    const std::function<void(size_t)> fill = [&](size_t i) {
+        const auto r = size_t(live[i]);
+        masks[r] = matchers[r]->mask(scratch[r]);
+    };
+    const std::function<void(size_t)> advance = [&](size_t i) {
+        const auto r = size_t(live[i]);
+        if (picks[r] >= 0) matchers[r]->accept(picks[r]);
+    };
+    for (int s = 0; s < steps; ++s) {
+        live.clear();
+        for (int r = 0; r < rows; ++r)
+            if (!matchers[size_t(r)]->terminated()) live.push_back(r);
+        if (live.empty()) break;
+        auto t0 = BenchClock::now();
+        automaton->maybeReset();
+        if (pool) pool->run(live.size(), fill);
+        else
+            for (size_t i = 0; i < live.size(); ++i) fill(i);
+        auto t1 = BenchClock::now();
+        for (int r : live) {
+            const std::span<const uint32_t> m = masks[size_t(r)];
+            result.hashes.push_back(maskHash(m));
+            size_t allowed = 0;
+            for (uint32_t w : m) allowed += size_t(std::popcount(w));
+            picks[size_t(r)] = allowed ? nthAllowed(m, rngs[size_t(r)]() % allowed) : -1;
+            if (picks[size_t(r)] == eos) picks[size_t(r)] = -1;  // the walk ends here; keep it going
+        }
+        auto t2 = BenchClock::now();
+        if (pool) pool->run(live.size(), advance);
+        else
+            for (size_t i = 0; i < live.size(); ++i) advance(i);
+        auto t3 = BenchClock::now();
+        result.rowSteps += int(live.size());
+        result.fillMs.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        result.advanceMs.push_back(std::chrono::duration<double, std::milli>(t3 - t2).count());
+    }
+    result.stats = automaton->stats();
+    return result;
+}
+
+void printRows(const char* label, const RowsResult& r)
+{
+    std::vector<double> total(r.fillMs.size());
+    for (size_t i = 0; i < total.size(); ++i) total[i] = r.fillMs[i] + r.advanceMs[i];
+    std::cout << label << ": engine thread per step, ms: mean " << mean(total) << " (p50 " << percentile(total, 0.5)
+              << ", p99 " << percentile(total, 0.99) << ", max " << percentile(total, 1.0) << "); masks mean "
+              << mean(r.fillMs) << ", advances mean " << mean(r.advanceMs) << "; " << r.fillMs.size() << " steps, "
+              << r.rowSteps << " row-steps; masks computed " << r.stats.masksComputed << ", from the cache "
+              << r.stats.maskHits << ", splits " << r.stats.splitsComputed << "\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
     CLI::App app{"structured_mask_bench: structured-output host cost per token at ERNIE's vocabulary size"};
     std::string schemaFile;
-    int steps = 300, walks = 8;
+    int steps = 300, walks = 8, rows = 0, threads = 0, pieces = kErnieVocab;
     app.add_option("--schema", schemaFile, "JSON schema file (default: bench/structured/people_schema.json's shape)");
     app.add_option("--steps", steps, "tokens per walk")->capture_default_str();
     app.add_option("--walks", walks, "independent walks (requests) sharing one automaton")->capture_default_str();
+    app.add_option("--rows", rows, "rows of one schema per step, serial against parallel (0: the per-token walks)");
+    app.add_option("--threads", threads, "--rows: threads of the parallel run including the caller (0: as the engine)");
+    app.add_option("--pieces", pieces, "pieces with bytes among the 103,424 ids")->capture_default_str();
     CLI11_PARSE(app, argc, argv);
 
     std::string schema =
@@ -101,7 +222,7 @@ int main(int argc, char** argv)
         schema.assign(std::istreambuf_iterator<char>(in), {});
     }
     const auto vocabularyStart = BenchClock::now();
-    auto vocabulary = ernieLikeVocabulary(1);
+    auto vocabulary = ernieLikeVocabulary(1, pieces);
     const double vocabularySeconds = std::chrono::duration<double>(BenchClock::now() - vocabularyStart).count();
     const auto compileStart = BenchClock::now();
     auto grammar = compileJsonSchema(schema, "--schema");
@@ -110,6 +231,23 @@ int main(int argc, char** argv)
         return 2;
     }
     const double compileSeconds = std::chrono::duration<double>(BenchClock::now() - compileStart).count();
+    if (rows > 0) {
+        std::cout << "vocabulary: " << vocabulary->vocabSize() << " ids, " << vocabulary->sorted().size()
+                  << " with bytes (synthetic, ERNIE-sized); " << rows << " rows of one schema, up to " << steps
+                  << " steps\n";
+        const RowsResult serial = runRows(*grammar, vocabulary, rows, steps, nullptr);
+        printRows("serial (row by row)", serial);
+        RowPool pool(threads);
+        const RowsResult parallel = runRows(*grammar, vocabulary, rows, steps, &pool);
+        std::cout << "(" << pool.threads() << " threads) ";
+        printRows("parallel", parallel);
+        if (parallel.hashes != serial.hashes) {
+            std::cerr << "parallel masks differ from the serial ones\n";
+            return 1;
+        }
+        std::cout << "parallel masks identical to serial: " << serial.hashes.size() << " masks\n";
+        return 0;
+    }
     auto automaton = std::make_shared<GrammarAutomaton>(*grammar, vocabulary);
 
     std::mt19937 rng(7);
@@ -153,7 +291,7 @@ int main(int argc, char** argv)
               << "schema compiled in " << compileSeconds * 1e3 << " ms; parser states " << stats.states
               << ", stack nodes " << stats.nodes << "\n"
               << "tokens: " << fillMs.size() << " over " << walks << " walks; masks computed " << stats.masksComputed
-              << ", from the cache " << stats.maskHits << "\n"
+              << ", from the cache " << stats.maskHits << "; splits computed " << stats.splitsComputed << "\n"
               << "per token, ms: fill mask mean " << fill / n << " (p50 " << percentile(fillMs, 0.5) << ", p99 "
               << percentile(fillMs, 0.99) << ", max " << percentile(fillMs, 1.0) << "), apply mask mean " << apply / n
               << ", advance mean " << accept / n << "\n"

@@ -1,17 +1,22 @@
 // The structured-output compilers and matcher without a model: regexes against std::regex on
 // random strings, integer and number ranges exhaustively, EBNF, JSON schemas accepting and
 // refusing texts, hostile input refused with a message naming what, and the token mask equal to
-// a token-by-token check over a random vocabulary, cached or not.
+// a token-by-token check over a random vocabulary, cached or not, and the same masks when many
+// rows of one schema are filled and advanced at once on several threads.
 #include "engine/structured/ebnf_parser.h"
 #include "engine/structured/grammar_automaton.h"
 #include "engine/structured/grammar_matcher.h"
 #include "engine/structured/json_schema_compiler.h"
 #include "engine/structured/regex_compiler.h"
+#include "engine/structured/row_pool.h"
 #include "engine/structured/structured_output_compiler.h"
 
 #include <QtTest>
 
+#include <atomic>
+#include <mutex>
 #include <random>
+#include <thread>
 #include <regex>
 
 using namespace brook;
@@ -314,6 +319,129 @@ private slots:
             walkText.clear();
         }
         QVERIFY(automaton->stats().maskHits > 0);  // revisited states came from the cache
+    }
+
+    void concurrentRowsGiveTheSerialMasks()
+    {
+        // Deep stacks (array > object > array > array > integer, bounded string) so masks go
+        // through cut states and their uncertain tokens; a vocabulary with multi-byte tokens that
+        // cross value boundaries ("],[", "\"}").
+        std::mt19937 rng(23);
+        const std::string alphabet = "{}[]\":,ab1209-\\";
+        std::vector<std::string> tokens;
+        for (int b = 0; b < 256; ++b) tokens.push_back(std::string(1, char(b)));
+        for (int i = 0; i < 2000; ++i) {
+            std::string t;
+            for (int k = 1 + int(rng() % 5); k > 0; --k) t += alphabet[rng() % alphabet.size()];
+            tokens.push_back(t);
+        }
+        const int eos = int(tokens.size());
+        tokens.push_back("");
+        auto vocabulary = std::make_shared<const TokenVocabulary>(tokens, std::vector<int32_t>{});
+        auto grammar = compileJsonSchema(
+            R"({"type":"array","minItems":4,"items":{"type":"object","properties":{"n":{"type":"string","maxLength":5},)"
+            R"("t":{"type":"array","maxItems":3,"items":{"type":"array","items":{"type":"integer","minimum":-20,"maximum":300}}}},)"
+            R"("required":["n","t"],"additionalProperties":false}})",
+            "s");
+        QVERIFY(grammar);
+        const size_t words = size_t(vocabulary->maskWords());
+
+        // The reference: one row after another on this thread, each mask also checked token by
+        // token against the text so far (exact through the cuts).
+        constexpr int kRows = 48, kSteps = 70;
+        std::vector<std::vector<int32_t>> picks(kRows);
+        std::vector<std::vector<std::vector<uint32_t>>> expected(kRows);
+        {
+            auto automaton = std::make_shared<GrammarAutomaton>(*grammar, vocabulary);
+            for (int row = 0; row < kRows; ++row) {
+                GrammarMatcher matcher(automaton, {eos});
+                std::string text;
+                std::vector<uint32_t> mask(words);
+                for (int step = 0; step < kSteps && !matcher.terminated(); ++step) {
+                    QVERIFY(matcher.fillMask(mask));
+                    expected[size_t(row)].push_back(mask);
+                    if (row < 6) {
+                        const int32_t here = automaton->advance(automaton->startState(), text);
+                        for (int32_t id = 0; id < eos; ++id) {
+                            const bool bit = (mask[size_t(id) >> 5] >> (id & 31)) & 1u;
+                            const std::string_view bytes = vocabulary->tokenBytes(id);
+                            QCOMPARE(bit, automaton->advance(here, bytes) >= 0);
+                        }
+                    }
+                    std::vector<int32_t> allowed;
+                    for (int32_t id = 0; id < eos; ++id)
+                        if ((mask[size_t(id) >> 5] >> (id & 31)) & 1u) allowed.push_back(id);
+                    if (allowed.empty()) break;  // only the end remains
+                    const int32_t pick = allowed[rng() % allowed.size()];
+                    QVERIFY(matcher.accept(pick));
+                    text += tokens[size_t(pick)];
+                    picks[size_t(row)].push_back(pick);
+                }
+            }
+            QVERIFY(automaton->stats().splitsComputed < automaton->stats().masksComputed);  // cuts were shared
+        }
+
+        std::mutex failureMutex;
+        QString failure;
+        const auto fail = [&](int row, int step, const char* what) {
+            std::lock_guard lock(failureMutex);
+            if (failure.isEmpty()) failure = QString("row %1 step %2: %3").arg(row).arg(step).arg(what);
+        };
+
+        // The engine's way: every row's mask at once, then every row's advance, on a pool wider
+        // than this machine (so rows interleave), the caches reset only between steps.
+        {
+            auto automaton = std::make_shared<GrammarAutomaton>(*grammar, vocabulary);
+            std::vector<std::unique_ptr<GrammarMatcher>> matchers;
+            for (int row = 0; row < kRows; ++row)
+                matchers.push_back(std::make_unique<GrammarMatcher>(automaton, std::vector<int32_t>{eos}));
+            std::vector<std::vector<uint32_t>> scratch(kRows, std::vector<uint32_t>(words));
+            RowPool pool(8);
+            for (int step = 0; step < kSteps; ++step) {
+                automaton->maybeReset();
+                pool.run(kRows, [&](size_t row) {
+                    if (size_t(step) >= expected[row].size()) return;
+                    const std::span<const uint32_t> mask = matchers[row]->mask(scratch[row]);
+                    if (!std::equal(mask.begin(), mask.end(), expected[row][size_t(step)].begin(),
+                                    expected[row][size_t(step)].end()))
+                        fail(int(row), step, "mask differs (lockstep)");
+                });
+                pool.run(kRows, [&](size_t row) {
+                    if (size_t(step) < picks[row].size() && !matchers[row]->accept(picks[row][size_t(step)]))
+                        fail(int(row), step, "advance refused (lockstep)");
+                });
+            }
+        }
+        QVERIFY2(failure.isEmpty(), qPrintable(failure));
+
+        // Free-running threads, each on its own rows, no step boundary: every interleaving of
+        // misses, publications and cached reads.
+        {
+            auto automaton = std::make_shared<GrammarAutomaton>(*grammar, vocabulary);
+            // Made here: a matcher's constructor may reset the caches, which only a quiet
+            // automaton allows.
+            std::vector<std::unique_ptr<GrammarMatcher>> matchers;
+            for (int row = 0; row < kRows; ++row)
+                matchers.push_back(std::make_unique<GrammarMatcher>(automaton, std::vector<int32_t>{eos}));
+            std::vector<std::thread> threads;
+            for (int t = 0; t < 6; ++t)
+                threads.emplace_back([&, t] {
+                    std::vector<uint32_t> scratch(words);
+                    for (int row = t; row < kRows; row += 6) {
+                        GrammarMatcher& matcher = *matchers[size_t(row)];
+                        for (size_t step = 0; step < expected[size_t(row)].size(); ++step) {
+                            const std::span<const uint32_t> mask = matcher.mask(scratch);
+                            const auto& want = expected[size_t(row)][step];
+                            if (!std::equal(mask.begin(), mask.end(), want.begin(), want.end()))
+                                fail(row, int(step), "mask differs (free-running)");
+                            if (step < picks[size_t(row)].size() && !matcher.accept(picks[size_t(row)][step]))
+                                fail(row, int(step), "advance refused (free-running)");
+                        }
+                    }
+                });
+            for (std::thread& t : threads) t.join();
+        }
+        QVERIFY2(failure.isEmpty(), qPrintable(failure));
     }
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <thread>
 
 namespace brook::structured {
 
@@ -39,6 +40,11 @@ size_t GrammarAutomaton::VectorHash::operator()(const std::vector<int32_t>& v) c
     uint64_t h = 0x9E3779B97F4A7C15ull ^ v.size();
     for (int32_t x : v) h = (h ^ uint32_t(x)) * 0x100000001B3ull + (h >> 29);
     return size_t(h);
+}
+
+GrammarAutomaton::Chunk::Chunk()
+{
+    for (auto& t : transitions) t.store(kUnknown, std::memory_order_relaxed);
 }
 
 GrammarAutomaton::GrammarAutomaton(std::shared_ptr<const Grammar> grammar,
@@ -110,47 +116,55 @@ int32_t GrammarAutomaton::intern(std::vector<int32_t>&& nodes, bool accept, bool
     if (it != m_stateIds.end()) return it->second;
     // One call may create states past kMaxStates (they are dropped between steps); a call that
     // creates this many is a grammar exploding: stop it (each state holds 1 KiB of transitions).
-    if (m_states.size() >= 4 * kMaxStates) m_overflow = true;
-    const auto id = int32_t(m_states.size());
+    const int32_t id = m_numStates.load(std::memory_order_relaxed);
+    if (size_t(id) >= 4 * kMaxStates) m_overflow = true;
+    const size_t chunk = size_t(id) >> kChunkShift;
+    if (chunk >= kMaxChunks) {
+        m_overflow = true;
+        return kDead;
+    }
+    if (!m_chunks[chunk].load(std::memory_order_relaxed)) {
+        m_ownedChunks.push_back(std::make_unique<Chunk>());
+        m_chunks[chunk].store(m_ownedChunks.back().get(), std::memory_order_release);
+    }
     m_stateIds.emplace(nodes, id);
     nodes.pop_back();
-    State s;
+    State& s = state(id);
     s.nodes = std::move(nodes);
     s.accept = accept;
     s.context = context;
-    m_states.push_back(std::move(s));
-    m_transitions.resize(m_transitions.size() + 256, kUnknown);
+    // Other threads learn the id only through a transition stored after this (release), or from
+    // a call that returns it under the mutex.
+    m_numStates.store(id + 1, std::memory_order_release);
     return id;
 }
 
 int32_t GrammarAutomaton::startState()
 {
-    {
-        std::shared_lock lock(m_mutex);
-        if (m_start >= 0) return m_start;
-    }
-    std::unique_lock lock(m_mutex);
-    if (m_start >= 0) return m_start;
+    if (const int32_t start = m_start.load(std::memory_order_acquire); start >= 0) return start;
+    std::lock_guard lock(m_mutex);
+    if (const int32_t start = m_start.load(std::memory_order_relaxed); start >= 0) return start;
     m_expansions = 0;
     m_work.clear();
     ++m_visitMark;
     bool accept = false, context = false;
     for (int32_t start : m_grammar->alternativeStarts(m_grammar->rootRule())) close(node(start, -1), accept, context);
-    m_start = intern(std::move(m_work), accept, false);
+    const int32_t start = intern(std::move(m_work), accept, false);
     m_work = {};
-    return m_start;
+    m_start.store(start, std::memory_order_release);
+    return start;
 }
 
-int32_t GrammarAutomaton::step(int32_t state, uint8_t byte)
+int32_t GrammarAutomaton::step(int32_t from, uint8_t byte)
 {
-    if (const int32_t cached = m_transitions[size_t(state) * 256 + byte]; cached != kUnknown) return cached;
+    if (const int32_t cached = slot(from, byte).load(std::memory_order_relaxed); cached != kUnknown) return cached;
     const auto& elements = m_grammar->elements();
     const auto& sets = m_grammar->byteSets();
     m_work.clear();
     ++m_visitMark;
     bool accept = false, context = false;
     bool any = false;
-    for (int32_t x : m_states[size_t(state)].nodes) {
+    for (int32_t x : state(from).nodes) {
         const auto [position, parent] = m_nodes[size_t(x)];
         if (!sets[size_t(elements[size_t(position)].value)].has(byte)) continue;
         any = true;
@@ -160,45 +174,35 @@ int32_t GrammarAutomaton::step(int32_t state, uint8_t byte)
     int32_t next = kDead;
     if (any && !m_overflow && (accept || context || !m_work.empty())) next = intern(std::move(m_work), accept, context);
     m_work = {};
-    m_transitions[size_t(state) * 256 + byte] = next;  // intern may have moved the table
+    if (m_overflow) return kDead;  // not cached: the request stops anyway
+    slot(from, byte).store(next, std::memory_order_release);
     return next;
 }
 
-int32_t GrammarAutomaton::advance(int32_t state, std::string_view bytes)
+int32_t GrammarAutomaton::transition(int32_t from, uint8_t byte, size_t& expansions)
 {
-    {
-        // The common case: every transition already taken by some request.
-        std::shared_lock lock(m_mutex);
-        size_t i = 0;
-        for (; i < bytes.size() && state >= 0; ++i) {
-            const int32_t next = m_transitions[size_t(state) * 256 + uint8_t(bytes[i])];
-            if (next == kUnknown) break;
-            state = next;
-        }
-        if (state < 0) return kDead;
-        if (i == bytes.size()) return state;
-        bytes = bytes.substr(i);
-    }
-    std::unique_lock lock(m_mutex);
-    m_expansions = 0;
+    const int32_t next = slot(from, byte).load(std::memory_order_acquire);
+    if (next != kUnknown) return next;
+    std::lock_guard lock(m_mutex);
+    m_expansions = expansions;
+    const int32_t computed = step(from, byte);
+    expansions = m_expansions;
+    return computed;
+}
+
+int32_t GrammarAutomaton::advance(int32_t from, std::string_view bytes)
+{
+    size_t expansions = 0;
     for (char c : bytes) {
-        if (state < 0) return kDead;
-        state = step(state, uint8_t(c));
+        if (from < 0) return kDead;
+        from = transition(from, uint8_t(c), expansions);
     }
-    return state;
+    return from;
 }
 
-bool GrammarAutomaton::accepts(int32_t state)
-{
-    std::shared_lock lock(m_mutex);
-    return state >= 0 && m_states[size_t(state)].accept;
-}
+bool GrammarAutomaton::accepts(int32_t id) { return id >= 0 && state(id).accept; }
 
-bool GrammarAutomaton::terminated(int32_t state)
-{
-    std::shared_lock lock(m_mutex);
-    return state >= 0 && m_states[size_t(state)].accept && m_states[size_t(state)].nodes.empty();
-}
+bool GrammarAutomaton::terminated(int32_t id) { return id >= 0 && state(id).accept && state(id).nodes.empty(); }
 
 int32_t GrammarAutomaton::cutNode(int32_t x, bool& cut)
 {
@@ -216,55 +220,60 @@ int32_t GrammarAutomaton::cutNode(int32_t x, bool& cut)
     return rebuilt;
 }
 
-int32_t GrammarAutomaton::cutState(int32_t state)
+int32_t GrammarAutomaton::cutState(int32_t id)
 {
-    if (const int32_t known = m_states[size_t(state)].cut; known >= 0) return known;
+    if (const int32_t known = state(id).cut.load(std::memory_order_acquire); known >= 0) return known;
+    std::lock_guard lock(m_mutex);
+    if (const int32_t known = state(id).cut.load(std::memory_order_relaxed); known >= 0) return known;
+    const State& s = state(id);
     std::vector<int32_t> nodes;
-    nodes.reserve(m_states[size_t(state)].nodes.size());
+    nodes.reserve(s.nodes.size());
     bool cut = false;
-    for (size_t i = 0; i < m_states[size_t(state)].nodes.size(); ++i)
-        nodes.push_back(cutNode(m_states[size_t(state)].nodes[i], cut));
+    for (int32_t x : s.nodes) nodes.push_back(cutNode(x, cut));
     // Equal node lists intern to one id: a shallow state is its own cut.
-    const int32_t id = cut ? intern(std::move(nodes), m_states[size_t(state)].accept, false) : state;
-    m_states[size_t(state)].cut = id;
-    m_states[size_t(id)].cut = id;
-    return id;
+    int32_t result = cut ? intern(std::move(nodes), s.accept, false) : id;
+    if (result < 0) result = id;  // no room for the cut state: walk the state itself
+    state(result).cut.store(result, std::memory_order_release);
+    state(id).cut.store(result, std::memory_order_release);
+    return result;
 }
 
-bool GrammarAutomaton::computeSplit(int32_t state, Split& split)
+bool GrammarAutomaton::computeSplit(int32_t from, Split& split, size_t& expansions)
 {
     split.accepted.assign(size_t(m_vocabulary->maskWords()), 0u);
     split.uncertain.clear();
-    // Depth-first over the flat trie: m_depthState[d] is the state after the current token's first
-    // d bytes, valid up to `valid`, and m_depthTouched[d] whether a stack returned below the cut
-    // on the way there; a dead prefix skips every following token that shares it.
+    // Depth-first over the flat trie: depthState[d] is the state after the current token's first
+    // d bytes, valid up to `valid`, and depthTouched[d] whether a stack returned below the cut on
+    // the way there; a dead prefix skips every following token that shares it.
+    thread_local std::vector<int32_t> depthState;
+    thread_local std::vector<uint8_t> depthTouched;
     const auto& tokens = m_vocabulary->sorted();
-    m_depthState.assign(1, state);
-    m_depthTouched.assign(1, 0);
+    depthState.assign(1, from);
+    depthTouched.assign(1, 0);
     size_t valid = 0;
     for (size_t i = 0; i < tokens.size();) {
         const TokenVocabulary::Entry& t = tokens[i];
         const std::string_view bytes = m_vocabulary->bytesOf(t);
         size_t d = std::min<size_t>(t.lcp, valid);
-        if (m_depthState.size() < bytes.size() + 1) {
-            m_depthState.resize(bytes.size() + 1);
-            m_depthTouched.resize(bytes.size() + 1);
+        if (depthState.size() < bytes.size() + 1) {
+            depthState.resize(bytes.size() + 1);
+            depthTouched.resize(bytes.size() + 1);
         }
         bool alive = true;
         for (; d < bytes.size(); ++d) {
-            const int32_t next = step(m_depthState[d], uint8_t(bytes[d]));
+            const int32_t next = transition(depthState[d], uint8_t(bytes[d]), expansions);
             if (next < 0) {
                 alive = false;
                 break;
             }
-            m_depthState[d + 1] = next;
-            m_depthTouched[d + 1] = m_depthTouched[d] | uint8_t(m_states[size_t(next)].context);
+            depthState[d + 1] = next;
+            depthTouched[d + 1] = depthTouched[d] | uint8_t(state(next).context);
         }
-        if (m_overflow) return false;
+        if (m_overflow.load(std::memory_order_relaxed)) return false;
         if (alive) {
             // Alive above the cut (a stack left, or the real bottom reached): alive in every
             // state with this cut. Alive only below it: up to what lies there.
-            const State& end = m_states[size_t(m_depthState[bytes.size()])];
+            const State& end = state(depthState[bytes.size()]);
             if (!end.nodes.empty() || end.accept) split.accepted[size_t(t.id) >> 5] |= 1u << (t.id & 31);
             else split.uncertain.push_back(t.id);
             valid = bytes.size();
@@ -273,7 +282,7 @@ bool GrammarAutomaton::computeSplit(int32_t state, Split& split)
         }
         valid = d;  // states up to depth d are still those of the following tokens' prefix
         // Dead above the cut; if the prefix went below it on the way, those stacks may live on.
-        const bool touched = m_depthTouched[d] != 0;
+        const bool touched = depthTouched[d] != 0;
         if (touched) split.uncertain.push_back(t.id);
         for (++i; i < tokens.size() && tokens[i].lcp > d; ++i)
             if (touched) split.uncertain.push_back(tokens[i].id);
@@ -281,81 +290,73 @@ bool GrammarAutomaton::computeSplit(int32_t state, Split& split)
     return true;
 }
 
-std::span<const uint32_t> GrammarAutomaton::computeMask(int32_t state, std::span<uint32_t> scratch)
+std::span<const uint32_t> GrammarAutomaton::computeMask(int32_t id, std::span<uint32_t> scratch)
 {
-    const int32_t cut = cutState(state);
-    Split uncached;
-    const Split* split = nullptr;
-    if (m_states[size_t(cut)].split >= 0) {
-        split = &m_splits[size_t(m_states[size_t(cut)].split)];
-    } else {
-        Split& target = m_splits.size() < kMaxSplits ? m_splits.emplace_back() : uncached;
-        const bool ok = computeSplit(cut, target);
+    size_t expansions = 0;
+    const int32_t cut = cutState(id);
+    const Split* split = state(cut).split.load(std::memory_order_acquire);
+    std::unique_ptr<Split> fresh;
+    if (!split) {
+        // Walked unlocked: rows of one schema that miss at the same time walk side by side (two
+        // may walk the same cut state; the first to finish publishes it).
+        fresh = std::make_unique<Split>();
+        const bool ok = computeSplit(cut, *fresh, expansions);
         m_splitsComputed.fetch_add(1, std::memory_order_relaxed);
-        if (!ok) {
-            if (&target != &uncached) m_splits.pop_back();
-            return {};
+        if (!ok) return {};
+        std::lock_guard lock(m_mutex);
+        split = state(cut).split.load(std::memory_order_relaxed);
+        if (!split && m_ownedSplits.size() < kMaxSplits) {
+            m_ownedSplits.push_back(std::move(fresh));
+            split = m_ownedSplits.back().get();
+            state(cut).split.store(split, std::memory_order_release);
         }
-        if (&target != &uncached) m_states[size_t(cut)].split = int32_t(m_splits.size() - 1);
-        split = &target;
+        if (!split) split = fresh.get();
     }
     Split direct;
     if (split->uncertain.size() * kMaxUncertainShare > m_vocabulary->sorted().size()) {
         // The full state's own walk: nothing is uncertain there.
-        if (!computeSplit(state, direct)) return {};
+        if (!computeSplit(id, direct, expansions)) return {};
         split = &direct;
     }
-    const size_t words = size_t(m_vocabulary->maskWords());
-    uint32_t* out = scratch.data();
-    std::unique_ptr<uint32_t[]> owned;
-    if (m_masks.size() < kMaxMasks) {
-        owned.reset(new uint32_t[words]);
-        out = owned.get();
-    }
-    std::copy(split->accepted.begin(), split->accepted.end(), out);
-    for (int32_t id : split->uncertain) {
-        if ((out[size_t(id) >> 5] >> (id & 31)) & 1u) continue;
-        int32_t s = state;
-        for (char c : m_vocabulary->tokenBytes(id)) {
-            s = step(s, uint8_t(c));
+    std::copy(split->accepted.begin(), split->accepted.end(), scratch.begin());
+    for (int32_t token : split->uncertain) {
+        if ((scratch[size_t(token) >> 5] >> (token & 31)) & 1u) continue;
+        int32_t s = id;
+        for (char c : m_vocabulary->tokenBytes(token)) {
+            s = transition(s, uint8_t(c), expansions);
             if (s < 0) break;
         }
-        if (m_overflow) return {};
-        if (s >= 0) out[size_t(id) >> 5] |= 1u << (id & 31);
+        if (m_overflow.load(std::memory_order_relaxed)) return {};
+        if (s >= 0) scratch[size_t(token) >> 5] |= 1u << (token & 31);
     }
     m_masksComputed.fetch_add(1, std::memory_order_relaxed);
-    if (!owned) return scratch;
-    m_states[size_t(state)].mask = int32_t(m_masks.size());
-    m_masks.push_back(std::move(owned));
-    return {m_masks.back().get(), words};
+    std::lock_guard lock(m_mutex);
+    if (const uint32_t* cached = state(id).mask.load(std::memory_order_relaxed))
+        return {cached, scratch.size()};  // another row published it meanwhile (the same words)
+    if (m_ownedMasks.size() >= kMaxMasks) return scratch;
+    m_ownedMasks.emplace_back(new uint32_t[scratch.size()]);
+    uint32_t* words = m_ownedMasks.back().get();
+    std::copy(scratch.begin(), scratch.end(), words);
+    state(id).mask.store(words, std::memory_order_release);
+    return {words, scratch.size()};
 }
 
-std::span<const uint32_t> GrammarAutomaton::mask(int32_t state, std::span<uint32_t> scratch)
+std::span<const uint32_t> GrammarAutomaton::mask(int32_t id, std::span<uint32_t> scratch)
 {
     const size_t words = size_t(m_vocabulary->maskWords());
-    {
-        std::shared_lock lock(m_mutex);
-        if (m_overflow) return {};
-        if (state < 0) {
-            std::fill(scratch.begin(), scratch.end(), 0u);
-            return scratch;
-        }
-        if (const int32_t cached = m_states[size_t(state)].mask; cached >= 0) {
-            m_maskHits.fetch_add(1, std::memory_order_relaxed);
-            return {m_masks[size_t(cached)].get(), words};
-        }
+    if (m_overflow.load(std::memory_order_acquire)) return {};
+    if (id < 0) {
+        std::fill(scratch.begin(), scratch.end(), 0u);
+        return scratch;
     }
-    std::unique_lock lock(m_mutex);
-    if (m_overflow) return {};
-    if (const int32_t cached = m_states[size_t(state)].mask; cached >= 0) {  // another row was first
+    if (const uint32_t* cached = state(id).mask.load(std::memory_order_acquire)) {
         m_maskHits.fetch_add(1, std::memory_order_relaxed);
-        return {m_masks[size_t(cached)].get(), words};
+        return {cached, words};
     }
-    m_expansions = 0;
-    const std::span<const uint32_t> result = computeMask(state, scratch);
-    if (m_overflow || result.empty()) {
-        m_overflow = true;
-        spdlog::warn("structured output: the grammar's parser states outgrew their limits; stopping the request");
+    const std::span<const uint32_t> result = computeMask(id, scratch.first(words));
+    if (result.empty() || m_overflow.load(std::memory_order_acquire)) {
+        if (!m_overflow.exchange(true))
+            spdlog::warn("structured output: the grammar's parser states outgrew their limits; stopping the request");
         return {};
     }
     return result;
@@ -374,54 +375,51 @@ bool GrammarAutomaton::fillMask(int32_t state, std::span<uint32_t> mask)
 
 void GrammarAutomaton::maybeReset()
 {
-    std::unique_lock lock(m_mutex);
-    if (m_states.size() <= kMaxStates && m_masks.size() < kMaxMasks && m_splits.size() < kMaxSplits) return;
+    std::lock_guard lock(m_mutex);
+    const auto states = size_t(m_numStates.load(std::memory_order_relaxed));
+    if (states <= kMaxStates && m_ownedMasks.size() < kMaxMasks && m_ownedSplits.size() < kMaxSplits) return;
     // Masks or splits alone full: drop them; states past their limit: drop every cache but the
     // stack nodes.
-    if (m_states.size() <= kMaxStates) {
-        if (m_masks.size() >= kMaxMasks) {
-            for (State& s : m_states) s.mask = -1;
-            m_masks.clear();
+    if (states <= kMaxStates) {
+        if (m_ownedMasks.size() >= kMaxMasks) {
+            for (int32_t id = 0; id < int32_t(states); ++id) state(id).mask.store(nullptr, std::memory_order_relaxed);
+            m_ownedMasks.clear();
         }
-        if (m_splits.size() >= kMaxSplits) {
-            for (State& s : m_states) s.split = -1;
-            m_splits.clear();
+        if (m_ownedSplits.size() >= kMaxSplits) {
+            for (int32_t id = 0; id < int32_t(states); ++id) state(id).split.store(nullptr, std::memory_order_relaxed);
+            m_ownedSplits.clear();
         }
         return;
     }
-    m_states.clear();
+    for (auto& chunk : m_chunks) chunk.store(nullptr, std::memory_order_relaxed);
+    m_ownedChunks.clear();
+    m_numStates.store(0, std::memory_order_relaxed);
     m_stateIds.clear();
-    m_transitions.clear();
-    m_masks.clear();
-    m_splits.clear();
-    m_start = -1;
+    m_ownedMasks.clear();
+    m_ownedSplits.clear();
+    m_start.store(-1, std::memory_order_relaxed);
     m_generation.fetch_add(1, std::memory_order_acq_rel);
 }
 
-std::vector<int32_t> GrammarAutomaton::stateNodes(int32_t state)
+std::vector<int32_t> GrammarAutomaton::stateNodes(int32_t id)
 {
-    std::shared_lock lock(m_mutex);
-    return state >= 0 ? m_states[size_t(state)].nodes : std::vector<int32_t>{};
+    return id >= 0 ? state(id).nodes : std::vector<int32_t>{};
 }
 
-bool GrammarAutomaton::stateAccepts(int32_t state)
-{
-    std::shared_lock lock(m_mutex);
-    return state >= 0 && m_states[size_t(state)].accept;
-}
+bool GrammarAutomaton::stateAccepts(int32_t id) { return id >= 0 && state(id).accept; }
 
 int32_t GrammarAutomaton::internNodes(const std::vector<int32_t>& nodes, bool accept)
 {
-    std::unique_lock lock(m_mutex);
+    std::lock_guard lock(m_mutex);
     std::vector<int32_t> copy = nodes;
     return intern(std::move(copy), accept, false);
 }
 
 GrammarAutomaton::Stats GrammarAutomaton::stats()
 {
-    std::shared_lock lock(m_mutex);
+    std::lock_guard lock(m_mutex);
     Stats s;
-    s.states = m_states.size();
+    s.states = size_t(m_numStates.load(std::memory_order_relaxed));
     s.nodes = m_nodes.size();
     s.masksComputed = m_masksComputed.load(std::memory_order_relaxed);
     s.maskHits = m_maskHits.load(std::memory_order_relaxed);

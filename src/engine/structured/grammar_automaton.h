@@ -21,10 +21,14 @@
 // the accepted bits plus the uncertain tokens checked one by one against the full state. Exact.
 //
 // One automaton serves every request with the same grammar (the engine's StructuredOutputCache),
-// from any number of threads at once: reads that find everything cached take a shared lock; a
-// miss (a new transition, state or mask) takes the exclusive lock. maybeReset() is the exception:
-// it must run while no other call is in flight and no span from mask() is still being read (the
-// engine calls it between steps).
+// from any number of threads at once (a step's rows are filled in parallel). Whatever is cached
+// is read without a lock: states live in fixed chunks that never move, and a transition, a
+// state's mask, split or cut is published by one atomic store after the data it points to is
+// complete. Only a miss that must create something (a transition's closure, a state, a cut)
+// takes the mutex, and only for that; the vocabulary walks themselves run unlocked, so rows that
+// compute masks at the same time do so side by side. maybeReset() is the exception: it must run
+// while no other call is in flight and no span from mask() is still being read (the engine calls
+// it between steps).
 #pragma once
 
 #include "engine/structured/grammar.h"
@@ -33,7 +37,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <shared_mutex>
+#include <mutex>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -79,54 +83,78 @@ public:
     Stats stats();
 
 private:
-    struct State {
-        std::vector<int32_t> nodes;  // sorted; each node's position is a byte-set element
-        bool accept = false;
-        bool context = false;  // cut states only: a stack returned into the cut-off part
-        int32_t mask = -1;     // index into m_masks
-        int32_t cut = -1;      // this state with its stacks cut at kContextDepth (itself if shallower)
-        int32_t split = -1;    // cut states: index into m_splits
-    };
     // A cut state's tokens: accepted whatever lies below the cut, and those that depend on it.
     struct Split {
         std::vector<uint32_t> accepted;
         std::vector<int32_t> uncertain;
     };
+    struct State {
+        std::vector<int32_t> nodes;  // sorted; each node's position is a byte-set element
+        bool accept = false;
+        bool context = false;  // cut states only: a stack returned into the cut-off part
+        // Set once, published after what they point to is complete; owned by m_owned*.
+        std::atomic<const uint32_t*> mask{nullptr};
+        std::atomic<const Split*> split{nullptr};  // cut states
+        std::atomic<int32_t> cut{-1};  // this state with its stacks cut at kContextDepth (itself if shallower)
+    };
+    static constexpr int kChunkShift = 10;
+    static constexpr int32_t kChunkStates = 1 << kChunkShift;
+    static constexpr size_t kMaxChunks = 68;
+    // States and their transitions ([state * 256 + byte], kUnknown until taken), in blocks that
+    // never move once made, so readers need no lock.
+    struct Chunk {
+        State states[kChunkStates];
+        std::atomic<int32_t> transitions[size_t(kChunkStates) * 256];
+        Chunk();
+    };
     struct VectorHash {
         size_t operator()(const std::vector<int32_t>& v) const;
     };
 
-    // Everything below runs under the exclusive lock.
+    State& state(int32_t id)
+    {
+        return m_chunks[size_t(id) >> kChunkShift].load(std::memory_order_acquire)->states[id & (kChunkStates - 1)];
+    }
+    std::atomic<int32_t>& slot(int32_t id, uint8_t byte)
+    {
+        return m_chunks[size_t(id) >> kChunkShift]
+            .load(std::memory_order_acquire)
+            ->transitions[size_t(id & (kChunkStates - 1)) * 256 + byte];
+    }
+    // The transition, computed under the mutex when not yet taken. `expansions` counts the stack
+    // nodes expanded for the caller's whole call, against kMaxExpansionsPerCall.
+    int32_t transition(int32_t state, uint8_t byte, size_t& expansions);
+    int32_t cutState(int32_t state);
+    // Walks the vocabulary from `state`; false past the work limits.
+    bool computeSplit(int32_t state, Split& split, size_t& expansions);
+    std::span<const uint32_t> computeMask(int32_t state, std::span<uint32_t> scratch);
+
+    // Under m_mutex.
     int32_t node(int32_t position, int32_t parent);
     // Adds the closure of `seed` (expanding rule references and finished alternatives) to m_work.
     void close(int32_t seed, bool& accept, bool& context);
     int32_t intern(std::vector<int32_t>&& nodes, bool accept, bool context);
     int32_t step(int32_t state, uint8_t byte);
-    int32_t cutState(int32_t state);
     int32_t cutNode(int32_t x, bool& cut);
-    // Walks the vocabulary from cut state `state`; false past the work limits.
-    bool computeSplit(int32_t state, Split& split);
-    std::span<const uint32_t> computeMask(int32_t state, std::span<uint32_t> scratch);
 
-    std::shared_mutex m_mutex;
+    std::mutex m_mutex;  // writers; readers of published data take none
     std::shared_ptr<const Grammar> m_grammar;
     std::shared_ptr<const TokenVocabulary> m_vocabulary;
     std::vector<std::pair<int32_t, int32_t>> m_nodes;  // (position, parent); parent -1 = bottom
     std::unordered_map<uint64_t, int32_t> m_nodeIds;
     int32_t m_contextNode = -1;  // the sentinel below a cut stack
-    std::vector<State> m_states;
+    std::atomic<Chunk*> m_chunks[kMaxChunks] = {};
+    std::vector<std::unique_ptr<Chunk>> m_ownedChunks;
+    std::atomic<int32_t> m_numStates{0};
     std::unordered_map<std::vector<int32_t>, int32_t, VectorHash> m_stateIds;  // nodes + flags
-    std::vector<int32_t> m_transitions;  // [state * 256 + byte]; kUnknown until taken
-    // Each mask its own allocation, so the words mask() hands out stay put as the list grows.
-    std::vector<std::unique_ptr<uint32_t[]>> m_masks;
-    std::vector<Split> m_splits;
-    int32_t m_start = -1;
+    std::vector<std::unique_ptr<uint32_t[]>> m_ownedMasks;
+    std::vector<std::unique_ptr<Split>> m_ownedSplits;
+    std::atomic<int32_t> m_start{-1};
     std::atomic<uint64_t> m_generation{0};
-    bool m_overflow = false;
+    std::atomic<bool> m_overflow{false};
     std::atomic<size_t> m_masksComputed{0}, m_maskHits{0}, m_splitsComputed{0};
-    // Scratch for close() and the walks.
-    std::vector<int32_t> m_work, m_stack, m_depthState;
-    std::vector<uint8_t> m_depthTouched;
+    // Scratch for close().
+    std::vector<int32_t> m_work, m_stack;
     std::vector<uint32_t> m_visited;
     uint32_t m_visitMark = 0;
     size_t m_expansions = 0;  // stack nodes expanded by the current call
