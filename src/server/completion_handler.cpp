@@ -194,6 +194,7 @@ void CompletionHandler::handle(ApiKind kind, const httplib::Request& req, httpli
         return;
     }
     timeline.promptReady = SteadyClock::now();
+    timeline.tokenizeSeconds = parsed.tokenizeSeconds;
 
     const ServeConfig& config = m_context.config();
     if (config.maxQueueLen > 0) {

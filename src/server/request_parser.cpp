@@ -8,6 +8,7 @@
 #include "server/structured_output_request.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 
 namespace brook {
@@ -25,6 +26,11 @@ constexpr size_t kMaxChoices = 256;
     } while (0)
 
 std::string indexed(const std::string& base, size_t i) { return base + "[" + std::to_string(i) + "]"; }
+
+double secondsSince(std::chrono::steady_clock::time_point start)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 std::optional<ApiError> readContent(const json& content, const std::string& where, std::string& out)
 {
@@ -263,6 +269,7 @@ std::optional<ApiError> RequestParser::parseMessages(const json& body, ParsedReq
 
     const Tokenizer& tokenizer = m_model.engine->tokenizer();
     ParsedPrompt prompt;
+    const auto tokenizeStart = std::chrono::steady_clock::now();
     if (contentSpecialTokens) {
         // /tokenize on request: the whole rendered text parsed for special tokens, as a raw prompt is.
         prompt.text =
@@ -272,6 +279,7 @@ std::optional<ApiError> RequestParser::parseMessages(const json& body, ParsedReq
         // Message contents are text: "<|end_of_sentence|>" typed by a user cannot end a turn.
         prompt.tokens = encodeChat(tokenizer, conversation, addGenerationPrompt, &prompt.text);
     }
+    out.tokenizeSeconds += secondsSince(tokenizeStart);
     out.prompts.push_back(std::move(prompt));
 
     // vLLM's chat echo: repeat the last message when it has the role being generated.
@@ -289,7 +297,9 @@ std::optional<ApiError> RequestParser::parsePrompts(const json& body, ParsedRequ
     const int vocab = m_model.engine->modelConfig().vocabSize;
     auto fromText = [&](const std::string& text, const std::string& where) -> std::optional<ApiError> {
         if (text.empty()) return ApiError::badRequest("'" + where + "' must not be empty", "prompt");
+        const auto tokenizeStart = std::chrono::steady_clock::now();
         out.prompts.push_back({tokenizer.encode(text, true), text, 0});
+        out.tokenizeSeconds += secondsSince(tokenizeStart);
         return std::nullopt;
     };
     auto fromIds = [&](const json& ids, const std::string& where) -> std::optional<ApiError> {

@@ -39,6 +39,7 @@ struct ParsedRequest {
     bool echo = false;
     std::string chatEcho;  // chat echo: the last message's content, when it continues
     int priority = 0;
+    double tokenizeSeconds = 0;  // spent in the chat template and tokenizer (the hop trace)
     size_t numChoices() const { return prompts.size() * size_t(n); }
 };
 

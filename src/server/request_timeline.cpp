@@ -27,8 +27,8 @@ std::string RequestTimeline::describe() const
         else out += fmt::format(" -{:.3f}-> {}", std::chrono::duration<double, std::milli>(t - previous).count(), name);
         previous = t;
     }
-    out += fmt::format(" (ms); engine queue {:.3f} ms, engine TTFT {:.3f} ms", engineQueueSeconds * 1e3,
-                       engineTtftSeconds * 1e3);
+    out += fmt::format(" (ms); tokenize {:.3f} ms, engine queue {:.3f} ms, engine TTFT {:.3f} ms",
+                       tokenizeSeconds * 1e3, engineQueueSeconds * 1e3, engineTtftSeconds * 1e3);
     if (firstByte != Clock::time_point{} && firstWritten != Clock::time_point{})
         out += fmt::format(", first byte to first event {:.3f} ms; first byte at {} ns (steady clock)",
                            std::chrono::duration<double, std::milli>(firstWritten - firstByte).count(),

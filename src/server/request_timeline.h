@@ -30,6 +30,7 @@ struct RequestTimeline {
     Clock::time_point firstOutput;   // the engine thread handed over the first token
     Clock::time_point firstTaken;    // the HTTP thread woke up with it
     Clock::time_point firstWritten;  // its SSE event was written to the socket
+    double tokenizeSeconds = 0;      // of the "prompt" hop: chat template and tokenizer
     double engineQueueSeconds = 0;   // the engine's own: arrival to first scheduled (wake-up, queue)
     double engineTtftSeconds = 0;    // arrival to first token
 
