@@ -360,7 +360,7 @@ private slots:
                 for (int step = 0; step < kSteps && !matcher.terminated(); ++step) {
                     QVERIFY(matcher.fillMask(mask));
                     expected[size_t(row)].push_back(mask);
-                    if (row < 6) {
+                    if (row < 4 || row >= kRows - 8) {  // early rows walk states, late ones splits
                         const int32_t here = automaton->advance(automaton->startState(), text);
                         for (int32_t id = 0; id < eos; ++id) {
                             const bool bit = (mask[size_t(id) >> 5] >> (id & 31)) & 1u;
@@ -378,7 +378,9 @@ private slots:
                     picks[size_t(row)].push_back(pick);
                 }
             }
-            QVERIFY(automaton->stats().splitsComputed < automaton->stats().masksComputed);  // cuts were shared
+            // Cut states came back often enough to be split, and their splits were shared.
+            QVERIFY(automaton->stats().splitsComputed > 0);
+            QVERIFY(automaton->stats().splitsComputed < automaton->stats().masksComputed);
         }
 
         std::mutex failureMutex;

@@ -10,7 +10,6 @@ namespace brook::structured {
 
 namespace {
 
-constexpr int32_t kUnknown = -2;
 // Soft limits: past them the caches start over (states, transitions, masks) or the request stops
 // (stack nodes, the stacks of one state).
 constexpr size_t kMaxStates = 16384;
@@ -24,12 +23,17 @@ constexpr size_t kMaxExpansionsPerCall = 10'000'000;
 // Frames kept when a state is cut for its mask split. Deeper keeps more tokens certain; shallower
 // lets more states share one split. A JSON value's rules sit 2-4 frames deep (character, repeat,
 // string, object), the containers' positions (which array item) below them: with the people
-// schema over 6,000 tokens, 3 frames compute 2,894 splits for 6,000 new states and halve the mean
-// mask time; 6 frames share nothing (structured_mask_bench, docs/benchmarks.md).
+// schema over 6,000 tokens (splits made on the first ask), 3 frames compute 2,894 splits for
+// 6,000 new states and halve the mean mask time; 6 frames share nothing (structured_mask_bench).
 constexpr int kContextDepth = 3;
 // A split whose uncertain tokens are more than this share of the vocabulary costs more to finish
 // per state (one walk per token) than walking the full state's trie: then the state is walked.
 constexpr size_t kMaxUncertainShare = 8;
+// Masks asked under one cut state before its split is made. structured_mask_bench, people schema:
+// with 1,200 pieces and 128 tokens per row (little comes back) a split on the 2nd ask costs +50%
+// of the serial mask time and on the 4th nothing; with 103,424 pieces over 1,500 tokens per row
+// the 4th ask saves 30% (0.72 against 1.03 ms per step of 4 rows), the 2nd 23%.
+constexpr uint32_t kAsksBeforeSplit = 4;
 // The position of the context sentinel node: no element has it.
 constexpr int32_t kContextPosition = -3;
 
@@ -133,6 +137,8 @@ int32_t GrammarAutomaton::intern(std::vector<int32_t>&& nodes, bool accept, bool
     s.nodes = std::move(nodes);
     s.accept = accept;
     s.context = context;
+    m_chunks[chunk].load(std::memory_order_relaxed)->flags[id & (kChunkStates - 1)] =
+        uint8_t((context ? kFlagContext : 0) | (accept || !s.nodes.empty() ? kFlagAlive : 0));
     // Other threads learn the id only through a transition stored after this (release), or from
     // a call that returns it under the mutex.
     m_numStates.store(id + 1, std::memory_order_release);
@@ -179,10 +185,8 @@ int32_t GrammarAutomaton::step(int32_t from, uint8_t byte)
     return next;
 }
 
-int32_t GrammarAutomaton::transition(int32_t from, uint8_t byte, size_t& expansions)
+int32_t GrammarAutomaton::computeTransition(int32_t from, uint8_t byte, size_t& expansions)
 {
-    const int32_t next = slot(from, byte).load(std::memory_order_acquire);
-    if (next != kUnknown) return next;
     std::lock_guard lock(m_mutex);
     m_expansions = expansions;
     const int32_t computed = step(from, byte);
@@ -238,10 +242,11 @@ int32_t GrammarAutomaton::cutState(int32_t id)
     return result;
 }
 
-bool GrammarAutomaton::computeSplit(int32_t from, Split& split, size_t& expansions)
+bool GrammarAutomaton::walk(int32_t from, std::span<uint32_t> accepted, std::vector<int32_t>& uncertain,
+                            size_t& expansions)
 {
-    split.accepted.assign(size_t(m_vocabulary->maskWords()), 0u);
-    split.uncertain.clear();
+    std::fill(accepted.begin(), accepted.end(), 0u);
+    uncertain.clear();
     // Depth-first over the flat trie: depthState[d] is the state after the current token's first
     // d bytes, valid up to `valid`, and depthTouched[d] whether a stack returned below the cut on
     // the way there; a dead prefix skips every following token that shares it.
@@ -267,15 +272,14 @@ bool GrammarAutomaton::computeSplit(int32_t from, Split& split, size_t& expansio
                 break;
             }
             depthState[d + 1] = next;
-            depthTouched[d + 1] = depthTouched[d] | uint8_t(state(next).context);
+            depthTouched[d + 1] = depthTouched[d] | (flags(next) & kFlagContext);
         }
         if (m_overflow.load(std::memory_order_relaxed)) return false;
         if (alive) {
             // Alive above the cut (a stack left, or the real bottom reached): alive in every
             // state with this cut. Alive only below it: up to what lies there.
-            const State& end = state(depthState[bytes.size()]);
-            if (!end.nodes.empty() || end.accept) split.accepted[size_t(t.id) >> 5] |= 1u << (t.id & 31);
-            else split.uncertain.push_back(t.id);
+            if (flags(depthState[bytes.size()]) & kFlagAlive) accepted[size_t(t.id) >> 5] |= 1u << (t.id & 31);
+            else uncertain.push_back(t.id);
             valid = bytes.size();
             ++i;
             continue;
@@ -283,9 +287,9 @@ bool GrammarAutomaton::computeSplit(int32_t from, Split& split, size_t& expansio
         valid = d;  // states up to depth d are still those of the following tokens' prefix
         // Dead above the cut; if the prefix went below it on the way, those stacks may live on.
         const bool touched = depthTouched[d] != 0;
-        if (touched) split.uncertain.push_back(t.id);
+        if (touched) uncertain.push_back(t.id);
         for (++i; i < tokens.size() && tokens[i].lcp > d; ++i)
-            if (touched) split.uncertain.push_back(tokens[i].id);
+            if (touched) uncertain.push_back(tokens[i].id);
     }
     return true;
 }
@@ -293,41 +297,49 @@ bool GrammarAutomaton::computeSplit(int32_t from, Split& split, size_t& expansio
 std::span<const uint32_t> GrammarAutomaton::computeMask(int32_t id, std::span<uint32_t> scratch)
 {
     size_t expansions = 0;
+    std::vector<int32_t> none;
     const int32_t cut = cutState(id);
-    const Split* split = state(cut).split.load(std::memory_order_acquire);
-    std::unique_ptr<Split> fresh;
-    if (!split) {
-        // Walked unlocked: rows of one schema that miss at the same time walk side by side (two
-        // may walk the same cut state; the first to finish publishes it).
-        fresh = std::make_unique<Split>();
-        const bool ok = computeSplit(cut, *fresh, expansions);
-        m_splitsComputed.fetch_add(1, std::memory_order_relaxed);
-        if (!ok) return {};
-        std::lock_guard lock(m_mutex);
-        split = state(cut).split.load(std::memory_order_relaxed);
-        if (!split && m_ownedSplits.size() < kMaxSplits) {
-            m_ownedSplits.push_back(std::move(fresh));
-            split = m_ownedSplits.back().get();
-            state(cut).split.store(split, std::memory_order_release);
+    const Split* split = cut == id ? nullptr : state(cut).split.load(std::memory_order_acquire);
+    // A split pays when its cut state comes back often (the same value in array item after
+    // item); until then walking the state itself is cheaper (a split's walk builds a second set
+    // of states, below the cut) and also takes the transitions its next token will need.
+    if (!split && (cut == id || state(cut).asked.fetch_add(1, std::memory_order_relaxed) + 1 < kAsksBeforeSplit)) {
+        if (!walk(id, scratch, none, expansions)) return {};
+    } else {
+        std::unique_ptr<Split> fresh;
+        if (!split) {
+            // Walked unlocked: rows of one schema that miss at the same time walk side by side
+            // (two may walk the same cut state; the first to finish publishes it).
+            fresh = std::make_unique<Split>();
+            fresh->accepted.resize(scratch.size());
+            const bool ok = walk(cut, fresh->accepted, fresh->uncertain, expansions);
+            m_splitsComputed.fetch_add(1, std::memory_order_relaxed);
+            if (!ok) return {};
+            std::lock_guard lock(m_mutex);
+            split = state(cut).split.load(std::memory_order_relaxed);
+            if (!split && m_ownedSplits.size() < kMaxSplits) {
+                m_ownedSplits.push_back(std::move(fresh));
+                split = m_ownedSplits.back().get();
+                state(cut).split.store(split, std::memory_order_release);
+            }
+            if (!split) split = fresh.get();
         }
-        if (!split) split = fresh.get();
-    }
-    Split direct;
-    if (split->uncertain.size() * kMaxUncertainShare > m_vocabulary->sorted().size()) {
-        // The full state's own walk: nothing is uncertain there.
-        if (!computeSplit(id, direct, expansions)) return {};
-        split = &direct;
-    }
-    std::copy(split->accepted.begin(), split->accepted.end(), scratch.begin());
-    for (int32_t token : split->uncertain) {
-        if ((scratch[size_t(token) >> 5] >> (token & 31)) & 1u) continue;
-        int32_t s = id;
-        for (char c : m_vocabulary->tokenBytes(token)) {
-            s = transition(s, uint8_t(c), expansions);
-            if (s < 0) break;
+        if (split->uncertain.size() * kMaxUncertainShare > m_vocabulary->sorted().size()) {
+            // Too much depends on what lies below the cut: walk the state itself.
+            if (!walk(id, scratch, none, expansions)) return {};
+        } else {
+            std::copy(split->accepted.begin(), split->accepted.end(), scratch.begin());
+            for (int32_t token : split->uncertain) {
+                if ((scratch[size_t(token) >> 5] >> (token & 31)) & 1u) continue;
+                int32_t s = id;
+                for (char c : m_vocabulary->tokenBytes(token)) {
+                    s = transition(s, uint8_t(c), expansions);
+                    if (s < 0) break;
+                }
+                if (m_overflow.load(std::memory_order_relaxed)) return {};
+                if (s >= 0) scratch[size_t(token) >> 5] |= 1u << (token & 31);
+            }
         }
-        if (m_overflow.load(std::memory_order_relaxed)) return {};
-        if (s >= 0) scratch[size_t(token) >> 5] |= 1u << (token & 31);
     }
     m_masksComputed.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard lock(m_mutex);

@@ -47,6 +47,7 @@ namespace brook::structured {
 class GrammarAutomaton {
 public:
     static constexpr int32_t kDead = -1;
+    static constexpr int32_t kUnknown = -2;  // a transition not taken yet
 
     GrammarAutomaton(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenVocabulary> vocabulary);
 
@@ -95,15 +96,20 @@ private:
         // Set once, published after what they point to is complete; owned by m_owned*.
         std::atomic<const uint32_t*> mask{nullptr};
         std::atomic<const Split*> split{nullptr};  // cut states
-        std::atomic<int32_t> cut{-1};  // this state with its stacks cut at kContextDepth (itself if shallower)
+        std::atomic<int32_t> cut{-1};    // this state with its stacks cut at kContextDepth (itself if shallower)
+        std::atomic<uint32_t> asked{0};  // cut states: masks asked under this cut so far
     };
     static constexpr int kChunkShift = 10;
     static constexpr int32_t kChunkStates = 1 << kChunkShift;
     static constexpr size_t kMaxChunks = 68;
     // States and their transitions ([state * 256 + byte], kUnknown until taken), in blocks that
     // never move once made, so readers need no lock.
+    // flags[]: what the vocabulary walks read of each state they pass, packed so a walk touches
+    // one byte, not the whole State.
+    static constexpr uint8_t kFlagContext = 1, kFlagAlive = 2;  // alive: stacks left or accepting
     struct Chunk {
         State states[kChunkStates];
+        uint8_t flags[kChunkStates] = {};
         std::atomic<int32_t> transitions[size_t(kChunkStates) * 256];
         Chunk();
     };
@@ -123,10 +129,20 @@ private:
     }
     // The transition, computed under the mutex when not yet taken. `expansions` counts the stack
     // nodes expanded for the caller's whole call, against kMaxExpansionsPerCall.
-    int32_t transition(int32_t state, uint8_t byte, size_t& expansions);
+    int32_t transition(int32_t state, uint8_t byte, size_t& expansions)
+    {
+        const int32_t next = slot(state, byte).load(std::memory_order_acquire);
+        return next != kUnknown ? next : computeTransition(state, byte, expansions);
+    }
+    int32_t computeTransition(int32_t state, uint8_t byte, size_t& expansions);
+    uint8_t flags(int32_t id)
+    {
+        return m_chunks[size_t(id) >> kChunkShift].load(std::memory_order_acquire)->flags[id & (kChunkStates - 1)];
+    }
     int32_t cutState(int32_t state);
-    // Walks the vocabulary from `state`; false past the work limits.
-    bool computeSplit(int32_t state, Split& split, size_t& expansions);
+    // Walks the vocabulary from `state`, setting the bits of the tokens alive above the cut in
+    // `accepted` (zeroed first) and listing those that reach below it; false past the work limits.
+    bool walk(int32_t state, std::span<uint32_t> accepted, std::vector<int32_t>& uncertain, size_t& expansions);
     std::span<const uint32_t> computeMask(int32_t state, std::span<uint32_t> scratch);
 
     // Under m_mutex.
