@@ -122,6 +122,7 @@ int32_t nthAllowed(std::span<const uint32_t> mask, size_t k)
 
 struct RowsResult {
     std::vector<double> fillMs, advanceMs;  // per step, on the engine thread
+    std::vector<double> modeledMs;          // serial run: per step, rows' measured times list-scheduled on threads
     std::vector<uint64_t> hashes;           // every row's mask, step by step
     GrammarAutomaton::Stats stats;
     int rowSteps = 0;
@@ -130,7 +131,8 @@ struct RowsResult {
 // `rows` walks of one schema in lockstep, as the engine's step: maybeReset, every row's mask,
 // (sampling: untimed), every row's advance. pool == nullptr: row by row on this thread.
 RowsResult runRows(const std::shared_ptr<const Grammar>& grammar,
-                   const std::shared_ptr<const TokenVocabulary>& vocabulary, int rows, int steps, RowPool* pool)
+                   const std::shared_ptr<const TokenVocabulary>& vocabulary, int rows, int steps, RowPool* pool,
+                   int modelThreads)
 {
     RowsResult result;
     auto automaton = std::make_shared<GrammarAutomaton>(grammar, vocabulary);
@@ -146,25 +148,39 @@ RowsResult runRows(const std::shared_ptr<const Grammar>& grammar,
     std::vector<std::span<const uint32_t>> masks(static_cast<size_t>(rows));
     std::vector<int32_t> picks(static_cast<size_t>(rows));
     std::vector<int> live;
+    std::vector<double> rowMs;  // serial run: each row's time in the current phase
     const std::function<void(size_t)> fill = [&](size_t i) {
         const auto r = size_t(live[i]);
+        const auto start = pool ? BenchClock::time_point() : BenchClock::now();
         masks[r] = matchers[r]->mask(scratch[r]);
+        if (!pool) rowMs[i] = std::chrono::duration<double, std::milli>(BenchClock::now() - start).count();
     };
     const std::function<void(size_t)> advance = [&](size_t i) {
         const auto r = size_t(live[i]);
+        const auto start = pool ? BenchClock::time_point() : BenchClock::now();
         if (picks[r] >= 0) matchers[r]->accept(picks[r]);
+        if (!pool) rowMs[i] = std::chrono::duration<double, std::milli>(BenchClock::now() - start).count();
+    };
+    // The pool's schedule (each row to the first free thread, in order) over the serial run's
+    // row times: what `modelThreads` threads would take if rows never waited on each other.
+    const auto makespan = [&] {
+        std::vector<double> busy(size_t(std::max(modelThreads, 1)), 0.0);
+        for (double t : rowMs) *std::min_element(busy.begin(), busy.end()) += t;
+        return *std::max_element(busy.begin(), busy.end());
     };
     for (int s = 0; s < steps; ++s) {
         live.clear();
         for (int r = 0; r < rows; ++r)
             if (!matchers[size_t(r)]->terminated()) live.push_back(r);
         if (live.empty()) break;
+        rowMs.assign(live.size(), 0.0);
         auto t0 = BenchClock::now();
         automaton->maybeReset();
         if (pool) pool->run(live.size(), fill);
         else
             for (size_t i = 0; i < live.size(); ++i) fill(i);
         auto t1 = BenchClock::now();
+        const double fillModel = makespan();
         for (int r : live) {
             const std::span<const uint32_t> m = masks[size_t(r)];
             result.hashes.push_back(maskHash(m));
@@ -178,6 +194,7 @@ RowsResult runRows(const std::shared_ptr<const Grammar>& grammar,
         else
             for (size_t i = 0; i < live.size(); ++i) advance(i);
         auto t3 = BenchClock::now();
+        if (!pool) result.modeledMs.push_back(fillModel + makespan());
         result.rowSteps += int(live.size());
         result.fillMs.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         result.advanceMs.push_back(std::chrono::duration<double, std::milli>(t3 - t2).count());
@@ -186,7 +203,7 @@ RowsResult runRows(const std::shared_ptr<const Grammar>& grammar,
     return result;
 }
 
-void printRows(const char* label, const RowsResult& r)
+void printRows(const char* label, const RowsResult& r, int modelThreads)
 {
     std::vector<double> total(r.fillMs.size());
     for (size_t i = 0; i < total.size(); ++i) total[i] = r.fillMs[i] + r.advanceMs[i];
@@ -195,6 +212,10 @@ void printRows(const char* label, const RowsResult& r)
               << mean(r.fillMs) << ", advances mean " << mean(r.advanceMs) << "; " << r.fillMs.size() << " steps, "
               << r.rowSteps << " row-steps; masks computed " << r.stats.masksComputed << ", from the cache "
               << r.stats.maskHits << ", splits " << r.stats.splitsComputed << "\n";
+    if (!r.modeledMs.empty())
+        std::cout << "  its row times on " << modelThreads << " threads (modeled: no wake-ups, no lock waits): mean "
+                  << mean(r.modeledMs) << " ms per step (p50 " << percentile(r.modeledMs, 0.5) << ", p99 "
+                  << percentile(r.modeledMs, 0.99) << ")\n";
 }
 
 }  // namespace
@@ -235,12 +256,13 @@ int main(int argc, char** argv)
         std::cout << "vocabulary: " << vocabulary->vocabSize() << " ids, " << vocabulary->sorted().size()
                   << " with bytes (synthetic, ERNIE-sized); " << rows << " rows of one schema, up to " << steps
                   << " steps\n";
-        const RowsResult serial = runRows(*grammar, vocabulary, rows, steps, nullptr);
-        printRows("serial (row by row)", serial);
+        const int modelThreads = threads > 0 ? threads : RowPool::defaultThreads();
+        const RowsResult serial = runRows(*grammar, vocabulary, rows, steps, nullptr, modelThreads);
+        printRows("serial (row by row)", serial, modelThreads);
         RowPool pool(threads);
-        const RowsResult parallel = runRows(*grammar, vocabulary, rows, steps, &pool);
+        const RowsResult parallel = runRows(*grammar, vocabulary, rows, steps, &pool, modelThreads);
         std::cout << "(" << pool.threads() << " threads) ";
-        printRows("parallel", parallel);
+        printRows("parallel", parallel, modelThreads);
         if (parallel.hashes != serial.hashes) {
             std::cerr << "parallel masks differ from the serial ones\n";
             return 1;
