@@ -161,6 +161,15 @@ RowsResult runRows(const std::shared_ptr<const Grammar>& grammar,
         if (picks[r] >= 0) matchers[r]->accept(picks[r]);
         if (!pool) rowMs[i] = std::chrono::duration<double, std::milli>(BenchClock::now() - start).count();
     };
+    std::vector<int> slow;  // parallel run: the rows left for the pool
+    const std::function<void(size_t)> fillSlow = [&](size_t i) {
+        const auto r = size_t(slow[i]);
+        masks[r] = matchers[r]->mask(scratch[r]);
+    };
+    const std::function<void(size_t)> advanceSlow = [&](size_t i) {
+        const auto r = size_t(slow[i]);
+        matchers[r]->accept(picks[r]);
+    };
     // The pool's schedule (each row to the first free thread, in order) over the serial run's
     // row times: what `modelThreads` threads would take if rows never waited on each other.
     const auto makespan = [&] {
@@ -176,9 +185,15 @@ RowsResult runRows(const std::shared_ptr<const Grammar>& grammar,
         rowMs.assign(live.size(), 0.0);
         auto t0 = BenchClock::now();
         automaton->maybeReset();
-        if (pool) pool->run(live.size(), fill);
-        else
+        if (pool) {
+            // As the engine: cached masks taken on this thread, the rest on the pool.
+            slow.clear();
+            for (int r : live)
+                if (masks[size_t(r)] = matchers[size_t(r)]->cachedMask(); masks[size_t(r)].empty()) slow.push_back(r);
+            pool->run(slow.size(), fillSlow);
+        } else {
             for (size_t i = 0; i < live.size(); ++i) fill(i);
+        }
         auto t1 = BenchClock::now();
         const double fillModel = makespan();
         for (int r : live) {
@@ -190,9 +205,14 @@ RowsResult runRows(const std::shared_ptr<const Grammar>& grammar,
             if (picks[size_t(r)] == eos) picks[size_t(r)] = -1;  // the walk ends here; keep it going
         }
         auto t2 = BenchClock::now();
-        if (pool) pool->run(live.size(), advance);
-        else
+        if (pool) {
+            slow.clear();
+            for (int r : live)
+                if (picks[size_t(r)] >= 0 && !matchers[size_t(r)]->tryAcceptCached(picks[size_t(r)])) slow.push_back(r);
+            pool->run(slow.size(), advanceSlow);
+        } else {
             for (size_t i = 0; i < live.size(); ++i) advance(i);
+        }
         auto t3 = BenchClock::now();
         if (!pool) result.modeledMs.push_back(fillModel + makespan());
         result.rowSteps += int(live.size());

@@ -346,9 +346,11 @@ std::span<const uint32_t> GrammarAutomaton::computeMask(int32_t id, std::span<ui
     if (const uint32_t* cached = state(id).mask.load(std::memory_order_relaxed))
         return {cached, scratch.size()};  // another row published it meanwhile (the same words)
     if (m_ownedMasks.size() >= kMaxMasks) return scratch;
-    m_ownedMasks.emplace_back(new uint32_t[scratch.size()]);
+    // One word more, after the mask: whether any bit is set, so cachedMask() need not scan.
+    m_ownedMasks.emplace_back(new uint32_t[scratch.size() + 1]);
     uint32_t* words = m_ownedMasks.back().get();
     std::copy(scratch.begin(), scratch.end(), words);
+    words[scratch.size()] = std::any_of(scratch.begin(), scratch.end(), [](uint32_t w) { return w != 0; });
     state(id).mask.store(words, std::memory_order_release);
     return {words, scratch.size()};
 }
@@ -372,6 +374,25 @@ std::span<const uint32_t> GrammarAutomaton::mask(int32_t id, std::span<uint32_t>
         return {};
     }
     return result;
+}
+
+std::span<const uint32_t> GrammarAutomaton::cachedMask(int32_t id)
+{
+    if (id < 0 || m_overflow.load(std::memory_order_relaxed)) return {};
+    const uint32_t* cached = state(id).mask.load(std::memory_order_acquire);
+    const size_t words = size_t(m_vocabulary->maskWords());
+    if (!cached || !cached[words]) return {};
+    m_maskHits.fetch_add(1, std::memory_order_relaxed);
+    return {cached, words};
+}
+
+int32_t GrammarAutomaton::advanceCached(int32_t from, std::string_view bytes)
+{
+    for (char c : bytes) {
+        if (from < 0) return from;
+        from = slot(from, uint8_t(c)).load(std::memory_order_acquire);
+    }
+    return from;
 }
 
 bool GrammarAutomaton::fillMask(int32_t state, std::span<uint32_t> mask)

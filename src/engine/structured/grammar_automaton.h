@@ -67,6 +67,12 @@ public:
     // state is dead. An empty span when the grammar ran past its work limits (the request should
     // stop).
     std::span<const uint32_t> mask(int32_t state, std::span<uint32_t> scratch);
+    // The cached mask of `state`, computing nothing: empty when there is none yet, or when it
+    // allows no token (mask() then says what to do). O(1): the engine takes these on its own
+    // thread and hands only the rest to its workers.
+    std::span<const uint32_t> cachedMask(int32_t state);
+    // advance() through transitions already taken only: kUnknown at the first one that is not.
+    int32_t advanceCached(int32_t state, std::string_view bytes);
     // mask(), copied into `mask`. Returns false when the grammar ran past its work limits.
     bool fillMask(int32_t state, std::span<uint32_t> mask);
 

@@ -45,6 +45,28 @@ std::span<const uint32_t> GrammarMatcher::mask(std::span<uint32_t> scratch)
     return words;
 }
 
+std::span<const uint32_t> GrammarMatcher::cachedMask()
+{
+    if (m_stopped || m_accept || m_automaton->generation() != m_generation) return {};
+    if (m_numAccepted == 0 && !m_automaton->vocabulary().firstTokenUnsafe().empty()) return {};
+    return m_automaton->cachedMask(m_state);
+}
+
+bool GrammarMatcher::tryAcceptCached(int32_t token)
+{
+    if (m_stopped || m_automaton->generation() != m_generation) return false;
+    if (std::find(m_stopTokenIds.begin(), m_stopTokenIds.end(), token) != m_stopTokenIds.end()) return false;
+    const std::string_view bytes = m_automaton->vocabulary().tokenBytes(token);
+    if (bytes.empty()) return false;
+    const int32_t next = m_automaton->advanceCached(m_state, bytes);
+    if (next < 0) return false;  // not taken yet, or refused: accept() does it and says so
+    m_state = next;
+    m_nodes = m_automaton->stateNodes(next);
+    m_accept = m_automaton->stateAccepts(next);
+    ++m_numAccepted;
+    return true;
+}
+
 bool GrammarMatcher::fillMask(std::span<uint32_t> mask)
 {
     const std::span<const uint32_t> words = this->mask(mask);

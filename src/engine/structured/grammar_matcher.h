@@ -25,6 +25,11 @@ public:
     // `scratch`. An empty span when nothing may follow (a dead end, or the grammar's work
     // limits), and the request must stop.
     std::span<const uint32_t> mask(std::span<uint32_t> scratch);
+    // mask() when it is a cached one needing no work: empty otherwise (then call mask()).
+    std::span<const uint32_t> cachedMask();
+    // accept() when the token's transitions are all taken already and it is not a stop token:
+    // false (nothing changed) otherwise, then call accept().
+    bool tryAcceptCached(int32_t token);
     // mask(), copied into `mask`; false when nothing may follow.
     bool fillMask(std::span<uint32_t> mask);
     // Advances over a sampled token; false when the grammar does not allow it (then the matcher

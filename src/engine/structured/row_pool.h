@@ -27,8 +27,8 @@ public:
     RowPool(const RowPool&) = delete;
     RowPool& operator=(const RowPool&) = delete;
 
-    // hardware_concurrency, capped at 8 (64 rows' work is a few hundred microseconds; more
-    // threads add wake-ups and compete with the server's threads), or BROOK_STRUCTURED_THREADS.
+    // Half of hardware_concurrency, 2 to 8, and 1 on 2 cores (see row_pool.cpp), or
+    // BROOK_STRUCTURED_THREADS.
     static int defaultThreads();
     int threads() const { return int(m_workers.size()) + 1; }
     // Calls fn(i) for every i in [0, n) on the caller and the workers; returns when all are done.

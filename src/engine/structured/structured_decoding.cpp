@@ -71,15 +71,28 @@ void StructuredDecoding::queueMask(RequestId id, std::span<const int32_t> output
 
 void StructuredDecoding::fillMasks()
 {
-    const auto one = [this](size_t i) {
+    // Most rows' masks are cached (a pointer each): taken here, on the engine thread, so that
+    // the workers are woken only for the rows that need a vocabulary walk or a replay.
+    m_slowJobs.clear();
+    for (size_t i = 0; i < m_maskJobs.size(); ++i) {
         const MaskJob& job = m_maskJobs[i];
+        Entry& e = *job.entry;
+        if (!e.failed && size_t(e.matcher->numAccepted()) == job.outputTokens.size())
+            if (const std::span<const uint32_t> words = e.matcher->cachedMask(); !words.empty()) {
+                m_rowMasks[job.row] = words;
+                continue;
+            }
+        m_slowJobs.push_back(i);
+    }
+    const auto one = [this](size_t k) {
+        const MaskJob& job = m_maskJobs[m_slowJobs[k]];
         m_rowMasks[job.row] = computeMask(job.id, *job.entry, job.outputTokens, job.row);
     };
-    if (m_maskJobs.size() < 2) {
-        for (size_t i = 0; i < m_maskJobs.size(); ++i) one(i);
+    if (m_slowJobs.size() < 2) {
+        for (size_t k = 0; k < m_slowJobs.size(); ++k) one(k);
         return;
     }
-    pool().run(m_maskJobs.size(), one);
+    pool().run(m_slowJobs.size(), one);
 }
 
 std::span<const uint32_t> StructuredDecoding::maskOf(size_t row) const
@@ -106,17 +119,27 @@ std::span<const uint32_t> StructuredDecoding::computeMask(RequestId id, Entry& e
 
 void StructuredDecoding::acceptTokens(std::span<const std::pair<RequestId, int32_t>> tokens)
 {
+    // As fillMasks: a token through transitions already taken is advanced here; the workers get
+    // those that need new parser states.
     m_tokenJobs.clear();
     for (const auto& [id, token] : tokens) {
         auto it = m_matchers.find(id);
         if (it == m_matchers.end()) continue;
-        it->second.hasResult = false;
-        m_tokenJobs.emplace_back(id, &it->second, token);
+        Entry& e = it->second;
+        e.acceptedToken = token;
+        e.hasResult = true;
+        if (e.failed) {
+            e.result = true;
+        } else if (e.matcher->tryAcceptCached(token)) {
+            e.result = e.matcher->terminated();
+        } else {
+            e.hasResult = false;
+            m_tokenJobs.emplace_back(id, &e, token);
+        }
     }
     const auto one = [this](size_t i) {
         auto [id, e, token] = m_tokenJobs[i];
         e->result = advance(id, *e, token);
-        e->acceptedToken = token;
         e->hasResult = true;
     };
     if (m_tokenJobs.size() < 2) {

@@ -92,6 +92,7 @@ private:
     std::vector<std::vector<uint32_t>> m_masks;  // per row: scratch for masks edited per request
     std::vector<std::span<const uint32_t>> m_rowMasks;
     std::vector<MaskJob> m_maskJobs;
+    std::vector<size_t> m_slowJobs;  // of m_maskJobs: those that are not a cached mask
     std::vector<std::tuple<RequestId, Entry*, int32_t>> m_tokenJobs;
     int m_threads = 0;
     std::unique_ptr<RowPool> m_pool;  // made on the first step with two constrained rows
