@@ -170,6 +170,7 @@ private:
     std::atomic<int32_t> m_numStates{0};
     std::unordered_map<std::vector<int32_t>, int32_t, VectorHash> m_stateIds;  // nodes + flags
     std::vector<std::unique_ptr<uint32_t[]>> m_ownedMasks;
+    size_t m_maxMasks;  // for this vocabulary's mask size
     std::vector<std::unique_ptr<Split>> m_ownedSplits;
     std::atomic<int32_t> m_start{-1};
     std::atomic<uint64_t> m_generation{0};
