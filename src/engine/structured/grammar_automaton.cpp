@@ -3,8 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <new>
 #include <mutex>
 #include <thread>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace brook::structured {
 
@@ -50,6 +56,20 @@ size_t GrammarAutomaton::VectorHash::operator()(const std::vector<int32_t>& v) c
     return size_t(h);
 }
 
+void GrammarAutomaton::FreeDeleter::operator()(void* p) const { std::free(p); }
+
+GrammarAutomaton::Block GrammarAutomaton::allocateBlock(size_t bytes)
+{
+    constexpr size_t kHugePage = size_t(2) << 20;
+    const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+    void* p = std::aligned_alloc(kHugePage, rounded);
+    if (!p) throw std::bad_alloc();
+#if defined(__linux__)
+    madvise(p, rounded, MADV_HUGEPAGE);  // advice only, before the first touch
+#endif
+    return Block(p);
+}
+
 GrammarAutomaton::Chunk::Chunk()
 {
     for (auto& t : transitions) t.store(kUnknown, std::memory_order_relaxed);
@@ -61,6 +81,15 @@ GrammarAutomaton::GrammarAutomaton(std::shared_ptr<const Grammar> grammar,
       m_maxMasks(std::clamp<size_t>(kMaxMaskBytes / (size_t(m_vocabulary->maskWords()) * 4 + 4), 64, kMaxMasks))
 {
     m_contextNode = node(kContextPosition, -1);
+    // Each mask is followed by its any-bit word, padded to a cache line.
+    m_maskStride = (size_t(m_vocabulary->maskWords()) + 1 + 15) / 16 * 16;
+    m_masksPerSlab = std::max<size_t>(1, (size_t(2) << 20) / (m_maskStride * 4));
+}
+
+GrammarAutomaton::~GrammarAutomaton()
+{
+    // The chunks live in blocks this object owns: end them before the blocks go.
+    for (size_t i = 0; i < m_chunksInUse; ++i) m_chunks[i].load(std::memory_order_relaxed)->~Chunk();
 }
 
 int32_t GrammarAutomaton::node(int32_t position, int32_t parent)
@@ -133,8 +162,9 @@ int32_t GrammarAutomaton::intern(std::vector<int32_t>&& nodes, bool accept, bool
         return kDead;
     }
     if (!m_chunks[chunk].load(std::memory_order_relaxed)) {
-        m_ownedChunks.push_back(std::make_unique<Chunk>());
-        m_chunks[chunk].store(m_ownedChunks.back().get(), std::memory_order_release);
+        if (m_chunkBlocks.size() <= chunk) m_chunkBlocks.push_back(allocateBlock(sizeof(Chunk)));
+        m_chunks[chunk].store(new (m_chunkBlocks[chunk].get()) Chunk(), std::memory_order_release);
+        m_chunksInUse = chunk + 1;
     }
     m_stateIds.emplace(nodes, id);
     nodes.pop_back();
@@ -350,10 +380,12 @@ std::span<const uint32_t> GrammarAutomaton::computeMask(int32_t id, std::span<ui
     std::lock_guard lock(m_mutex);
     if (const uint32_t* cached = state(id).mask.load(std::memory_order_relaxed))
         return {cached, scratch.size()};  // another row published it meanwhile (the same words)
-    if (m_ownedMasks.size() >= m_maxMasks) return scratch;
+    if (m_numMasks >= m_maxMasks) return scratch;
     // One word more, after the mask: whether any bit is set, so cachedMask() need not scan.
-    m_ownedMasks.emplace_back(new uint32_t[scratch.size() + 1]);
-    uint32_t* words = m_ownedMasks.back().get();
+    const size_t slab = m_numMasks / m_masksPerSlab;
+    if (slab == m_maskSlabs.size()) m_maskSlabs.push_back(allocateBlock(m_masksPerSlab * m_maskStride * 4));
+    uint32_t* words = static_cast<uint32_t*>(m_maskSlabs[slab].get()) + (m_numMasks % m_masksPerSlab) * m_maskStride;
+    ++m_numMasks;
     std::copy(scratch.begin(), scratch.end(), words);
     words[scratch.size()] = std::any_of(scratch.begin(), scratch.end(), [](uint32_t w) { return w != 0; });
     state(id).mask.store(words, std::memory_order_release);
@@ -415,13 +447,13 @@ void GrammarAutomaton::maybeReset()
 {
     std::lock_guard lock(m_mutex);
     const auto states = size_t(m_numStates.load(std::memory_order_relaxed));
-    if (states <= kMaxStates && m_ownedMasks.size() < m_maxMasks && m_ownedSplits.size() < kMaxSplits) return;
+    if (states <= kMaxStates && m_numMasks < m_maxMasks && m_ownedSplits.size() < kMaxSplits) return;
     // Masks or splits alone full: drop them; states past their limit: drop every cache but the
     // stack nodes.
     if (states <= kMaxStates) {
-        if (m_ownedMasks.size() >= m_maxMasks) {
+        if (m_numMasks >= m_maxMasks) {
             for (int32_t id = 0; id < int32_t(states); ++id) state(id).mask.store(nullptr, std::memory_order_relaxed);
-            m_ownedMasks.clear();
+            m_numMasks = 0;  // the slabs stay, for the next masks
         }
         if (m_ownedSplits.size() >= kMaxSplits) {
             for (int32_t id = 0; id < int32_t(states); ++id) state(id).split.store(nullptr, std::memory_order_relaxed);
@@ -429,11 +461,14 @@ void GrammarAutomaton::maybeReset()
         }
         return;
     }
-    for (auto& chunk : m_chunks) chunk.store(nullptr, std::memory_order_relaxed);
-    m_ownedChunks.clear();
+    for (size_t i = 0; i < m_chunksInUse; ++i) {
+        m_chunks[i].load(std::memory_order_relaxed)->~Chunk();  // the block stays, for the next states
+        m_chunks[i].store(nullptr, std::memory_order_relaxed);
+    }
+    m_chunksInUse = 0;
     m_numStates.store(0, std::memory_order_relaxed);
     m_stateIds.clear();
-    m_ownedMasks.clear();
+    m_numMasks = 0;
     m_ownedSplits.clear();
     m_start.store(-1, std::memory_order_relaxed);
     m_generation.fetch_add(1, std::memory_order_acq_rel);
