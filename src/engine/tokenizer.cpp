@@ -10,6 +10,7 @@
 #include "engine/special_token_trie.h"
 #include "engine/spm_model_info.h"
 #include "engine/tokenizer_files.h"
+#include "engine/tokenizer_spm_bpe.h"
 
 #include <sentencepiece_processor.h>
 #include <spdlog/spdlog.h>
@@ -36,6 +37,8 @@ size_t utf8SequenceLength(unsigned char c)
 
 struct Tokenizer::Impl {
     sentencepiece::SentencePieceProcessor sp;
+    // Exact and ~10x faster than sp.Encode for the BPE models it accepts; null otherwise.
+    std::unique_ptr<SpmBpeEncoder> fastBpe;
     int spmSize = 0;
     int vocabSize = 0;
     std::unordered_map<std::string, int32_t> addedByText;  // every added token, any id
@@ -96,6 +99,10 @@ struct Tokenizer::Impl {
     void encodeChunk(std::string_view chunk, std::vector<int32_t>& out) const
     {
         if (chunk.empty()) return;
+        if (fastBpe) {
+            fastBpe->encode(chunk, out);
+            return;
+        }
         std::vector<int> ids;
         if (const auto status = sp.Encode(chunk, &ids); !status.ok()) {
             spdlog::error("tokenizer: sentencepiece failed to encode {} bytes: {}", chunk.size(), status.ToString());
@@ -129,6 +136,7 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::filesystem::path& 
         return makeError("tokenizer: " + modelPath.string() + " is not a sentencepiece model (" + status.ToString() +
                          ")");
     impl.spmSize = impl.sp.GetPieceSize();
+    impl.fastBpe = SpmBpeEncoder::build(serialized);
     if (static_cast<size_t>(impl.spmSize) != info->pieceTypes.size())
         return makeError("tokenizer: " + modelPath.string() + ": piece table is inconsistent");
 
@@ -173,8 +181,9 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::filesystem::path& 
 
     impl.buildSurfaces(*info);
 
-    spdlog::info("tokenizer: {} ({} pieces, {} added tokens, dummy prefix {}, stop ids {})", modelPath.string(),
-                 impl.spmSize, files->addedTokens.size(), info->addDummyPrefix ? "on" : "off", impl.stopIds.size());
+    spdlog::info("tokenizer: {} ({} pieces, {} added tokens, dummy prefix {}, stop ids {}, {} encoder)",
+                 modelPath.string(), impl.spmSize, files->addedTokens.size(), info->addDummyPrefix ? "on" : "off",
+                 impl.stopIds.size(), impl.fastBpe ? "fast BPE" : "sentencepiece");
     return tokenizer;
 }
 
