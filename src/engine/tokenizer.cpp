@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
@@ -45,6 +46,9 @@ struct Tokenizer::Impl {
     std::unordered_map<int32_t, std::string> addedById;    // added tokens past the pieces
     std::vector<uint8_t> special;                          // [vocabSize] 1: special or added
     SpecialTokenTrie trie;
+    // Bytes that start some special string: most positions of a prompt are skipped without a
+    // trie lookup.
+    std::array<bool, 256> specialFirstByte{};
     std::string cls;
     std::string sep;
     std::optional<int32_t> eosId;
@@ -93,6 +97,7 @@ struct Tokenizer::Impl {
     void markSpecial(std::string_view token, int32_t id)
     {
         trie.insert(token, id);
+        if (!token.empty()) specialFirstByte[static_cast<unsigned char>(token[0])] = true;
         special[static_cast<size_t>(id)] = 1;
     }
 
@@ -201,6 +206,10 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, std::span<const Te
     size_t pos = 0;
     size_t nextLiteral = 0;  // the first span that does not end at or before pos
     while (pos < text.size()) {
+        if (!impl.specialFirstByte[static_cast<unsigned char>(text[pos])]) {
+            ++pos;
+            continue;
+        }
         const auto match = impl.trie.longestMatch(text, pos);
         if (!match) {
             ++pos;

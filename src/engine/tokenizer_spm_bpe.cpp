@@ -330,11 +330,14 @@ struct Candidate {
     int32_t merged;
 };
 
-// sentencepiece's agenda order: higher score first, then the leftmost pair.
-inline bool lowerPriority(const Candidate& a, const Candidate& b)
-{
-    return a.score < b.score || (a.score == b.score && a.left > b.left);
-}
+// sentencepiece's agenda order: higher score first, then the leftmost pair. A function object,
+// not a function pointer, so that the heap operations inline it.
+struct LowerPriority {
+    bool operator()(const Candidate& a, const Candidate& b) const
+    {
+        return a.score < b.score || (a.score == b.score && a.left > b.left);
+    }
+};
 
 struct Scratch {
     std::vector<Symbol> symbols;
@@ -349,6 +352,9 @@ struct SpmBpeEncoder::Impl {
     bool byteFallback = false;
     bool addDummyPrefix = false;
     bool escapeWhitespaces = true;
+    // No ordinary piece holds a non-space character followed by the (normalized) space, so no
+    // merge ever crosses the start of a space run and words can be merged one at a time.
+    bool splitBeforeSpace = false;
     std::array<int32_t, 256> byteIds{};
     struct CharIds {
         int32_t sym = -1;
@@ -391,7 +397,7 @@ struct SpmBpeEncoder::Impl {
         const Merge* m = merges.find(key);
         if (!m) return;
         s.heap.push_back(Candidate{m->score, left, right, l.sym, r.sym, m->merged});
-        std::push_heap(s.heap.begin(), s.heap.end(), lowerPriority);
+        std::push_heap(s.heap.begin(), s.heap.end(), LowerPriority{});
     }
 };
 
@@ -488,6 +494,13 @@ std::unique_ptr<SpmBpeEncoder> SpmBpeEncoder::build(std::string_view serializedM
                             Merge{id, score});
         }
     }
+    const std::string_view spaceText = impl.escapeWhitespaces ? std::string_view("\xE2\x96\x81") : " ";
+    impl.splitBeforeSpace = true;
+    for (const auto& [text, id] : ordinary) {
+        for (size_t at = text.find(spaceText); at != std::string_view::npos; at = text.find(spaceText, at + 1)) {
+            if (at > 0 && !text.substr(0, at).ends_with(spaceText)) impl.splitBeforeSpace = false;
+        }
+    }
     impl.chars.reserve(charMap.size() + 16);
     for (uint32_t cp = 0; cp < 128; ++cp) impl.ascii[cp] = Impl::CharIds{-1, unkId};
     for (const auto& [cp, ids] : charMap) {
@@ -541,22 +554,37 @@ void SpmBpeEncoder::encode(std::string_view text, std::vector<int32_t>& out) con
     const auto n = static_cast<int32_t>(s.symbols.size());
     s.symbols.back().next = -1;
 
-    for (int32_t i = 1; i < n; ++i) impl.tryPair(s, i - 1, i);
-    while (!s.heap.empty()) {
-        std::pop_heap(s.heap.begin(), s.heap.end(), lowerPriority);
-        const Candidate c = s.heap.back();
-        s.heap.pop_back();
-        Symbol& l = s.symbols[static_cast<size_t>(c.left)];
-        Symbol& r = s.symbols[static_cast<size_t>(c.right)];
-        // Stale when either side has merged since (its id changed or it is gone).
-        if (!l.alive || !r.alive || l.sym != c.symLeft || r.sym != c.symRight) continue;
-        l.sym = c.merged;
-        l.out = c.merged;
-        l.next = r.next;
-        if (r.next >= 0) s.symbols[static_cast<size_t>(r.next)].prev = c.left;
-        r.alive = false;
-        if (l.prev >= 0) impl.tryPair(s, l.prev, c.left);
-        if (l.next >= 0) impl.tryPair(s, c.left, l.next);
+    // Merge word by word where no piece spans a word start (see splitBeforeSpace): the heap stays
+    // a word long, and the merges inside each word happen in the same relative order as in one
+    // agenda over the whole text, so the result is the same.
+    for (int32_t begin = 0; begin < n;) {
+        int32_t end = begin + 1;
+        if (impl.splitBeforeSpace) {
+            while (end < n && !(s.symbols[static_cast<size_t>(end)].cp == space &&
+                                s.symbols[static_cast<size_t>(end) - 1].cp != space))
+                ++end;
+        } else {
+            end = n;
+        }
+        for (int32_t i = begin + 1; i < end; ++i) impl.tryPair(s, i - 1, i);
+        begin = end;
+        while (!s.heap.empty()) {
+            std::pop_heap(s.heap.begin(), s.heap.end(), LowerPriority{});
+            const Candidate c = s.heap.back();
+            s.heap.pop_back();
+            Symbol& l = s.symbols[static_cast<size_t>(c.left)];
+            Symbol& r = s.symbols[static_cast<size_t>(c.right)];
+            // Stale when either side has merged since (its id changed or it is gone).
+            if (!l.alive || !r.alive || l.sym != c.symLeft || r.sym != c.symRight) continue;
+            l.sym = c.merged;
+            l.out = c.merged;
+            l.next = r.next;
+            if (r.next >= 0) s.symbols[static_cast<size_t>(r.next)].prev = c.left;
+            r.alive = false;
+            // Pairs reaching into a neighbouring word find no piece (splitBeforeSpace).
+            if (l.prev >= 0) impl.tryPair(s, l.prev, c.left);
+            if (l.next >= 0) impl.tryPair(s, c.left, l.next);
+        }
     }
 
     bool prevUnknown = false;
