@@ -79,6 +79,8 @@ private:
     };
     std::span<const uint32_t> computeMask(RequestId id, Entry& e, std::span<const int32_t> outputTokens, size_t row);
     bool advance(RequestId id, Entry& e, int32_t token);
+    // Whether `jobs` rows' work is worth waking the pool for (see kParallelWalkPieces).
+    bool worthThePool(size_t jobs) const;
     RowPool& pool();
 
     std::shared_ptr<const TokenVocabulary> vocabulary();
