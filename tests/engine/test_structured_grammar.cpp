@@ -321,6 +321,58 @@ private slots:
         QVERIFY(automaton->stats().maskHits > 0);  // revisited states came from the cache
     }
 
+    void recursiveGrammarMaskIsExact()
+    {
+        // fuzz_structured_output's crash: a grammar whose rules recurse through a non-tail call
+        // (item -> root root ")") and are ambiguous, so a state's stacks multiply step by step.
+        // Its masks come from cut states' splits, which never build the full successors of the
+        // tokens they accept; the fuzzer's walk reaches a state whose successor over '0' has more
+        // stacks than the work limits allow, which accept() used to report as a refusal of a
+        // token the mask allowed. The fuzzer's walk (its input's bytes pick among the allowed
+        // tokens), then random walks, each on a fresh automaton (the limits end one for good): at
+        // every step each token's mask bit must be what accept() does on a copy of the matcher,
+        // and a matcher past the limits gives no mask.
+        const std::string input("\x02root ::= item (\",\" item)*\nitem ::= \"x\" | [0-9]+  root root \")\"\n", 64);
+        StructuredOutput output;
+        output.kind = StructuredOutput::Kind::Grammar;
+        output.text = input.substr(1);
+        auto grammar = compileStructuredOutput(output);
+        QVERIFY(grammar);
+        std::vector<std::string> bytes;
+        for (int b = 0; b < 256; ++b) bytes.push_back(std::string(1, char(b)));
+        bytes.push_back({});  // 256: the stop token
+        auto vocabulary = std::make_shared<const TokenVocabulary>(std::move(bytes), std::vector<int32_t>{});
+        std::mt19937 rng(31);
+        int overLimits = 0;
+        for (int walk = 0; walk < 12; ++walk) {
+            auto automaton = std::make_shared<GrammarAutomaton>(*grammar, vocabulary);
+            GrammarMatcher matcher(automaton, {256});
+            std::vector<uint32_t> mask(size_t(vocabulary->maskWords()));
+            std::string text;
+            for (int step = 0; step < 48 && !matcher.terminated(); ++step) {
+                if (!matcher.fillMask(mask)) {
+                    QVERIFY2(automaton->overLimits(), qPrintable(QString("no token after '%1'").arg(text.c_str())));
+                    ++overLimits;
+                    break;
+                }
+                std::vector<int32_t> allowed;
+                for (int32_t t = 0; t <= 256; ++t) {
+                    const bool bit = (mask[size_t(t) >> 5] >> (t & 31)) & 1u;
+                    GrammarMatcher copy = matcher;
+                    QVERIFY2(bit == copy.accept(t),
+                             qPrintable(QString("token %1 after '%2': mask %3").arg(t).arg(text.c_str()).arg(bit)));
+                    if (bit) allowed.push_back(t);
+                }
+                QVERIFY(!allowed.empty());
+                const int32_t pick = walk == 0 ? allowed[uint8_t(input[size_t(step) % input.size()]) % allowed.size()]
+                                               : allowed[rng() % allowed.size()];
+                QVERIFY(matcher.accept(pick));
+                if (pick != 256) text += char(pick);
+            }
+            if (walk == 0) QCOMPARE(overLimits, 1);  // the crash's walk runs into the limits
+        }
+    }
+
     void concurrentRowsGiveTheSerialMasks()
     {
         // Deep stacks (array > object > array > array > integer, bounded string) so masks go

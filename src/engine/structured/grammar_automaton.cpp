@@ -357,9 +357,10 @@ std::span<const uint32_t> GrammarAutomaton::computeMask(int32_t id, std::span<ui
                 split = m_ownedSplits.back().get();
                 state(cut).split.store(split, std::memory_order_release);
             }
-            if (!split) split = fresh.get();
         }
-        if (split->uncertain.size() * kMaxUncertainShare > m_vocabulary->sorted().size()) {
+        // A mask made from a split must find it again (maskAllows()): with no room to keep one,
+        // the state is walked.
+        if (!split || split->uncertain.size() * kMaxUncertainShare > m_vocabulary->sorted().size()) {
             // Too much depends on what lies below the cut: walk the state itself.
             if (!walk(id, scratch, none, expansions)) return {};
         } else {
@@ -411,6 +412,19 @@ std::span<const uint32_t> GrammarAutomaton::mask(int32_t id, std::span<uint32_t>
         return {};
     }
     return result;
+}
+
+bool GrammarAutomaton::maskAllows(int32_t id, int32_t token)
+{
+    if (id < 0 || token < 0 || token >= m_vocabulary->vocabSize()) return false;
+    const auto bit = [token](const uint32_t* words) { return ((words[size_t(token) >> 5] >> (token & 31)) & 1u) != 0; };
+    if (const uint32_t* cached = state(id).mask.load(std::memory_order_acquire)) return bit(cached);
+    // Not cached (the cache was full): the split's accepted tokens are the ones whose transitions
+    // the mask did not take; its uncertain ones it took from the state itself.
+    const int32_t cut = state(id).cut.load(std::memory_order_acquire);
+    if (cut < 0 || cut == id) return false;
+    const Split* split = state(cut).split.load(std::memory_order_acquire);
+    return split && bit(split->accepted.data());
 }
 
 std::span<const uint32_t> GrammarAutomaton::cachedMask(int32_t id)

@@ -78,6 +78,14 @@ public:
     int32_t advanceCached(int32_t state, std::string_view bytes);
     // mask(), copied into `mask`. Returns false when the grammar ran past its work limits.
     bool fillMask(int32_t state, std::span<uint32_t> mask);
+    // The grammar ran past its work limits (for good: mask() answers empty from then on, and
+    // advance() kDead wherever it would have to compute something).
+    bool overLimits() const { return m_overflow.load(std::memory_order_acquire); }
+    // Whether the mask computed for `state` allowed `token`, computing nothing: for a token whose
+    // advance() ran past the work limits. A mask made from a cut state's split holds tokens whose
+    // full transitions were never taken (their successors may be the ones past the limits); a
+    // mask walked over the state itself took every allowed token's transitions already.
+    bool maskAllows(int32_t state, int32_t token);
 
     // Drops the caches when they have outgrown their limits; ids from an older generation are then
     // stale. Not concurrently with any other call, nor while a span from mask() is in use.

@@ -26,7 +26,7 @@ int32_t GrammarMatcher::current()
 
 std::span<const uint32_t> GrammarMatcher::mask(std::span<uint32_t> scratch)
 {
-    if (m_stopped) return {};
+    if (m_stopped || m_overLimits) return {};
     std::span<const uint32_t> words = m_automaton->mask(current(), scratch);
     if (words.empty()) return {};
     const bool first = m_numAccepted == 0 && !m_automaton->vocabulary().firstTokenUnsafe().empty();
@@ -47,14 +47,14 @@ std::span<const uint32_t> GrammarMatcher::mask(std::span<uint32_t> scratch)
 
 std::span<const uint32_t> GrammarMatcher::cachedMask()
 {
-    if (m_stopped || m_accept || m_automaton->generation() != m_generation) return {};
+    if (m_stopped || m_overLimits || m_accept || m_automaton->generation() != m_generation) return {};
     if (m_numAccepted == 0 && !m_automaton->vocabulary().firstTokenUnsafe().empty()) return {};
     return m_automaton->cachedMask(m_state);
 }
 
 bool GrammarMatcher::tryAcceptCached(int32_t token)
 {
-    if (m_stopped || m_automaton->generation() != m_generation) return false;
+    if (m_stopped || m_overLimits || m_automaton->generation() != m_generation) return false;
     if (std::find(m_stopTokenIds.begin(), m_stopTokenIds.end(), token) != m_stopTokenIds.end()) return false;
     const std::string_view bytes = m_automaton->vocabulary().tokenBytes(token);
     if (bytes.empty()) return false;
@@ -80,7 +80,7 @@ bool GrammarMatcher::fillMask(std::span<uint32_t> mask)
 
 bool GrammarMatcher::accept(int32_t token)
 {
-    if (m_stopped) return false;
+    if (m_stopped || m_overLimits) return false;
     if (std::find(m_stopTokenIds.begin(), m_stopTokenIds.end(), token) != m_stopTokenIds.end()) {
         if (!m_accept) return false;
         m_stopped = true;
@@ -89,8 +89,18 @@ bool GrammarMatcher::accept(int32_t token)
     }
     const std::string_view bytes = m_automaton->vocabulary().tokenBytes(token);
     if (bytes.empty()) return false;
-    const int32_t next = m_automaton->advance(current(), bytes);
-    if (next < 0) return false;
+    const int32_t from = current();
+    const int32_t next = m_automaton->advance(from, bytes);
+    if (next < 0) {
+        // Past the work limits, advance() cannot tell a refusal from a state it had no room to
+        // build: the mask says which. An allowed token is taken, and the request ends at the next
+        // mask (empty), as it would have had the mask met the limits itself.
+        if (!m_automaton->overLimits() || !m_automaton->maskAllows(from, token)) return false;
+        m_overLimits = true;
+        m_accept = false;
+        ++m_numAccepted;
+        return true;
+    }
     m_state = next;
     m_nodes = m_automaton->stateNodes(next);
     m_accept = m_automaton->stateAccepts(next);

@@ -33,7 +33,9 @@ public:
     // mask(), copied into `mask`; false when nothing may follow.
     bool fillMask(std::span<uint32_t> mask);
     // Advances over a sampled token; false when the grammar does not allow it (then the matcher
-    // stays where it was).
+    // stays where it was). A token the mask allowed is always taken: when its parser state runs
+    // past the grammar's work limits (which a mask made from a cut state's split has not met
+    // yet), the matcher is past them too and mask() answers empty from then on.
     bool accept(int32_t token);
     // Replays the output when it holds more tokens than accepted so far.
     bool syncTo(std::span<const int32_t> outputTokens);
@@ -55,6 +57,7 @@ private:
     std::vector<int32_t> m_nodes;  // m_state's stacks, to find it again after a cache reset
     bool m_accept = false;
     bool m_stopped = false;  // a stop token was accepted
+    bool m_overLimits = false;  // a token was taken past the grammar's work limits: nothing follows
     int m_numAccepted = 0;
 };
 
