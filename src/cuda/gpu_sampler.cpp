@@ -83,8 +83,11 @@ struct GpuSampler::Impl {
     std::vector<int32_t> editOf;  // [V] index in `edits` of the current row's edit of a token; -1 none
     std::vector<int32_t> counts;  // [V] output occurrences; all zero between rows
     bool warnedTopN = false;
-    std::vector<int32_t> maskRows;  // rows with a structured-output mask
-    std::vector<uint32_t> masks;    // their masks, [maskRows, W]
+    // Structured-output masks: the rows that carry one, the index of each row's mask among the
+    // distinct ones (rows in the same grammar state get the same cached mask: one upload), and
+    // the distinct masks, copied straight into the pinned upload.
+    std::vector<int32_t> maskRows, maskOf;
+    std::vector<const uint32_t*> distinctMasks;
 
     void addEdits(const SamplingContext& context, const SamplingParams& params);
     void reserveInputs(size_t bytes);
@@ -193,39 +196,52 @@ std::vector<SampleResult> GpuSampler::sample(float* logits, std::span<const Samp
         row.editCount = static_cast<int32_t>(d.edits.size()) - row.editBegin;
     }
 
-    // Structured-output masks ride in the same upload, after the edits: [K] row ids, then [K, W].
+    // Structured-output masks ride in the same upload, after the edits: [K] row ids, [K] mask
+    // indices, then the [U, W] distinct masks. At batch 64 the masks were 827 KB a step copied
+    // twice on the host (into a vector, then into the pinned buffer); most rows share a handful
+    // of cached masks.
     const int W = (d.vocab + 31) / 32;
     d.maskRows.clear();
-    d.masks.clear();
+    d.maskOf.clear();
+    d.distinctMasks.clear();
     for (int r = 0; r < R; ++r) {
         const std::span<const uint32_t> mask = contexts[static_cast<size_t>(r)].allowedTokens;
         if (mask.empty()) continue;
         if (mask.size() != static_cast<size_t>(W))
             throw CudaError("GpuSampler: a token mask of " + std::to_string(mask.size()) + " words, need " +
                             std::to_string(W));
+        const auto known = std::find(d.distinctMasks.begin(), d.distinctMasks.end(), mask.data());
         d.maskRows.push_back(r);
-        d.masks.insert(d.masks.end(), mask.begin(), mask.end());
+        d.maskOf.push_back(static_cast<int32_t>(known - d.distinctMasks.begin()));
+        if (known == d.distinctMasks.end()) d.distinctMasks.push_back(mask.data());
     }
     const size_t rowBytes = d.rows.size() * sizeof(GpuSampleRow);
     const size_t editBytes = d.edits.size() * sizeof(GpuSampleEdit);
-    const size_t maskRowBytes = (d.maskRows.size() * sizeof(int32_t) + 15) / 16 * 16;
-    const size_t bytes = rowBytes + editBytes + maskRowBytes + d.masks.size() * sizeof(uint32_t);
+    const size_t maskIndexBytes = (d.maskRows.size() * sizeof(int32_t) + 15) / 16 * 16;  // each of the two
+    const size_t maskWordsBytes = static_cast<size_t>(W) * sizeof(uint32_t);
+    const size_t bytes = rowBytes + editBytes + 2 * maskIndexBytes + d.distinctMasks.size() * maskWordsBytes;
     d.reserveInputs(bytes);
     char* host = d.hostInputs.as<char>();
     std::memcpy(host, d.rows.data(), rowBytes);
     if (editBytes) std::memcpy(host + rowBytes, d.edits.data(), editBytes);
+    const size_t maskRowsAt = rowBytes + editBytes, maskOfAt = maskRowsAt + maskIndexBytes,
+                 masksAt = maskOfAt + maskIndexBytes;
     if (!d.maskRows.empty()) {
-        std::memcpy(host + rowBytes + editBytes, d.maskRows.data(), d.maskRows.size() * sizeof(int32_t));
-        std::memcpy(host + rowBytes + editBytes + maskRowBytes, d.masks.data(), d.masks.size() * sizeof(uint32_t));
+        std::memcpy(host + maskRowsAt, d.maskRows.data(), d.maskRows.size() * sizeof(int32_t));
+        std::memcpy(host + maskOfAt, d.maskOf.data(), d.maskOf.size() * sizeof(int32_t));
+        for (size_t u = 0; u < d.distinctMasks.size(); ++u)
+            std::memcpy(host + masksAt + u * maskWordsBytes, d.distinctMasks[u], maskWordsBytes);
     }
     BROOK_CUDA_CHECK(cudaMemcpyAsync(d.inputs.get(), host, bytes, cudaMemcpyHostToDevice, stream));
 
     // The mask comes first, as on the CPU: logprobs are those of the masked row.
-    if (!d.maskRows.empty())
-        launch_apply_token_mask(
-            logits, reinterpret_cast<const uint32_t*>(d.inputs.as<char>() + rowBytes + editBytes + maskRowBytes),
-            reinterpret_cast<const int32_t*>(d.inputs.as<char>() + rowBytes + editBytes),
-            static_cast<int>(d.maskRows.size()), d.vocab, W, stream);
+    if (!d.maskRows.empty()) {
+        const char* device = d.inputs.as<char>();
+        launch_apply_token_mask(logits, reinterpret_cast<const uint32_t*>(device + masksAt),
+                                reinterpret_cast<const int32_t*>(device + maskRowsAt),
+                                reinterpret_cast<const int32_t*>(device + maskOfAt),
+                                static_cast<int>(d.maskRows.size()), d.vocab, W, stream);
+    }
     auto* deviceEdits = reinterpret_cast<GpuSampleEdit*>(d.inputs.as<char>() + rowBytes);
     launch_gpu_sample(logits, d.scratch.as<uint32_t>(), d.inputs.as<GpuSampleRow>(), deviceEdits,
                       d.results.as<GpuSampleOut>(), R, d.vocab, d.weightShift, stream);

@@ -7,12 +7,13 @@ namespace brook::cuda {
 
 namespace {
 __global__ void apply_token_mask_kernel(float* __restrict__ logits, const uint32_t* __restrict__ masks,
-                                        const int32_t* __restrict__ rows, int V, int W)
+                                        const int32_t* __restrict__ rows, const int32_t* __restrict__ maskOf, int V,
+                                        int W)
 {
     const int k = blockIdx.y;
     const int word = blockIdx.x * blockDim.x + threadIdx.x;
     if (word >= W) return;
-    const uint32_t bits = masks[size_t(k) * W + word];
+    const uint32_t bits = masks[size_t(maskOf[k]) * W + word];
     if (bits == 0xFFFFFFFFu) return;
     float* row = logits + size_t(rows[k]) * V;
     const int first = word * 32;
@@ -22,13 +23,13 @@ __global__ void apply_token_mask_kernel(float* __restrict__ logits, const uint32
 }
 }  // namespace
 
-void launch_apply_token_mask(float* logits, const uint32_t* masks, const int32_t* rows, int K, int V, int W,
-                             cudaStream_t stream)
+void launch_apply_token_mask(float* logits, const uint32_t* masks, const int32_t* rows, const int32_t* maskOf, int K,
+                             int V, int W, cudaStream_t stream)
 {
     if (K == 0 || V == 0) return;
     // W covers V (GpuSampler checks), so no token lies past the mask.
     const dim3 grid((unsigned)((W + 127) / 128), (unsigned)K);
-    apply_token_mask_kernel<<<grid, 128, 0, stream>>>(logits, masks, rows, V, W);
+    apply_token_mask_kernel<<<grid, 128, 0, stream>>>(logits, masks, rows, maskOf, V, W);
     BROOK_CUDA_CHECK_LAUNCH();
 }
 

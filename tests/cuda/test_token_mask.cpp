@@ -1,7 +1,7 @@
 // The structured-output mask on the GPU against its CPU reference (structured::applyTokenBitmask):
 // the masked rows bit for bit, the other rows untouched; and GpuSampler with masks on some rows
 // picks the CPU Sampler's token (greedy and seeded draws), always an allowed one, with the same
-// logprobs of the masked row.
+// logprobs of the masked row; rows sharing one mask (one grammar state) included.
 #include "cuda_test_support.h"
 
 #include "cuda/gpu_sampler.h"
@@ -46,16 +46,19 @@ private slots:
         constexpr int R = 6;
         std::mt19937 rng(4);
         std::vector<float> logits = randomFloats(size_t(R) * kVocab, 9, 3.0f);
-        const std::vector<int32_t> rows = {0, 2, 3, 5};
+        // Rows 2 and 5 share one mask (the same grammar state), uploaded once.
+        const std::vector<int32_t> rows = {0, 2, 3, 5}, maskOf = {0, 1, 2, 1};
         std::vector<uint32_t> masks;
-        std::vector<std::vector<uint32_t>> perRow(R);
-        for (size_t k = 0; k < rows.size(); ++k) {
-            perRow[size_t(rows[k])] = randomMask(rng, int(k % 3));
-            masks.insert(masks.end(), perRow[size_t(rows[k])].begin(), perRow[size_t(rows[k])].end());
+        std::vector<std::vector<uint32_t>> distinct, perRow(R);
+        for (int u = 0; u < 3; ++u) {
+            distinct.push_back(randomMask(rng, u));
+            masks.insert(masks.end(), distinct.back().begin(), distinct.back().end());
         }
-        cuda::DeviceBuffer dLogits = upload(logits), dMasks = upload(masks), dRows = upload(rows);
-        cuda::launch_apply_token_mask(dLogits.as<float>(), dMasks.as<uint32_t>(), dRows.as<int32_t>(), int(rows.size()),
-                                      kVocab, kWords, nullptr);
+        for (size_t k = 0; k < rows.size(); ++k) perRow[size_t(rows[k])] = distinct[size_t(maskOf[k])];
+        cuda::DeviceBuffer dLogits = upload(logits), dMasks = upload(masks), dRows = upload(rows),
+                           dMaskOf = upload(maskOf);
+        cuda::launch_apply_token_mask(dLogits.as<float>(), dMasks.as<uint32_t>(), dRows.as<int32_t>(),
+                                      dMaskOf.as<int32_t>(), int(rows.size()), kVocab, kWords, nullptr);
         std::vector<float> gpu(logits.size());
         BROOK_CUDA_CHECK(cudaMemcpy(gpu.data(), dLogits.get(), gpu.size() * sizeof(float), cudaMemcpyDeviceToHost));
         for (int r = 0; r < R; ++r) {
@@ -86,6 +89,9 @@ private slots:
             contexts[size_t(r)].step = r;
             contexts[size_t(r)].allowedTokens = masks[size_t(r)];
         }
+        // Rows 1 and 6 in the same grammar state: one cached mask, the same span (uploaded once).
+        masks[6] = masks[1];
+        contexts[6].allowedTokens = masks[1];
         cuda::GpuSampler sampler(R, kVocab);
         cuda::DeviceBuffer dLogits = upload(logits);
         const std::vector<SampleResult> gpu = sampler.sample(dLogits.as<float>(), contexts, nullptr);
