@@ -1,5 +1,7 @@
 #include "engine/structured/grammar_automaton.h"
 
+#include "engine/huge_pages.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -7,10 +9,6 @@
 #include <new>
 #include <mutex>
 #include <thread>
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 namespace brook::structured {
 
@@ -56,18 +54,11 @@ size_t GrammarAutomaton::VectorHash::operator()(const std::vector<int32_t>& v) c
     return size_t(h);
 }
 
-void GrammarAutomaton::FreeDeleter::operator()(void* p) const { std::free(p); }
+void GrammarAutomaton::BlockDeleter::operator()(void* p) const { freeHugePageBacked(p, bytes); }
 
 GrammarAutomaton::Block GrammarAutomaton::allocateBlock(size_t bytes)
 {
-    constexpr size_t kHugePage = size_t(2) << 20;
-    const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-    void* p = std::aligned_alloc(kHugePage, rounded);
-    if (!p) throw std::bad_alloc();
-#if defined(__linux__)
-    madvise(p, rounded, MADV_HUGEPAGE);  // advice only, before the first touch
-#endif
-    return Block(p);
+    return Block(allocateHugePageBacked(bytes), BlockDeleter{bytes});
 }
 
 GrammarAutomaton::Chunk::Chunk()

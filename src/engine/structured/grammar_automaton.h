@@ -180,10 +180,11 @@ private:
     // Big blocks (state chunks, mask slabs) on 2 MB pages where Linux gives them, and kept for
     // reuse when the caches are reset: in this VM a fresh 4 KB page costs ~15 us on first touch,
     // which made page faults a third of the engine thread's structured time.
-    struct FreeDeleter {
+    struct BlockDeleter {
+        size_t bytes = 0;
         void operator()(void* p) const;
     };
-    using Block = std::unique_ptr<void, FreeDeleter>;
+    using Block = std::unique_ptr<void, BlockDeleter>;
     static Block allocateBlock(size_t bytes);
     std::vector<Block> m_chunkBlocks;  // m_chunkBlocks[i] holds chunk i while it is in use
     size_t m_chunksInUse = 0;
