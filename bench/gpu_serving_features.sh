@@ -11,20 +11,7 @@ M=${MODEL:-/tmp/m-ernie}
 mkdir -p "$LOG"
 [ -d "$M" ] || "$B/brook-make-test-model" "$M" --shape ernie-0.3b > "$LOG/model.txt" 2>&1
 
-serve() {  # serve PORT [flags...]: starts brook-serve, waits until it answers
-    local port=$1
-    shift
-    "$B/brook-serve" "$M" --port "$port" "$@" > "$LOG/serve-$port.txt" 2>&1 &
-    SERVER=$!
-    for _ in $(seq 1 120); do
-        python3 -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:$port/health', timeout=2)" \
-            2> /dev/null && return 0
-        sleep 1
-    done
-    echo "brook-serve on $port did not come up" >&2
-    return 1
-}
-stop() { kill "$SERVER" 2> /dev/null; wait "$SERVER" 2> /dev/null; }
+. "$(dirname "$0")/serve_helpers.sh"
 
 multi_turn() {  # multi_turn PORT PROMPTS CONCURRENCY
     "$B/brook-bench" serve --base-url "http://127.0.0.1:$1" --dataset-name multi-turn --multi-turn-turns 8 \

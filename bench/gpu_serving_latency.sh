@@ -14,20 +14,7 @@ BUDGETS=${BUDGETS:-2048 4096 8192}
 mkdir -p "$LOG"
 [ -d "$M" ] || "$B/brook-make-test-model" "$M" --shape ernie-0.3b > "$LOG/model.txt" 2>&1
 
-serve() {  # serve PORT [flags...]: starts brook-serve, waits until it answers
-    local port=$1
-    shift
-    "$B/brook-serve" "$M" --device cuda --max-model-len 4096 --port "$port" "$@" > "$LOG/serve-$port.txt" 2>&1 &
-    SERVER=$!
-    for _ in $(seq 1 120); do
-        python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/health', timeout=2)" \
-            2> /dev/null && return 0
-        sleep 1
-    done
-    echo "brook-serve on $port did not come up" >&2
-    return 1
-}
-stop() { kill "$SERVER" 2> /dev/null; wait "$SERVER" 2> /dev/null; }
+. "$(dirname "$0")/serve_helpers.sh"
 key() { grep -E "$2" "$LOG/$1.txt" | tr '\n' ' ' | tr -s ' '; echo; }
 bench_serve() {  # bench_serve NAME PORT [flags...]
     local name=$1 port=$2
@@ -44,13 +31,13 @@ echo "engine TTFT 512: $(key engine-ttft-512 best)"
     > "$LOG/engine-decode.txt" 2>&1
 echo "engine decode 128/256: $(key engine-decode best)"
 
-serve 8200 || exit 1
+serve 8200 --device cuda --max-model-len 4096 || exit 1
 bench_serve c1 8200 --num-prompts 64 --random-input-len 512 --random-output-len 128 --max-concurrency 1
 bench_serve c16 8200 --num-prompts 256 --random-input-len 128 --random-output-len 256 --max-concurrency 16
 stop
 
 for budget in $BUDGETS; do
-    serve 8201 --max-num-batched-tokens "$budget" || exit 1
+    serve 8201 --device cuda --max-model-len 4096 --max-num-batched-tokens "$budget" || exit 1
     bench_serve "c256-budget-$budget" 8201 --num-prompts 1024 --random-input-len 562 --random-output-len 562 \
         --random-range-ratio 0.822 --max-concurrency 256
     stop
