@@ -1,9 +1,13 @@
-// Minimal protobuf walk over sentencepiece's ModelProto: only fields 1 (pieces: piece type is
-// sub-field 3), 3 (normalizer_spec: add_dummy_prefix is sub-field 3) and 5 (denormalizer_spec:
-// sentencepiece builds a denormalizer when its precompiled_charsmap, sub-field 2, is non-empty)
-// are read; every other field is skipped by wire type, so newer model files still parse.
+// Minimal protobuf walk over sentencepiece's ModelProto: only fields 1 (pieces: text 1, score 2,
+// type 3), 2 (trainer_spec: model_type 3, treat_whitespace_as_suffix 24, byte_fallback 35),
+// 3 (normalizer_spec: precompiled_charsmap 2, add_dummy_prefix 3, remove_extra_whitespaces 4,
+// escape_whitespaces 5) and 5 (denormalizer_spec: sentencepiece builds a denormalizer when its
+// precompiled_charsmap is non-empty) are read; every other field is skipped by wire type, so
+// newer model files still parse.
 #include "engine/spm_model_info.h"
 
+#include <bit>
+#include <cstring>
 #include <optional>
 
 namespace brook {
@@ -49,6 +53,14 @@ public:
         return true;
     }
 
+    bool readFixed32(uint32_t& value)
+    {
+        if (4 > m_data.size() - m_pos) return false;
+        std::memcpy(&value, m_data.data() + m_pos, 4);
+        m_pos += 4;
+        return true;
+    }
+
     bool skip(uint32_t wireType)
     {
         uint64_t ignored = 0;
@@ -74,59 +86,57 @@ private:
     size_t m_pos = 0;
 };
 
-std::optional<SpmPieceType> parsePieceType(std::string_view message)
+struct SpmPiece {
+    std::string_view text;
+    float score = 0;
+    SpmPieceType type = SpmPieceType::Normal;  // proto default
+};
+
+std::optional<SpmPiece> parsePiece(std::string_view message)
 {
     WireReader reader(message);
-    SpmPieceType type = SpmPieceType::Normal;  // proto default
+    SpmPiece piece;
     while (!reader.atEnd()) {
         uint32_t field = 0, wireType = 0;
         if (!reader.readTag(field, wireType)) return std::nullopt;
-        if (field == 3 && wireType == Varint) {
+        if (field == 1 && wireType == LengthDelimited) {
+            if (!reader.readBytes(piece.text)) return std::nullopt;
+        } else if (field == 2 && wireType == Fixed32) {
+            uint32_t bits = 0;
+            if (!reader.readFixed32(bits)) return std::nullopt;
+            piece.score = std::bit_cast<float>(bits);
+        } else if (field == 3 && wireType == Varint) {
             uint64_t value = 0;
             if (!reader.readVarint(value) || value < 1 || value > 6) return std::nullopt;
-            type = static_cast<SpmPieceType>(value);
+            piece.type = static_cast<SpmPieceType>(value);
         } else if (!reader.skip(wireType)) {
             return std::nullopt;
         }
     }
-    return type;
+    return piece;
 }
 
-std::optional<bool> parseAddDummyPrefix(std::string_view message)
+// Hands every varint field of `message` to onVarint(field, value) and, when `charsmap` is given,
+// stores field 2 (a NormalizerSpec's precompiled_charsmap) there; the rest is skipped. False on
+// malformed data.
+template <typename OnVarint>
+bool parseVarints(std::string_view message, OnVarint onVarint, std::string_view* charsmap = nullptr)
 {
     WireReader reader(message);
-    bool addDummyPrefix = true;  // proto default
     while (!reader.atEnd()) {
         uint32_t field = 0, wireType = 0;
-        if (!reader.readTag(field, wireType)) return std::nullopt;
-        if (field == 3 && wireType == Varint) {
+        if (!reader.readTag(field, wireType)) return false;
+        if (wireType == Varint) {
             uint64_t value = 0;
-            if (!reader.readVarint(value)) return std::nullopt;
-            addDummyPrefix = value != 0;
+            if (!reader.readVarint(value)) return false;
+            onVarint(field, value);
+        } else if (charsmap && field == 2 && wireType == LengthDelimited) {
+            if (!reader.readBytes(*charsmap)) return false;
         } else if (!reader.skip(wireType)) {
-            return std::nullopt;
+            return false;
         }
     }
-    return addDummyPrefix;
-}
-
-// True when a NormalizerSpec message carries a non-empty precompiled_charsmap.
-std::optional<bool> parseHasCharsmap(std::string_view message)
-{
-    WireReader reader(message);
-    bool hasCharsmap = false;
-    while (!reader.atEnd()) {
-        uint32_t field = 0, wireType = 0;
-        if (!reader.readTag(field, wireType)) return std::nullopt;
-        if (field == 2 && wireType == LengthDelimited) {
-            std::string_view charsmap;
-            if (!reader.readBytes(charsmap)) return std::nullopt;
-            hasCharsmap = !charsmap.empty();
-        } else if (!reader.skip(wireType)) {
-            return std::nullopt;
-        }
-    }
-    return hasCharsmap;
+    return true;
 }
 
 }  // namespace
@@ -138,25 +148,40 @@ Result<SpmModelInfo> SpmModelInfo::parse(std::string_view serialized)
     while (!reader.atEnd()) {
         uint32_t field = 0, wireType = 0;
         if (!reader.readTag(field, wireType)) return makeError("malformed protobuf tag at top level");
-        if ((field == 1 || field == 3) && wireType == LengthDelimited) {
+        if (field == 1 && wireType == LengthDelimited) {
             std::string_view message;
-            if (!reader.readBytes(message))
-                return makeError("truncated " + std::string(field == 1 ? "piece" : "normalizer_spec"));
-            if (field == 1) {
-                const auto type = parsePieceType(message);
-                if (!type) return makeError("malformed piece #" + std::to_string(info.pieceTypes.size()));
-                info.pieceTypes.push_back(*type);
-            } else {
-                const auto flag = parseAddDummyPrefix(message);
-                if (!flag) return makeError("malformed normalizer_spec");
-                info.addDummyPrefix = *flag;
-            }
+            std::optional<SpmPiece> piece;
+            if (!reader.readBytes(message) || !(piece = parsePiece(message)))
+                return makeError("malformed piece #" + std::to_string(info.pieceTypes.size()));
+            info.pieceTypes.push_back(piece->type);
+            info.pieceTexts.emplace_back(piece->text);
+            info.pieceScores.push_back(piece->score);
+        } else if (field == 2 && wireType == LengthDelimited) {
+            std::string_view message;
+            const bool ok = reader.readBytes(message) && parseVarints(message, [&](uint32_t f, uint64_t v) {
+                                if (f == 3) info.modelType = static_cast<uint32_t>(v);
+                                else if (f == 24) info.treatWhitespaceAsSuffix = v != 0;
+                                else if (f == 35) info.byteFallback = v != 0;
+                            });
+            if (!ok) return makeError("malformed trainer_spec");
+        } else if (field == 3 && wireType == LengthDelimited) {
+            std::string_view message, charsmap;
+            const bool ok = reader.readBytes(message) && parseVarints(
+                                                             message,
+                                                             [&](uint32_t f, uint64_t v) {
+                                                                 if (f == 3) info.addDummyPrefix = v != 0;
+                                                                 else if (f == 4) info.removeExtraWhitespaces = v != 0;
+                                                                 else if (f == 5) info.escapeWhitespaces = v != 0;
+                                                             },
+                                                             &charsmap);
+            if (!ok) return makeError("malformed normalizer_spec");
+            info.hasCharsmap = !charsmap.empty();
         } else if (field == 5 && wireType == LengthDelimited) {
-            std::string_view message;
-            std::optional<bool> charsmap;
-            if (!reader.readBytes(message) || !(charsmap = parseHasCharsmap(message)))
+            std::string_view message, charsmap;
+            if (!reader.readBytes(message) || !parseVarints(
+                                                  message, [](uint32_t, uint64_t) {}, &charsmap))
                 return makeError("malformed denormalizer_spec");
-            info.hasDenormalizer = *charsmap;
+            info.hasDenormalizer = !charsmap.empty();
         } else if (!reader.skip(wireType)) {
             return makeError("malformed protobuf field " + std::to_string(field));
         }

@@ -141,9 +141,9 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::filesystem::path& 
         return makeError("tokenizer: " + modelPath.string() + " is not a sentencepiece model (" + status.ToString() +
                          ")");
     impl.spmSize = impl.sp.GetPieceSize();
-    impl.fastBpe = SpmBpeEncoder::build(serialized);
     if (static_cast<size_t>(impl.spmSize) != info->pieceTypes.size())
         return makeError("tokenizer: " + modelPath.string() + ": piece table is inconsistent");
+    impl.fastBpe = SpmBpeEncoder::build(*info);
 
     auto files = TokenizerFiles::read(modelDir);
     if (!files) return makeError(files.error());

@@ -21,143 +21,8 @@ namespace brook {
 
 namespace {
 
-// ModelProto.SentencePiece.Type values that sentencepiece keeps in its ordinary piece map;
-// the others (unknown 2, control 3, byte 6) live in its "reserved" map.
-constexpr uint32_t kTypeNormal = 1;
-constexpr uint32_t kTypeUnknown = 2;
-constexpr uint32_t kTypeUserDefined = 4;
-constexpr uint32_t kTypeUnused = 5;
-constexpr uint32_t kModelTypeBpe = 2;
-
 constexpr uint32_t kSpaceSymbol = 0x2581;  // "▁"
 constexpr uint32_t kReplacement = 0xFFFD;
-
-// A protobuf wire-format reader: enough to walk ModelProto's fields without generated code.
-class WireReader {
-public:
-    explicit WireReader(std::string_view data)
-        : m_p(reinterpret_cast<const uint8_t*>(data.data())), m_end(m_p + data.size())
-    {}
-    bool done() const { return m_p >= m_end; }
-
-    struct Field {
-        uint32_t number = 0;
-        uint32_t wireType = 0;
-        uint64_t value = 0;      // varint, fixed32 and fixed64 fields
-        std::string_view bytes;  // length-delimited fields
-    };
-
-    std::optional<Field> next()
-    {
-        Field f;
-        uint64_t key = 0;
-        if (!varint(key)) return std::nullopt;
-        f.number = static_cast<uint32_t>(key >> 3);
-        f.wireType = static_cast<uint32_t>(key & 7);
-        switch (f.wireType) {
-        case 0:
-            if (!varint(f.value)) return std::nullopt;
-            return f;
-        case 1:
-            if (m_end - m_p < 8) return std::nullopt;
-            std::memcpy(&f.value, m_p, 8);
-            m_p += 8;
-            return f;
-        case 2: {
-            uint64_t len = 0;
-            if (!varint(len) || len > static_cast<uint64_t>(m_end - m_p)) return std::nullopt;
-            f.bytes = std::string_view(reinterpret_cast<const char*>(m_p), len);
-            m_p += len;
-            return f;
-        }
-        case 5: {
-            uint32_t v = 0;
-            if (m_end - m_p < 4) return std::nullopt;
-            std::memcpy(&v, m_p, 4);
-            f.value = v;
-            m_p += 4;
-            return f;
-        }
-        default: return std::nullopt;  // groups: not in a sentencepiece model
-        }
-    }
-
-private:
-    bool varint(uint64_t& out)
-    {
-        out = 0;
-        for (int shift = 0; shift < 64 && m_p < m_end; shift += 7) {
-            const uint8_t b = *m_p++;
-            out |= static_cast<uint64_t>(b & 0x7F) << shift;
-            if (!(b & 0x80)) return true;
-        }
-        return false;
-    }
-
-    const uint8_t* m_p;
-    const uint8_t* m_end;
-};
-
-struct ModelFacts {
-    struct Piece {
-        std::string_view text;
-        float score = 0;
-        uint32_t type = kTypeNormal;
-    };
-    std::vector<Piece> pieces;
-    uint32_t modelType = 1;  // proto default: UNIGRAM
-    bool byteFallback = false;
-    bool whitespaceAsSuffix = false;
-    bool charsmapEmpty = true;
-    bool addDummyPrefix = true;  // proto defaults
-    bool removeExtraWhitespaces = true;
-    bool escapeWhitespaces = true;
-};
-
-std::optional<ModelFacts> parseModel(std::string_view serialized)
-{
-    ModelFacts facts;
-    WireReader model(serialized);
-    while (!model.done()) {
-        const auto f = model.next();
-        if (!f) return std::nullopt;
-        if (f->number == 1 && f->wireType == 2) {
-            ModelFacts::Piece piece;
-            WireReader r(f->bytes);
-            while (!r.done()) {
-                const auto g = r.next();
-                if (!g) return std::nullopt;
-                if (g->number == 1 && g->wireType == 2) piece.text = g->bytes;
-                else if (g->number == 2 && g->wireType == 5) {
-                    const auto bits = static_cast<uint32_t>(g->value);
-                    piece.score = std::bit_cast<float>(bits);
-                } else if (g->number == 3 && g->wireType == 0) piece.type = static_cast<uint32_t>(g->value);
-            }
-            facts.pieces.push_back(piece);
-        } else if (f->number == 2 && f->wireType == 2) {
-            WireReader r(f->bytes);
-            while (!r.done()) {
-                const auto g = r.next();
-                if (!g) return std::nullopt;
-                if (g->wireType != 0) continue;
-                if (g->number == 3) facts.modelType = static_cast<uint32_t>(g->value);
-                else if (g->number == 24) facts.whitespaceAsSuffix = g->value != 0;
-                else if (g->number == 35) facts.byteFallback = g->value != 0;
-            }
-        } else if (f->number == 3 && f->wireType == 2) {
-            WireReader r(f->bytes);
-            while (!r.done()) {
-                const auto g = r.next();
-                if (!g) return std::nullopt;
-                if (g->number == 2 && g->wireType == 2) facts.charsmapEmpty = g->bytes.empty();
-                else if (g->wireType == 0 && g->number == 3) facts.addDummyPrefix = g->value != 0;
-                else if (g->wireType == 0 && g->number == 4) facts.removeExtraWhitespaces = g->value != 0;
-                else if (g->wireType == 0 && g->number == 5) facts.escapeWhitespaces = g->value != 0;
-            }
-        }
-    }
-    return facts;
-}
 
 // Decodes one character the way sentencepiece's normalizer does (util.cc DecodeUTF8 plus
 // IsValidDecodeUTF8): overlong forms, surrogates and values past U+10FFFF are invalid, and an
@@ -408,43 +273,52 @@ SpmBpeEncoder::~SpmBpeEncoder() = default;
 
 std::unique_ptr<SpmBpeEncoder> SpmBpeEncoder::build(std::string_view serializedModel)
 {
+    const auto info = SpmModelInfo::parse(serializedModel);
+    if (!info) {
+        spdlog::debug("tokenizer: fast BPE encoder not used: {}", info.error());
+        return nullptr;
+    }
+    return build(*info);
+}
+
+std::unique_ptr<SpmBpeEncoder> SpmBpeEncoder::build(const SpmModelInfo& info)
+{
     const auto unsupported = [](const char* why) {
         spdlog::debug("tokenizer: fast BPE encoder not used: {}", why);
         return std::unique_ptr<SpmBpeEncoder>();
     };
-    const auto facts = parseModel(serializedModel);
-    if (!facts) return unsupported("model does not parse");
-    if (facts->modelType != kModelTypeBpe) return unsupported("not a BPE model");
-    if (!facts->charsmapEmpty) return unsupported("normalizer has a character map");
-    if (facts->removeExtraWhitespaces) return unsupported("remove_extra_whitespaces is on");
-    if (facts->whitespaceAsSuffix) return unsupported("treat_whitespace_as_suffix is on");
+    if (info.modelType != SpmModelInfo::kModelTypeBpe) return unsupported("not a BPE model");
+    if (info.hasCharsmap) return unsupported("normalizer has a character map");
+    if (info.removeExtraWhitespaces) return unsupported("remove_extra_whitespaces is on");
+    if (info.treatWhitespaceAsSuffix) return unsupported("treat_whitespace_as_suffix is on");
 
     std::unique_ptr<SpmBpeEncoder> encoder(new SpmBpeEncoder());
     Impl& impl = *encoder->m_impl;
-    impl.pieceCount = static_cast<int32_t>(facts->pieces.size());
-    impl.byteFallback = facts->byteFallback;
-    impl.addDummyPrefix = facts->addDummyPrefix;
-    impl.escapeWhitespaces = facts->escapeWhitespaces;
+    impl.pieceCount = static_cast<int32_t>(info.pieceTypes.size());
+    impl.byteFallback = info.byteFallback;
+    impl.addDummyPrefix = info.addDummyPrefix;
+    impl.escapeWhitespaces = info.escapeWhitespaces;
 
     // sentencepiece's two maps: ordinary (normal, user-defined, unused) and reserved.
     std::unordered_map<std::string_view, int32_t> ordinary;
     std::unordered_map<std::string_view, int32_t> reserved;
     int32_t unkId = -1;
     for (int32_t id = 0; id < impl.pieceCount; ++id) {
-        const auto& p = facts->pieces[static_cast<size_t>(id)];
-        if (p.type == kTypeUnused) return unsupported("model has unused pieces");
-        const bool isOrdinary = p.type == kTypeNormal || p.type == kTypeUserDefined;
-        if (!(isOrdinary ? ordinary : reserved).emplace(p.text, id).second) return unsupported("duplicate piece");
-        if (p.type == kTypeUnknown) unkId = id;
-        if (!validUtf8(p.text)) return unsupported("piece is not valid UTF-8");
-        if (p.type == kTypeUserDefined) {
+        const std::string_view text = info.pieceTexts[static_cast<size_t>(id)];
+        const SpmPieceType type = info.pieceTypes[static_cast<size_t>(id)];
+        if (type == SpmPieceType::Unused) return unsupported("model has unused pieces");
+        const bool isOrdinary = type == SpmPieceType::Normal || type == SpmPieceType::UserDefined;
+        if (!(isOrdinary ? ordinary : reserved).emplace(text, id).second) return unsupported("duplicate piece");
+        if (type == SpmPieceType::Unknown) unkId = id;
+        if (!validUtf8(text)) return unsupported("piece is not valid UTF-8");
+        if (type == SpmPieceType::UserDefined) {
             // Matching these in the raw text equals matching them in the normalized text only
             // when normalization cannot touch them.
-            if (p.text.find(' ') != std::string_view::npos || p.text.find("\xE2\x96\x81") != std::string_view::npos ||
-                p.text.find("\xEF\xBF\xBD") != std::string_view::npos || p.text.empty())
+            if (text.find(' ') != std::string_view::npos || text.find("\xE2\x96\x81") != std::string_view::npos ||
+                text.find("\xEF\xBF\xBD") != std::string_view::npos || text.empty())
                 return unsupported("user-defined piece contains a space or U+FFFD");
-            impl.userDefined.emplace_back(std::string(p.text), id);
-            impl.userFirstByte[static_cast<unsigned char>(p.text[0])] = true;
+            impl.userDefined.emplace_back(std::string(text), id);
+            impl.userFirstByte[static_cast<unsigned char>(text[0])] = true;
         }
     }
     if (unkId < 0) return unsupported("no unknown piece");
@@ -483,7 +357,7 @@ std::unique_ptr<SpmBpeEncoder> SpmBpeEncoder::build(std::string_view serializedM
     for (const auto& [text, id] : ordinary) mergeCount += text.size();
     impl.merges.reserve(mergeCount / 2 + 16);
     for (const auto& [text, id] : ordinary) {
-        const float score = facts->pieces[static_cast<size_t>(id)].score;
+        const float score = info.pieceScores[static_cast<size_t>(id)];
         for (size_t cut = 0; cut < text.size();) {
             size_t len = 0;
             decodeChar(reinterpret_cast<const unsigned char*>(text.data() + cut), text.size() - cut, len);

@@ -13,6 +13,8 @@
 // (id, id) -> id hash, and all scratch memory is reused per thread.
 #pragma once
 
+#include "engine/spm_model_info.h"
+
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -23,7 +25,8 @@ namespace brook {
 class SpmBpeEncoder {
 public:
     // nullptr when the model is not one this encoder reproduces exactly (reason logged at debug).
-    static std::unique_ptr<SpmBpeEncoder> build(std::string_view serializedModel);
+    static std::unique_ptr<SpmBpeEncoder> build(const SpmModelInfo& model);
+    static std::unique_ptr<SpmBpeEncoder> build(std::string_view serializedModel);  // parses, then as above
     ~SpmBpeEncoder();
 
     // Appends the ids of text (no special-token splitting: that happens in Tokenizer). Const and
