@@ -6,6 +6,11 @@
 // the difference is the per-step host and sampling cost, and brook-bench latency minus `step`
 // is the engine's own per-token work. With --profile-step one decode step runs between
 // cudaProfilerStart/Stop, for `ncu --profile-from-start off --graph-profiling node`.
+// --prefill LENS times prefill steps of one sequence of each length the same way (eager, as the
+// engine runs them), and --profile-prefill puts the first one under cudaProfilerStart/Stop: the
+// sum of its kernel times against `forward` says how much of a prefill is launch latency.
+// --masked gives every decode row a structured-output token mask (one shared mask, or one per row
+// with --distinct-masks), so `step` shows what masking costs on the GPU.
 #include "cuda/cuda_backend.h"
 #include "engine/model_folder.h"
 #include "testing/test_model_writer.h"
@@ -46,6 +51,46 @@ Sequences makeSequences(int count, int context, int extra, int blockSize, int vo
     return q;
 }
 
+// Structured-output masks as a JSON grammar gives them: a few hundred allowed ids scattered over
+// the vocabulary (each mask its own pattern).
+std::vector<std::vector<uint32_t>> makeMasks(int count, int words, int vocab)
+{
+    std::vector<std::vector<uint32_t>> masks(size_t(count), std::vector<uint32_t>(size_t(words), 0u));
+    std::mt19937 rng(11);
+    std::uniform_int_distribution<int> id(0, vocab - 1);
+    for (auto& m : masks)
+        for (int i = 0; i < 400; ++i) {
+            const int t = id(rng);
+            m[size_t(t / 32)] |= 1u << (t % 32);
+        }
+    return masks;
+}
+
+// One sequence of each length prefilled from position 0 (its KV slots rewritten each time):
+// forward (CUDA events over `iterations` eager forwards) and step (wall clock, with sampling).
+void timePrefills(cuda::CudaBackend& backend, const std::vector<int>& lens, int iterations, bool profile, int vocab)
+{
+    std::printf("prompt  forward_us  step_us  prompt_tok/s(step)\n");
+    bool profiled = false;
+    for (int len : lens) {
+        Sequences seqs = makeSequences(1, len, 1, backend.blockSize(), vocab);
+        BatchSequence b{seqs.prompts[0], 0, seqs.tables[0], true, {}};
+        for (int i = 0; i < 3; ++i) backend.step(std::span(&b, 1));
+        if (profile && !profiled) {
+            cudaProfilerStart();
+            backend.step(std::span(&b, 1));
+            cudaProfilerStop();
+            profiled = true;
+        }
+        const double forwardUs = backend.timeForward(std::span(&b, 1), iterations);
+        const auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < iterations; ++i) backend.step(std::span(&b, 1));
+        const double stepUs =
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / iterations;
+        std::printf("%6d  %10.1f  %7.1f  %18.0f\n", len, forwardUs, stepUs, len * 1e6 / stepUs);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -55,12 +100,18 @@ int main(int argc, char** argv)
     std::vector<int> batches = {1, 8, 64, 128, 256};
     int context = 256, iterations = 200;
     bool profileStep = false, eager = false;
+    std::vector<int> prefillLens;
+    bool profilePrefill = false, masked = false, distinctMasks = false;
     app.add_option("--model,-m", modelDir, "model folder (default: random ERNIE-0.3B weights)");
     app.add_option("--batch", batches, "batch sizes")->capture_default_str();
     app.add_option("--context", context, "tokens cached per sequence before the timed steps")->capture_default_str();
     app.add_option("--iterations", iterations)->capture_default_str();
     app.add_flag("--profile-step", profileStep, "profile one decode step of the first batch size (ncu)");
     app.add_flag("--enforce-eager", eager, "no CUDA graphs");
+    app.add_option("--prefill", prefillLens, "prompt lengths: time one prefill step of each (no decode then)");
+    app.add_flag("--profile-prefill", profilePrefill, "profile one prefill step of the first length (ncu)");
+    app.add_flag("--masked", masked, "decode rows carry a token mask (structured output)");
+    app.add_flag("--distinct-masks", distinctMasks, "with --masked: every row its own mask");
     // The backend's kernel features (cuda_features.h), for A/B runs.
     cuda::CudaFeatures features;
     bool noPdl = false, noClusters = false;
@@ -107,7 +158,15 @@ int main(int argc, char** argv)
         return 1;
     }
     const int vocab = folder->config.vocabSize;
-    std::printf("batch  context  forward_us  step_us  host_and_sampling_us  tok/s(step)\n");
+    if (!prefillLens.empty()) {
+        timePrefills(**backend, prefillLens, iterations, profilePrefill, vocab);
+        backend->reset();
+        if (!temp.empty()) std::filesystem::remove_all(temp);
+        return 0;
+    }
+    const int maskWords = (vocab + 31) / 32;
+    std::printf("batch  context  forward_us  step_us  host_and_sampling_us  tok/s(step)%s\n",
+                masked ? (distinctMasks ? "  [distinct masks]" : "  [one shared mask]") : "");
     bool profiled = false;
     for (int batchSize : batches) {
         Sequences seqs = makeSequences(batchSize, context, iterations + 2, (*backend)->blockSize(), vocab);
@@ -115,9 +174,13 @@ int main(int argc, char** argv)
             BatchSequence b{seqs.prompts[s], 0, seqs.tables[s], true, {}};
             (*backend)->step(std::span(&b, 1));
         }
+        std::vector<std::vector<uint32_t>> masks;
+        if (masked) masks = makeMasks(distinctMasks ? batchSize : 1, maskWords, vocab);
         std::vector<BatchSequence> decode;
-        for (int s = 0; s < batchSize; ++s)
+        for (int s = 0; s < batchSize; ++s) {
             decode.push_back({std::span(&seqs.next[s], 1), context, seqs.tables[s], true, {}});
+            if (masked) decode.back().sampling.allowedTokens = masks[distinctMasks ? size_t(s) : 0];
+        }
         for (int i = 0; i < 3; ++i) (*backend)->step(decode);  // warm-up (same position: rewrites one slot)
         if (profileStep && !profiled) {
             cudaProfilerStart();

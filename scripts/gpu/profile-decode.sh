@@ -11,21 +11,4 @@ ncu --profile-from-start off --graph-profiling node --clock-control none --csv -
     --metrics gpu__time_duration.sum,dram__bytes_read.sum \
     build-gpu/bin/brook-step-bench --batch "$batch" --context "$context" --iterations 5 --profile-step \
     > "$out/ncu-batch$batch.csv" 2> "$out/ncu-batch$batch.log"
-python3 - "$out/ncu-batch$batch.csv" <<'PY'
-import csv, sys, collections
-rows = [r for r in csv.reader(open(sys.argv[1])) if r]
-head = next(i for i, r in enumerate(rows) if 'Kernel Name' in r)
-names = rows[head]
-k, t, b = names.index('Kernel Name'), names.index('gpu__time_duration.sum'), names.index('dram__bytes_read.sum')
-sums = collections.defaultdict(lambda: [0, 0.0, 0.0])
-total = 0.0
-for r in rows[head + 2:]:
-    try: ns = float(r[t].replace(',', '')); by = float(r[b].replace(',', ''))
-    except ValueError: continue
-    name = r[k].split('(')[0][:90]
-    s = sums[name]; s[0] += 1; s[1] += ns; s[2] += by; total += ns
-print(f"{'kernel':90s} {'n':>4s} {'us':>9s} {'GB/s':>7s}")
-for name, (n, ns, by) in sorted(sums.items(), key=lambda x: -x[1][1]):
-    print(f"{name:90s} {n:4d} {ns/1e3:9.1f} {by/ns if ns else 0:7.0f}")
-print(f"sum of kernel times: {total/1e3:.1f} us")
-PY
+python3 "$(dirname "$0")/ncu_kernel_sums.py" "$out/ncu-batch$batch.csv"

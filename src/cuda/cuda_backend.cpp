@@ -196,9 +196,19 @@ BackendMemory CudaBackend::memory() const
     return m;
 }
 
+void CudaBackend::prepareStep(std::span<const BatchSequence> batch)
+{
+    m_preparedData = nullptr;
+    launchForward(upload(batch));
+    m_preparedData = batch.data();
+    m_preparedSize = batch.size();
+}
+
 int CudaBackend::run(std::span<const BatchSequence> batch)
 {
-    launchForward(upload(batch));
+    const bool prepared = m_preparedData && m_preparedData == batch.data() && m_preparedSize == batch.size();
+    m_preparedData = nullptr;
+    if (!prepared) launchForward(upload(batch));
     int sampled = 0;
     for (const auto& b : batch) sampled += b.sample ? 1 : 0;
     return sampled;

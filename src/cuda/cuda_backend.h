@@ -59,6 +59,7 @@ public:
     int blockSize() const override { return m_blockSize; }
     BackendMemory memory() const override;
 
+    void prepareStep(std::span<const BatchSequence> batch) override;
     std::vector<SampleResult> step(std::span<const BatchSequence> batch) override;
     std::vector<float> logits(std::span<const BatchSequence> batch) override;
 
@@ -84,8 +85,13 @@ private:
     // Uploads the batch's inputs (padded to the graph bucket) and says how to run it.
     StepLaunch upload(std::span<const BatchSequence> batch);
     void launchForward(const StepLaunch& launch);
-    // Uploads the batch and runs it, from a graph when possible. Returns the sampled-row count.
+    // Uploads the batch and runs it, from a graph when possible, unless prepareStep already
+    // launched this batch. Returns the sampled-row count.
     int run(std::span<const BatchSequence> batch);
+    // The batch prepareStep launched (its span's address and size; the engine passes one
+    // vector to both calls), consumed by the next run().
+    const BatchSequence* m_preparedData = nullptr;
+    size_t m_preparedSize = 0;
 
     ModelConfig m_config;
     ElementType m_type;

@@ -37,6 +37,12 @@ public:
     // The KV cache's element type as vLLM's cache_config_info names it ("auto": the model's dtype).
     virtual std::string kvCacheDtype() const = 0;  // thread-safe
 
+    // Starts the forward pass over `batch` where the device runs it asynchronously, so that the
+    // engine can do host work that only sampling needs (structured-output masks) while it runs,
+    // as vLLM computes its grammar bitmasks beside the forward. The next step() with the same
+    // batch object (only its sampling contexts may have changed since) then finishes it. A
+    // backend that computes on the calling thread does nothing here.
+    virtual void prepareStep(std::span<const BatchSequence> batch) { (void)batch; }
     // Runs the forward pass over the batch and samples. Returns one result per sequence with
     // sample == true, in batch order.
     virtual std::vector<SampleResult> step(std::span<const BatchSequence> batch) = 0;

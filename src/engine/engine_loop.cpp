@@ -80,7 +80,8 @@ Result<RequestId> EngineLoop::submit(GenerationRequest request, OutputCallback c
     {
         std::lock_guard lock(m_mutex);
         if (m_stopping) return makeError(ErrorCode::ShuttingDown, {}, "the engine is shutting down");
-        m_inbox.push_back({std::move(seq), std::move(processor), std::move(request.source), std::move(grammar).value()});
+        m_inbox.push_back(
+            {std::move(seq), std::move(processor), std::move(request.source), std::move(grammar).value()});
     }
     m_wake.notify_one();
     return id;
@@ -224,8 +225,32 @@ void EngineLoop::step()
         }
         m_batch.push_back(b);
     }
+    // A failed step (out of memory, a device error) fails the requests in it, not the engine.
+    auto failStep = [&](const std::exception& e) {
+        spdlog::error("engine step failed: {}; aborting {} request(s)", e.what(), plan.scheduled.size());
+        std::vector<RequestId> ids;
+        for (const auto& s : plan.scheduled) ids.push_back(s.seq->id);
+        for (RequestId id : ids) abortRequest(id);
+    };
     if (!m_structured->empty()) {
-        m_structured->fillMasks();  // every row at once, on the structured-decoding threads
+        // Only sampling needs the masks: a GPU runs the forward while the host computes them.
+        try {
+            m_backend->prepareStep(m_batch);
+        } catch (const std::exception& e) {
+            failStep(e);
+            return;
+        }
+        try {
+            m_structured->fillMasks();  // every row at once, on the structured-decoding threads
+        } catch (const std::exception& e) {
+            // The backend expects step() after prepareStep: finish the forward (unmasked, its
+            // samples dropped) while the batch's sequences still exist, then fail them.
+            try {
+                m_backend->step(m_batch);
+            } catch (const std::exception&) {}
+            failStep(e);
+            return;
+        }
         for (size_t i = 0; i < m_batch.size(); ++i)
             if (m_batch[i].sample) m_batch[i].sampling.allowedTokens = m_structured->maskOf(i);
     }
@@ -236,11 +261,7 @@ void EngineLoop::step()
     try {
         samples = m_backend->step(m_batch);
     } catch (const std::exception& e) {
-        // A failed step (out of memory, a device error) fails the requests in it, not the engine.
-        spdlog::error("engine step failed: {}; aborting {} request(s)", e.what(), plan.scheduled.size());
-        std::vector<RequestId> ids;
-        for (const auto& s : plan.scheduled) ids.push_back(s.seq->id);
-        for (RequestId id : ids) abortRequest(id);
+        failStep(e);
         return;
     }
     const Clock::time_point now = Clock::now();
@@ -284,8 +305,8 @@ void EngineLoop::step()
         }
         seq.lastTokenTime = now;
         const bool outputComplete = m_structured->onToken(seq.id, sample.token);
-        auto reason = m_processors.at(seq.id)->onToken(sample, seq.numOutputTokens(),
-                                                       secondsBetween(seq.arrivalTime, seq.firstTokenTime), outputComplete);
+        auto reason = m_processors.at(seq.id)->onToken(
+            sample, seq.numOutputTokens(), secondsBetween(seq.arrivalTime, seq.firstTokenTime), outputComplete);
         if (reason) finished.emplace_back(seq.id, *reason);
     }
     const int promptTokens = plan.numPrefillTokens;

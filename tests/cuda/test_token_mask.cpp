@@ -20,16 +20,16 @@ namespace {
 constexpr int kVocab = 103424;
 constexpr int kWords = (kVocab + 31) / 32;
 
-// Dense, sparse (a JSON-like handful of tokens) and all-but-a-few masks.
-std::vector<uint32_t> randomMask(std::mt19937& rng, int kind)
+// Dense, sparse (a JSON-like handful of tokens) and all-but-a-few masks over `words` words.
+std::vector<uint32_t> randomMask(std::mt19937& rng, int kind, int words = kWords)
 {
-    std::vector<uint32_t> mask(kWords, kind == 2 ? ~0u : 0u);
+    std::vector<uint32_t> mask(size_t(words), kind == 2 ? ~0u : 0u);
     if (kind == 0)
         for (auto& w : mask) w = uint32_t(rng());
     else if (kind == 1)
-        for (int i = 0; i < 12; ++i) mask[rng() % kWords] |= 1u << (rng() % 32);
+        for (int i = 0; i < 12; ++i) mask[rng() % words] |= 1u << (rng() % 32);
     else
-        for (int i = 0; i < 40; ++i) mask[rng() % kWords] &= ~(1u << (rng() % 32));
+        for (int i = 0; i < 40; ++i) mask[rng() % words] &= ~(1u << (rng() % 32));
     return mask;
 }
 
@@ -40,32 +40,40 @@ bool allowed(const std::vector<uint32_t>& mask, int32_t t) { return (mask[size_t
 class TestTokenMask : public QObject {
     Q_OBJECT
 private slots:
+    void kernelMatchesTheCpuReference_data()
+    {
+        QTest::addColumn<int>("vocab");
+        QTest::newRow("ERNIE's 103,424") << kVocab;
+        QTest::newRow("1,001: a partial last word and block") << 1001;
+    }
+
     void kernelMatchesTheCpuReference()
     {
         BROOK_REQUIRE_GPU();
+        QFETCH(int, vocab);
+        const int words = (vocab + 31) / 32;
         constexpr int R = 6;
         std::mt19937 rng(4);
-        std::vector<float> logits = randomFloats(size_t(R) * kVocab, 9, 3.0f);
+        std::vector<float> logits = randomFloats(size_t(R) * vocab, 9, 3.0f);
         // Rows 2 and 5 share one mask (the same grammar state), uploaded once.
         const std::vector<int32_t> rows = {0, 2, 3, 5}, maskOf = {0, 1, 2, 1};
         std::vector<uint32_t> masks;
         std::vector<std::vector<uint32_t>> distinct, perRow(R);
         for (int u = 0; u < 3; ++u) {
-            distinct.push_back(randomMask(rng, u));
+            distinct.push_back(randomMask(rng, u, words));
             masks.insert(masks.end(), distinct.back().begin(), distinct.back().end());
         }
         for (size_t k = 0; k < rows.size(); ++k) perRow[size_t(rows[k])] = distinct[size_t(maskOf[k])];
         cuda::DeviceBuffer dLogits = upload(logits), dMasks = upload(masks), dRows = upload(rows),
                            dMaskOf = upload(maskOf);
         cuda::launch_apply_token_mask(dLogits.as<float>(), dMasks.as<uint32_t>(), dRows.as<int32_t>(),
-                                      dMaskOf.as<int32_t>(), int(rows.size()), kVocab, kWords, nullptr);
+                                      dMaskOf.as<int32_t>(), int(rows.size()), vocab, words, nullptr);
         std::vector<float> gpu(logits.size());
         BROOK_CUDA_CHECK(cudaMemcpy(gpu.data(), dLogits.get(), gpu.size() * sizeof(float), cudaMemcpyDeviceToHost));
         for (int r = 0; r < R; ++r) {
-            std::vector<float> expected(logits.begin() + size_t(r) * kVocab, logits.begin() + size_t(r + 1) * kVocab);
+            std::vector<float> expected(logits.begin() + size_t(r) * vocab, logits.begin() + size_t(r + 1) * vocab);
             if (!perRow[size_t(r)].empty()) structured::applyTokenBitmask(expected, perRow[size_t(r)]);
-            QVERIFY2(std::memcmp(expected.data(), gpu.data() + size_t(r) * kVocab, expected.size() * sizeof(float)) ==
-                         0,
+            QVERIFY2(std::memcmp(expected.data(), gpu.data() + size_t(r) * vocab, expected.size() * sizeof(float)) == 0,
                      qPrintable(QString("row %1").arg(r)));
         }
     }

@@ -7,6 +7,9 @@
 #include "json_schema_checker.h"
 #include "random_schema_generator.h"
 
+#include "engine/backend.h"
+#include "engine/cpu/cpu_backend.h"
+#include "engine/model_folder.h"
 #include "engine/tokenizer.h"
 
 #include <QtTest>
@@ -47,6 +50,49 @@ StructuredOutput jsonSchema(const nlohmann::json& schema)
     o.field = "response_format.json_schema.schema";
     return o;
 }
+
+// A backend that forwards to the CPU backend and records, for every step with masked rows, whether
+// prepareStep saw the same batch first and whether its masks were still unset then: the engine
+// starts the forward before it computes masks, so a GPU overlaps the two.
+class RecordingBackend final : public Backend {
+public:
+    explicit RecordingBackend(std::unique_ptr<Backend> inner) : m_inner(std::move(inner)) {}
+    std::string name() const override { return m_inner->name(); }
+    const ModelConfig& config() const override { return m_inner->config(); }
+    int numKvBlocks() const override { return m_inner->numKvBlocks(); }
+    int blockSize() const override { return m_inner->blockSize(); }
+    BackendMemory memory() const override { return m_inner->memory(); }
+    std::string kvCacheDtype() const override { return m_inner->kvCacheDtype(); }
+    std::vector<float> logits(std::span<const BatchSequence> batch) override { return m_inner->logits(batch); }
+
+    void prepareStep(std::span<const BatchSequence> batch) override
+    {
+        m_prepared = batch.data();
+        m_preparedSize = batch.size();
+        m_unmaskedAtPrepare = std::none_of(batch.begin(), batch.end(),
+                                           [](const BatchSequence& b) { return !b.sampling.allowedTokens.empty(); });
+        m_inner->prepareStep(batch);
+    }
+    std::vector<SampleResult> step(std::span<const BatchSequence> batch) override
+    {
+        const bool masked = std::any_of(batch.begin(), batch.end(),
+                                        [](const BatchSequence& b) { return !b.sampling.allowedTokens.empty(); });
+        if (masked) {
+            ++maskedSteps;
+            if (m_prepared == batch.data() && m_preparedSize == batch.size() && m_unmaskedAtPrepare) ++overlappedSteps;
+        }
+        m_prepared = nullptr;
+        return m_inner->step(batch);
+    }
+
+    std::atomic<int> maskedSteps = 0, overlappedSteps = 0;
+
+private:
+    std::unique_ptr<Backend> m_inner;
+    const BatchSequence* m_prepared = nullptr;
+    size_t m_preparedSize = 0;
+    bool m_unmaskedAtPrepare = false;
+};
 
 }  // namespace
 
@@ -189,6 +235,33 @@ private slots:
         }
         const EngineStats stats = waitIdle(*engine);
         QVERIFY2(stats.numPreemptions > 0, "the small cache should have forced preemption");
+    }
+
+    void masksAreComputedWhileTheForwardRuns()
+    {
+        auto folder = ModelFolder::load(tinyModelDir());
+        QVERIFY2(folder, folder ? "" : folder.error().c_str());
+        cpu::CpuBackendOptions cpuOptions;
+        cpuOptions.numKvBlocks = 256;
+        auto inner = cpu::CpuBackend::create(folder->config, *folder->checkpoint, cpuOptions);
+        QVERIFY2(inner, inner ? "" : inner.error().c_str());
+        auto recording = std::make_unique<RecordingBackend>(std::move(inner).value());
+        RecordingBackend& record = *recording;
+        EngineConfig config;
+        config.maxModelLen = 2048;
+        Engine engine(config, std::move(recording), folder->tokenizer, folder->tokenizer->stopTokenIds());
+        auto reference = launch(structuredOptions());
+
+        std::mt19937 rng(5);
+        StructuredOutput choice;
+        choice.kind = StructuredOutput::Kind::Choice;
+        choice.choices = {"alpha beta", "gamma", "数据"};
+        const GenerationRequest request = structuredRequest(rng, engine.tokenizer().vocabSize(), choice, 9);
+        const Completion c = complete(engine, request);
+        QCOMPARE(c.finish, FinishReason::Stop);
+        QCOMPARE(c.text, complete(*reference, request).text);  // the split step samples the same tokens
+        QVERIFY(record.maskedSteps > 0);
+        QCOMPARE(record.overlappedSteps.load(), record.maskedSteps.load());
     }
 
     void badSpecsAreRefusedAtSubmit()
