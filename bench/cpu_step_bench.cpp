@@ -1,7 +1,10 @@
 // cpu_step_bench: where the CPU backend's time goes, below the engine. Times one prefill step of
 // --prefill-seqs sequences x --prefill-len tokens (the shape of brook-bench throughput's first
 // step) and decode steps of each --batch size, best of --repeats, in a process that has already
-// run its warm-up pass. Each repeat uses fresh KV blocks, so a step never reads another's slots;
+// run its warm-up pass. Every set of sequences starts at KV block 0, as the engine's block manager
+// hands out the blocks the warm-up pass touched first (a prefill writes every slot it reads, so
+// reusing blocks changes no result); --fresh-blocks gives each set untouched blocks instead, which
+// adds their page faults (about 15 us a 4 KB page here, some 20-30 ms to a 256-token prefill);
 // --no-warmup shows what the first steps cost without it (page faults of first-touch buffers).
 // Run it on an idle machine: every figure is wall time.
 #include "engine/cpu/cpu_backend.h"
@@ -55,17 +58,20 @@ int main(int argc, char** argv)
     CLI::App app{"cpu_step_bench: CPU backend step times (prefill and decode), below the engine"};
     std::filesystem::path modelDir;
     std::vector<int> batches = {1, 8};
-    int prefillSeqs = 8, prefillLen = 32, context = 32, repeats = 5, warmupTokens = 512, threads = 0;
+    int prefillSeqs = 8, prefillLen = 32, context = 32, repeats = 5, prefillRepeats = -1, warmupTokens = 512,
+        threads = 0;
     std::string quantization;
-    bool noWarmup = false;
+    bool noWarmup = false, freshBlocks = false;
     app.add_option("--model,-m", modelDir, "model folder")->required();
     app.add_option("--prefill-seqs", prefillSeqs, "sequences in the timed prefill step")->capture_default_str();
     app.add_option("--prefill-len", prefillLen, "tokens of each in that step")->capture_default_str();
     app.add_option("--batch", batches, "decode batch sizes")->capture_default_str();
     app.add_option("--context", context, "tokens cached per sequence before a decode step")->capture_default_str();
     app.add_option("--repeats", repeats, "timed repeats; the best is printed")->capture_default_str();
+    app.add_option("--prefill-repeats", prefillRepeats, "timed prefill repeats (default: --repeats; 0 skips it)");
     app.add_option("--warmup-tokens", warmupTokens, "the backend's warm-up pass at load")->capture_default_str();
     app.add_flag("--no-warmup", noWarmup, "no warm-up pass, and the first repeat is printed too");
+    app.add_flag("--fresh-blocks", freshBlocks, "untouched KV blocks for every set (page faults included)");
     app.add_option("--threads", threads, "worker threads (0: all cores)")->capture_default_str();
     app.add_option("--quantization", quantization, "int8 or int4");
     CLI11_PARSE(app, argc, argv);
@@ -97,12 +103,14 @@ int main(int argc, char** argv)
                 msSince(loadStart), options.warmupTokens);
     const int vocab = folder->config.vocabSize, blockSize = (*backend)->blockSize();
     std::mt19937 rng(7);
-    int nextBlock = (options.warmupTokens + blockSize - 1) / blockSize;  // past the warm-up's blocks
+    const int firstFresh = (options.warmupTokens + blockSize - 1) / blockSize;  // past the warm-up's blocks
+    int nextBlock = freshBlocks ? firstFresh : 0;
 
+    if (prefillRepeats < 0) prefillRepeats = repeats;
     double best = 1e30;
-    for (int r = 0; r < repeats; ++r) {
+    for (int r = 0; r < prefillRepeats; ++r) {
         Sequences q = makeSequences(prefillSeqs, prefillLen, prefillLen, blockSize, nextBlock, rng, vocab);
-        nextBlock = q.nextBlock;
+        if (freshBlocks) nextBlock = q.nextBlock;
         std::vector<BatchSequence> batch;
         for (int s = 0; s < prefillSeqs; ++s) batch.push_back({q.tokens[s], 0, q.tables[s], true, {}});
         const auto start = Clock::now();
@@ -111,12 +119,13 @@ int main(int argc, char** argv)
         if (noWarmup && r == 0) std::printf("prefill %d x %d tokens, first: %.2f ms\n", prefillSeqs, prefillLen, ms);
         best = std::min(best, ms);
     }
-    std::printf("prefill %d x %d tokens: %.2f ms (%.0f tokens/s)\n", prefillSeqs, prefillLen, best,
-                prefillSeqs * prefillLen * 1e3 / best);
+    if (prefillRepeats > 0)
+        std::printf("prefill %d x %d tokens: %.2f ms (%.0f tokens/s)\n", prefillSeqs, prefillLen, best,
+                    prefillSeqs * prefillLen * 1e3 / best);
 
     for (int batchSize : batches) {
         Sequences q = makeSequences(batchSize, context, context + repeats + 1, blockSize, nextBlock, rng, vocab);
-        nextBlock = q.nextBlock;
+        if (freshBlocks) nextBlock = q.nextBlock;
         std::vector<BatchSequence> prefill;
         for (int s = 0; s < batchSize; ++s) prefill.push_back({q.tokens[s], 0, q.tables[s], true, {}});
         (*backend)->step(prefill);
