@@ -65,9 +65,14 @@ void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHe
         for (int item = 0; item < work; ++item) attend(item);
         return;
     }
-    constexpr int kItemsPerTask = 4;  // (query, head) pairs a grab: a few us of work each
-    pool->run((work + kItemsPerTask - 1) / kItemsPerTask, [&](int task) {
-        for (int item = task * kItemsPerTask; item < std::min(work, (task + 1) * kItemsPerTask); ++item) attend(item);
+    // A grab is one query's whole GQA group (the heads that read the same K / V rows; items are
+    // head-fastest, so a group is `group` consecutive items): its first head brings the rows in
+    // from memory and the others find them in this core's L1 / L2. With 4 heads a grab (half a
+    // group of 8) both cores fetched the same rows from DRAM, and a batch-8 decode's attention
+    // was bound by those misses (perf: most of dotRowsRegs' samples on its first load of a row).
+    const int itemsPerTask = group;
+    pool->run((work + itemsPerTask - 1) / itemsPerTask, [&](int task) {
+        for (int item = task * itemsPerTask; item < std::min(work, (task + 1) * itemsPerTask); ++item) attend(item);
     });
 }
 
