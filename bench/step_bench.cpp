@@ -70,12 +70,17 @@ std::vector<std::vector<uint32_t>> makeMasks(int count, int words, int vocab)
 // forward (CUDA events over `iterations` eager forwards) and step (wall clock, with sampling).
 void timePrefills(cuda::CudaBackend& backend, const std::vector<int>& lens, int iterations, bool profile, int vocab)
 {
-    std::printf("prompt  forward_us  step_us  prompt_tok/s(step)\n");
+    std::printf("prompt  first_step_us  forward_us  step_us  prompt_tok/s(step)\n");
     bool profiled = false;
     for (int len : lens) {
         Sequences seqs = makeSequences(1, len, 1, backend.blockSize(), vocab);
         BatchSequence b{seqs.prompts[0], 0, seqs.tables[0], true, {}};
-        for (int i = 0; i < 3; ++i) backend.step(std::span(&b, 1));
+        // The first step of a length the backend has not seen: what a server's new prompt costs.
+        const auto first = std::chrono::steady_clock::now();
+        backend.step(std::span(&b, 1));
+        const double firstUs =
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - first).count();
+        for (int i = 0; i < 2; ++i) backend.step(std::span(&b, 1));
         if (profile && !profiled) {
             cudaProfilerStart();
             backend.step(std::span(&b, 1));
@@ -87,7 +92,7 @@ void timePrefills(cuda::CudaBackend& backend, const std::vector<int>& lens, int 
         for (int i = 0; i < iterations; ++i) backend.step(std::span(&b, 1));
         const double stepUs =
             std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / iterations;
-        std::printf("%6d  %10.1f  %7.1f  %18.0f\n", len, forwardUs, stepUs, len * 1e6 / stepUs);
+        std::printf("%6d  %13.1f  %10.1f  %7.1f  %18.0f\n", len, firstUs, forwardUs, stepUs, len * 1e6 / stepUs);
     }
 }
 
@@ -120,12 +125,15 @@ int main(int argc, char** argv)
     app.add_option("--pdl-early-wait", features.pdlEarlyWaitMask,
                    "kernels wait before their early work: 1 attention, 2 GEMVs, 4 the GEMV's RoPE inputs only")
         ->check(CLI::Range(0, 7));
+    bool noGemmRowPadding = false;
+    app.add_flag("--no-gemm-row-padding", noGemmRowPadding, "cuBLASLt plans every distinct row count (a new length)");
     app.add_option("--skinny-max-rows", features.skinnyMaxRows,
                    "decode steps of up to this many tokens take the skinny GEMM (0: built-in crossover)")
         ->check(CLI::Range(0, 8));
     CLI11_PARSE(app, argc, argv);
     features.programmaticDependentLaunch = !noPdl;
     features.threadBlockClusters = !noClusters;
+    features.padGemmRows = !noGemmRowPadding;
     spdlog::set_level(spdlog::level::warn);
 
     std::filesystem::path temp;

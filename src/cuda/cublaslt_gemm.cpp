@@ -59,6 +59,12 @@ CublasLtGemm::Plan& CublasLtGemm::plan(int M, int N, int K, ElementType type, bo
     return m_plans.emplace(key, p).first->second;
 }
 
+int CublasLtGemm::paddedRows(int M)
+{
+    const int step = M <= 64 ? 16 : M <= 1024 ? 64 : 256;
+    return (M + step - 1) / step * step;
+}
+
 void CublasLtGemm::matmul(const void* x, const void* w, void* out, int M, int N, int K, ElementType type, bool outFloat,
                           cudaStream_t stream, float beta)
 {
@@ -67,7 +73,7 @@ void CublasLtGemm::matmul(const void* x, const void* w, void* out, int M, int N,
         launch_skinny_gemm(x, w, out, M, N, K, type, outFloat, beta != 0.0f, stream);
         return;
     }
-    Plan& p = plan(M, N, K, type, outFloat);
+    Plan& p = plan(m_padRows ? paddedRows(M) : M, N, K, type, outFloat);
     const float alpha = 1.0f;
     BROOK_CUBLAS_CHECK(cublasLtMatmul(m_handle, p.op, &alpha, w, p.a, x, p.b, &beta, out, p.c, out, p.c, &p.algo,
                                       m_workspace.get(), m_workspace.bytes(), stream));

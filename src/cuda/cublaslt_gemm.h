@@ -1,6 +1,7 @@
 // CublasLtGemm: out[M, N] = x[M, K] @ w[N, K]^T (torch Linear layout) in bf16/fp16 with fp32
 // accumulation, through cuBLASLt. Output in the element type or fp32 (logits). Heuristic
-// results are cached per shape so steady-state calls do no planning; the fixed workspace
+// results are cached per shape (per bucket of M with row padding) so steady-state calls do no
+// planning; the fixed workspace
 // keeps calls legal inside CUDA-graph capture. One per stream; engine thread only.
 #pragma once
 
@@ -29,6 +30,17 @@ public:
     // Tests and benchmarks compare both paths; the backend leaves it on.
     void setUseSkinny(bool use) { m_useSkinny = use; }
 
+    // With row padding on, a cuBLASLt call of M rows runs paddedRows(M) rows instead, so that
+    // plans are per bucket of M: a server sees a new prompt length at almost every request, and
+    // planning one M (cublasLtMatmulAlgoGetHeuristic for each of a step's ~5 GEMM shapes) cost
+    // more than the step's GEMMs. The caller's x and out must then hold paddedRows(M) rows; the
+    // extra rows are scratch (computed from whatever x holds there, never read back). Padding
+    // costs almost no GEMM time: below ~200 rows a bf16 GEMM on an H200 is bound by reading the
+    // weights, and above it cuBLASLt's 64- and 128-row tiles compute the padded rows anyway.
+    void setPadRows(bool pad) { m_padRows = pad; }
+    // M rounded up: to 16 up to 64 rows, to 64 up to 1,024, then to 256.
+    static int paddedRows(int M);
+
 private:
     struct Plan {
         cublasLtMatmulDesc_t op = nullptr;
@@ -42,6 +54,7 @@ private:
     DeviceBuffer m_workspace;
     std::map<Key, Plan> m_plans;
     bool m_useSkinny = true;
+    bool m_padRows = false;
 };
 
 }  // namespace brook::cuda

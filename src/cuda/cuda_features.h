@@ -23,6 +23,9 @@ struct CudaFeatures {
     // Decode steps of up to this many tokens (1..8) take the skinny-GEMM path; 0: the built-in
     // crossover (skinny_gemm_preferred).
     int skinnyMaxRows = 0;
+    // cuBLASLt calls run a bucket of rows (CublasLtGemm::setPadRows): a new prompt length plans
+    // no new GEMMs. Off: each distinct row count is planned on first use.
+    bool padGemmRows = true;
 };
 
 // Installs `features` for the kernels launched from now on.

@@ -21,7 +21,9 @@ namespace brook::cuda {
 void CudaBackend::allocateActivations()
 {
     const ModelConfig& c = m_config;
-    const size_t T = size_t(m_maxTokens), S = size_t(m_maxSeqs), e = 2;
+    // Rows as the padded cuBLASLt calls read and write them (CublasLtGemm::setPadRows).
+    const size_t T = size_t(CublasLtGemm::paddedRows(m_maxTokens)), S = size_t(CublasLtGemm::paddedRows(m_maxSeqs)),
+                 e = 2;
     const size_t qkvDim = size_t(c.qDim() + 2 * c.kvDim());
     m_residual = DeviceBuffer(T * c.hiddenSize * sizeof(float));
     m_normed = DeviceBuffer(T * c.hiddenSize * e);

@@ -1,13 +1,17 @@
 // GEMMs against cpu::linear on random inputs: the skinny decode kernel (M <= 8) and cuBLASLt
 // (any M), bf16 and fp16 inputs, element-type or fp32 output, overwrite or accumulate.
 // Tolerance: 1e-2 relative to the output's max magnitude (bf16 output rounding is 3.9e-3;
-// fp32 accumulation over K <= 3072 adds far less).
+// fp32 accumulation over K <= 3072 adds far less). With row padding (the backend's setting) the
+// rows past M hold NaNs, which must not reach the M rows checked.
 #include "cuda_test_support.h"
 
 #include "cuda/cublaslt_gemm.h"
 #include "cuda/skinny_gemm.h"
 #include "engine/cpu/cpu_ops.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
 #include <tuple>
 
 using namespace brook;
@@ -37,6 +41,25 @@ private slots:
         }
         QTest::addRow("cublaslt prefill M300") << 300 << 2560 << 1024 << false << false << false << true;
         QTest::addRow("cublaslt prefill M77 +=fp32") << 77 << 1024 << 3072 << false << true << true << false;
+        // Row padding (the backend's setting): M runs as paddedRows(M) rows; buffers hold them.
+        QTest::addRow("padded M77 +=fp32 (to 128)") << -77 << 1024 << 3072 << false << true << true << true;
+        QTest::addRow("padded M300 (to 320)") << -300 << 2560 << 1024 << false << false << false << true;
+        QTest::addRow("padded M1030 (to 1280)") << -1030 << 6144 << 1024 << false << false << false << true;
+        QTest::addRow("padded M17 head fp32 (to 32)") << -17 << 103424 << 1024 << false << true << false << true;
+    }
+
+    void paddedRowsAreBuckets()
+    {
+        QCOMPARE(CublasLtGemm::paddedRows(5), 16);
+        QCOMPARE(CublasLtGemm::paddedRows(64), 64);
+        QCOMPARE(CublasLtGemm::paddedRows(65), 128);
+        QCOMPARE(CublasLtGemm::paddedRows(1024), 1024);
+        QCOMPARE(CublasLtGemm::paddedRows(1025), 1280);
+        QCOMPARE(CublasLtGemm::paddedRows(8192), 8192);
+        for (int m = 1; m <= 9000; ++m) {
+            const int p = CublasLtGemm::paddedRows(m);
+            QVERIFY(p >= m && p - m < 256);
+        }
     }
 
     void matchesCpu()
@@ -49,8 +72,10 @@ private slots:
         QFETCH(bool, outFloat);
         QFETCH(bool, accumulate);
         QFETCH(bool, bf16);
-        bf16 ? run<__nv_bfloat16>(M, N, K, skinny, outFloat, accumulate, ElementType::BF16)
-             : run<__half>(M, N, K, skinny, outFloat, accumulate, ElementType::F16);
+        const bool pad = M < 0;  // rows given negative: run with row padding
+        M = std::abs(M);
+        bf16 ? run<__nv_bfloat16>(M, N, K, skinny, outFloat, accumulate, ElementType::BF16, pad)
+             : run<__half>(M, N, K, skinny, outFloat, accumulate, ElementType::F16, pad);
     }
 
     // The fused prologues against the standalone references: rmsnorm of fp32 residual rows, and
@@ -185,13 +210,17 @@ private slots:
 
 private:
     template <typename E>
-    void run(int M, int N, int K, bool skinny, bool outFloat, bool accumulate, ElementType type)
+    void run(int M, int N, int K, bool skinny, bool outFloat, bool accumulate, ElementType type, bool pad = false)
     {
         auto x = toDevice<E>(randomFloats(size_t(M) * K, 100 + M));
         auto w = toDevice<E>(randomFloats(size_t(N) * K, 200 + N, 1.0f / 32));
         const std::vector<float> start = randomFloats(size_t(M) * N, 300);
-        auto dx = upload(x), dw = upload(w);
-        DeviceBuffer out(size_t(M) * N * (outFloat ? 4 : 2));
+        const size_t rows = pad ? size_t(CublasLtGemm::paddedRows(M)) : size_t(M);
+        // Padded rows of x hold NaNs: whatever they compute must stay in the padded rows of out.
+        std::vector<E> xPadded(rows * K, cuda::fromFloat<E>(std::numeric_limits<float>::quiet_NaN()));
+        std::copy(x.begin(), x.end(), xPadded.begin());
+        auto dx = upload(xPadded), dw = upload(w);
+        DeviceBuffer out(rows * N * (outFloat ? 4 : 2));
         if (outFloat) BROOK_CUDA_CHECK(cudaMemcpy(out.get(), start.data(), start.size() * 4, cudaMemcpyHostToDevice));
         else {
             auto s = toDevice<E>(start);
@@ -199,6 +228,7 @@ private:
         }
         CublasLtGemm gemm;
         gemm.setUseSkinny(skinny);
+        gemm.setPadRows(pad);
         gemm.matmul(dx.get(), dw.get(), out.get(), M, N, K, type, outFloat, nullptr, accumulate ? 1.0f : 0.0f);
         std::vector<float> got =
             outFloat ? download<float>(out, size_t(M) * N) : toHostFloat(download<E>(out, size_t(M) * N));
