@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -135,6 +136,13 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
         if (!options.enforceEager) {
             backend->m_graphs = std::make_unique<DecodeGraphs>(*backend, backend->m_stream);
             backend->m_graphs->captureAll(backend->m_maxSeqs);
+        }
+        if (options.features.padGemmRows) {
+            const auto warmStart = std::chrono::steady_clock::now();
+            backend->warmUpGemms();
+            spdlog::info("CUDA backend: GEMMs planned for every prompt-length bucket up to {} tokens in {:.2f} s",
+                         backend->m_maxTokens,
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() - warmStart).count());
         }
         if (report) report(1.0);
     } catch (const CudaError& e) {

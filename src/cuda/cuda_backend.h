@@ -72,6 +72,10 @@ private:
     friend class DecodeGraphs;
     CudaBackend(ModelConfig config, ElementType type, CudaWeights weights, const CudaBackendOptions& options);
     void allocateActivations();
+    // Plans and first-launches every padded cuBLASLt shape a step can use, so that no request
+    // pays for it: planning one shape took ~0.2 ms and a GEMM kernel's first launch (lazy module
+    // loading) up to ~15 ms on an H200, at the first prompt of each new length bucket.
+    void warmUpGemms();
     Result<void> allocateKvCache(int64_t kvBytes);
     // Launches the whole forward for the inputs in m_inputs, ending with fp32 logits of the
     // sampled rows in m_logits. decode: every sequence has one token (graph-capturable).

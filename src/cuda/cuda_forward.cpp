@@ -49,6 +49,31 @@ void CudaBackend::allocateActivations()
                                 m_finalNormed.bytes() + m_logits.bytes() + m_attnWorkspace.bytes());
 }
 
+void CudaBackend::warmUpGemms()
+{
+    const ModelConfig& c = m_config;
+    const int H = c.hiddenSize, I = c.intermediateSize, qDim = c.qDim(), qkvDim = c.qDim() + 2 * c.kvDim();
+    const CudaLayerWeights& w = m_weights.layers()[0];
+    // Quantized Linears reach cuBLASLt only for long prefills, through the dequantized scratch.
+    // Every bucket is at least 16 rows: past the skinny kernel's few.
+    const bool quantized = w.quantized;
+    auto weights = [&](const void* dense) { return quantized ? m_dequantized.get() : dense; };
+    const int maxRows = CublasLtGemm::paddedRows(m_maxTokens);
+    if (!quantized || m_dequantized.get())
+        for (int M = CublasLtGemm::paddedRows(quantized ? kDequantizeMinTokens : 1); M <= maxRows;
+             M = CublasLtGemm::paddedRows(M + 1)) {
+            m_gemm->matmul(m_normed.get(), weights(w.qkv), m_qkv.get(), M, qkvDim, H, m_type, false, m_stream);
+            m_gemm->matmul(m_attn.get(), weights(w.o), m_residual.get(), M, H, qDim, m_type, true, m_stream, 1.0f);
+            m_gemm->matmul(m_normed.get(), weights(w.gateUp), m_gateUp.get(), M, 2 * I, H, m_type, false, m_stream);
+            m_gemm->matmul(m_act.get(), weights(w.down), m_residual.get(), M, H, I, m_type, true, m_stream, 1.0f);
+        }
+    for (int M = CublasLtGemm::paddedRows(1); M <= CublasLtGemm::paddedRows(m_maxSeqs);
+         M = CublasLtGemm::paddedRows(M + 1))
+        m_gemm->matmul(m_finalNormed.get(), m_weights.lmHead(), m_logits.get(), M, c.vocabSize, H, m_type, true,
+                       m_stream);
+    BROOK_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+}
+
 void CudaBackend::forward(bool decode, cudaStream_t stream)
 {
     const ModelConfig& c = m_config;
