@@ -8,30 +8,56 @@ namespace brook::cpu {
 
 namespace {
 
-void attendOne(const float* qh, float* oh, int position, std::span<const int32_t> blockTable, int kvHead,
-               const PagedKv& kv, const CpuVectorOps& ops, float scale)
+// Asks for `rows` cache rows of HD floats (stride floats apart) ahead of their use.
+void prefetchRows(const float* rows, int64_t stride, int count, int HD)
 {
-    const int HD = kv.headDim, bs = kv.blockSize;
+    constexpr int kLineFloats = 16;  // 64-byte lines
+    for (int r = 0; r < count; ++r)
+        for (int d = 0; d < HD; d += kLineFloats) __builtin_prefetch(rows + r * stride + d, 0, 3);
+}
+
+// One query's GQA group: `heads` consecutive query heads (q and out [heads, HD]) that share the
+// K / V rows of kvHead, over keys 0..position. Per head the same floats as one head at a time
+// (each key's dot product, the softmax over the head's scores, V summed block by block in key
+// order), but block by block for the whole group: a cache block's rows come from memory once for
+// all heads, and the next block's rows are prefetched while this one is computed. The rows of a
+// decode step are cold (a step streams ~700 MB of weights past them), and walked one head at a
+// time their misses were most of the attention's time.
+void attendGroup(const float* q, float* out, int heads, int position, std::span<const int32_t> blockTable, int kvHead,
+                 const PagedKv& kv, const CpuVectorOps& ops, float scale)
+{
+    const int HD = kv.headDim, bs = kv.blockSize, keys = position + 1;
     const int64_t stride = int64_t(kv.numKvHeads) * HD;  // floats from one slot's row to the next
-    thread_local std::vector<float> scores;
-    scores.resize(size_t(position) + 1);
-    // Keys 0..position, one cache block (bs consecutive slots) per call.
-    for (int j0 = 0; j0 <= position; j0 += bs) {
-        const int count = std::min(bs, position + 1 - j0);
-        ops.dotRows(qh, kv.kAt(blockTable[j0 / bs], 0, kvHead), stride, count, HD, scale, &scores[size_t(j0)]);
+    const int blocks = (keys + bs - 1) / bs;
+    const auto rowsIn = [&](int b) { return std::min(bs, keys - b * bs); };
+    thread_local std::vector<float> scores, denoms;  // [heads][keys], [heads]
+    scores.resize(size_t(heads) * size_t(keys));
+    denoms.resize(size_t(heads));
+    for (int b = 0; b < blocks; ++b) {
+        if (b + 1 < blocks) prefetchRows(kv.kAt(blockTable[b + 1], 0, kvHead), stride, rowsIn(b + 1), HD);
+        const float* k = kv.kAt(blockTable[b], 0, kvHead);
+        for (int h = 0; h < heads; ++h)
+            ops.dotRows(q + int64_t(h) * HD, k, stride, rowsIn(b), HD, scale, &scores[size_t(h) * keys + b * bs]);
     }
-    float maxScore = -INFINITY;
-    for (int j = 0; j <= position; ++j) maxScore = std::max(maxScore, scores[j]);
-    for (int j = 0; j <= position; ++j) scores[j] -= maxScore;
-    ops.exp(scores.data(), scores.data(), position + 1);
-    float denom = 0.0f;
-    for (int j = 0; j <= position; ++j) denom += scores[j];
-    std::fill(oh, oh + HD, 0.0f);
-    for (int j0 = 0; j0 <= position; j0 += bs) {
-        const int count = std::min(bs, position + 1 - j0);
-        ops.axpyRows(oh, &scores[size_t(j0)], kv.vAt(blockTable[j0 / bs], 0, kvHead), stride, count, HD);
+    prefetchRows(kv.vAt(blockTable[0], 0, kvHead), stride, rowsIn(0), HD);
+    for (int h = 0; h < heads; ++h) {
+        float* sh = &scores[size_t(h) * keys];
+        float maxScore = -INFINITY;
+        for (int j = 0; j < keys; ++j) maxScore = std::max(maxScore, sh[j]);
+        for (int j = 0; j < keys; ++j) sh[j] -= maxScore;
+        ops.exp(sh, sh, keys);
+        float denom = 0.0f;
+        for (int j = 0; j < keys; ++j) denom += sh[j];
+        denoms[size_t(h)] = denom;
+        std::fill(out + int64_t(h) * HD, out + int64_t(h + 1) * HD, 0.0f);
     }
-    ops.scale(oh, 1.0f / denom, HD);
+    for (int b = 0; b < blocks; ++b) {
+        if (b + 1 < blocks) prefetchRows(kv.vAt(blockTable[b + 1], 0, kvHead), stride, rowsIn(b + 1), HD);
+        const float* v = kv.vAt(blockTable[b], 0, kvHead);
+        for (int h = 0; h < heads; ++h)
+            ops.axpyRows(out + int64_t(h) * HD, &scores[size_t(h) * keys + b * bs], v, stride, rowsIn(b), HD);
+    }
+    for (int h = 0; h < heads; ++h) ops.scale(out + int64_t(h) * HD, 1.0f / denoms[size_t(h)], HD);
 }
 
 }  // namespace
@@ -49,31 +75,26 @@ void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHe
         firstItem[s + 1] = firstItem[s] + sequences[s].n * numHeads;
         cost += int64_t(sequences[s].n) * numHeads * (sequences[s].startPosition + sequences[s].n);
     }
-    const int work = firstItem.back();
-    auto attend = [&](int item) {
+    // A task is one query's GQA group (items are head-fastest, so `group` consecutive items): one
+    // core reads the group's K / V rows from memory once (at 4 heads a task both cores fetched them).
+    const int tasks = firstItem.back() / group;
+    auto attend = [&](int task) {
+        const int item = task * group;
         const size_t s = size_t(std::upper_bound(firstItem.begin(), firstItem.end(), item) - firstItem.begin()) - 1;
         const AttentionSequence& seq = sequences[s];
         const int local = item - firstItem[s];
         const int i = local / numHeads, h = local % numHeads;
-        attendOne(seq.q + (int64_t(i) * numHeads + h) * HD, seq.out + (int64_t(i) * numHeads + h) * HD,
-                  seq.startPosition + i, seq.blockTable, h / group, kv, ops, scale);
+        attendGroup(seq.q + (int64_t(i) * numHeads + h) * HD, seq.out + (int64_t(i) * numHeads + h) * HD, group,
+                    seq.startPosition + i, seq.blockTable, h / group, kv, ops, scale);
     };
     // ~1,000 (query, head, key) triples are ~10 us: below that the pool's hand-off costs more than
     // it saves. (At 4,096 a decode step's attention ran on the caller alone, the other core
     // spinning, up to a context of 256.)
     if (!pool || cost <= 1024) {
-        for (int item = 0; item < work; ++item) attend(item);
+        for (int task = 0; task < tasks; ++task) attend(task);
         return;
     }
-    // A grab is one query's whole GQA group (the heads that read the same K / V rows; items are
-    // head-fastest, so a group is `group` consecutive items): its first head brings the rows in
-    // from memory and the others find them in this core's L1 / L2. With 4 heads a grab (half a
-    // group of 8) both cores fetched the same rows from DRAM, and a batch-8 decode's attention
-    // was bound by those misses (perf: most of dotRowsRegs' samples on its first load of a row).
-    const int itemsPerTask = group;
-    pool->run((work + itemsPerTask - 1) / itemsPerTask, [&](int task) {
-        for (int item = task * itemsPerTask; item < std::min(work, (task + 1) * itemsPerTask); ++item) attend(item);
-    });
+    pool->run(tasks, attend);
 }
 
 void pagedAttentionFast(const float* q, float* out, int n, int numHeads, int startPosition,
