@@ -5,7 +5,8 @@
 // hands out the blocks the warm-up pass touched first (a prefill writes every slot it reads, so
 // reusing blocks changes no result); --fresh-blocks gives each set untouched blocks instead, which
 // adds their page faults (about 15 us a 4 KB page here, some 20-30 ms to a 256-token prefill);
-// --no-warmup shows what the first steps cost without it (page faults of first-touch buffers).
+// --interleave alternates the batch sizes' decode steps, for ratios on a VM whose memory
+// bandwidth moves from minute to minute; --no-warmup shows what the first steps cost without it (page faults of first-touch buffers).
 // Run it on an idle machine: every figure is wall time.
 #include "engine/cpu/cpu_backend.h"
 #include "engine/model_folder.h"
@@ -61,7 +62,7 @@ int main(int argc, char** argv)
     int prefillSeqs = 8, prefillLen = 32, context = 32, repeats = 5, prefillRepeats = -1, warmupTokens = 512,
         threads = 0;
     std::string quantization;
-    bool noWarmup = false, freshBlocks = false;
+    bool noWarmup = false, freshBlocks = false, interleave = false;
     app.add_option("--model,-m", modelDir, "model folder")->required();
     app.add_option("--prefill-seqs", prefillSeqs, "sequences in the timed prefill step")->capture_default_str();
     app.add_option("--prefill-len", prefillLen, "tokens of each in that step")->capture_default_str();
@@ -72,6 +73,7 @@ int main(int argc, char** argv)
     app.add_option("--warmup-tokens", warmupTokens, "the backend's warm-up pass at load")->capture_default_str();
     app.add_flag("--no-warmup", noWarmup, "no warm-up pass, and the first repeat is printed too");
     app.add_flag("--fresh-blocks", freshBlocks, "untouched KV blocks for every set (page faults included)");
+    app.add_flag("--interleave", interleave, "decode steps of the batch sizes in turn (same minutes for each)");
     app.add_option("--threads", threads, "worker threads (0: all cores)")->capture_default_str();
     app.add_option("--quantization", quantization, "int8 or int4");
     CLI11_PARSE(app, argc, argv);
@@ -123,24 +125,53 @@ int main(int argc, char** argv)
         std::printf("prefill %d x %d tokens: %.2f ms (%.0f tokens/s)\n", prefillSeqs, prefillLen, best,
                     prefillSeqs * prefillLen * 1e3 / best);
 
+    // One set of sequences per batch size, prefilled untimed, then `repeats` decode steps each:
+    // set after set, or with --interleave one step of each set in turn, so that every batch size
+    // sees the same minutes of this VM's swinging memory bandwidth (compare their medians).
+    struct DecodeSet {
+        int batch = 0;
+        Sequences q;
+        std::vector<int32_t> next;
+        std::vector<double> ms;
+    };
+    std::vector<DecodeSet> sets;
     for (int batchSize : batches) {
-        Sequences q = makeSequences(batchSize, context, context + repeats + 1, blockSize, nextBlock, rng, vocab);
-        if (freshBlocks) nextBlock = q.nextBlock;
+        DecodeSet d;
+        d.batch = batchSize;
+        d.q = makeSequences(batchSize, context, context + repeats + 1, blockSize, nextBlock, rng, vocab);
+        if (freshBlocks || interleave) nextBlock = d.q.nextBlock;  // interleaved sets live side by side
+        d.next.assign(size_t(batchSize), 5);
+        sets.push_back(std::move(d));
+    }
+    const auto prefillSet = [&](DecodeSet& d) {
         std::vector<BatchSequence> prefill;
-        for (int s = 0; s < batchSize; ++s) prefill.push_back({q.tokens[s], 0, q.tables[s], true, {}});
+        for (int s = 0; s < d.batch; ++s) prefill.push_back({d.q.tokens[s], 0, d.q.tables[s], true, {}});
         (*backend)->step(prefill);
-        std::vector<int32_t> next(size_t(batchSize), 5);
-        double bestStep = 1e30;
-        for (int r = 0; r < repeats; ++r) {
-            std::vector<BatchSequence> decode;
-            for (int s = 0; s < batchSize; ++s)
-                decode.push_back({std::span(&next[s], 1), context + r, q.tables[s], true, {}});
-            const auto start = Clock::now();
-            (*backend)->step(decode);
-            bestStep = std::min(bestStep, msSince(start));
+    };
+    const auto decodeStep = [&](DecodeSet& d, int r) {
+        std::vector<BatchSequence> decode;
+        for (int s = 0; s < d.batch; ++s)
+            decode.push_back({std::span(&d.next[s], 1), context + r, d.q.tables[s], true, {}});
+        const auto start = Clock::now();
+        (*backend)->step(decode);
+        d.ms.push_back(msSince(start));
+    };
+    if (interleave) {
+        for (DecodeSet& d : sets) prefillSet(d);
+        for (int r = 0; r < repeats; ++r)
+            for (DecodeSet& d : sets) decodeStep(d, r);
+    } else {
+        for (DecodeSet& d : sets) {
+            prefillSet(d);
+            for (int r = 0; r < repeats; ++r) decodeStep(d, r);
         }
-        std::printf("decode batch %d at context %d: %.2f ms a step (%.1f tokens/s)\n", batchSize, context, bestStep,
-                    batchSize * 1e3 / bestStep);
+    }
+    for (DecodeSet& d : sets) {
+        if (d.ms.empty()) continue;
+        std::sort(d.ms.begin(), d.ms.end());
+        const double best = d.ms.front(), median = d.ms[d.ms.size() / 2];
+        std::printf("decode batch %d at context %d: %.2f ms a step (%.1f tokens/s), median %.2f ms\n", d.batch, context,
+                    best, d.batch * 1e3 / best, median);
     }
     return 0;
 }
