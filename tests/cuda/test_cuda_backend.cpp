@@ -11,6 +11,7 @@
 #include "engine/checkpoint.h"
 #include "engine/quantized_layer_loader.h"
 #include "engine/cpu/cpu_backend.h"
+#include "engine/cpu/cpu_features.h"
 #include "engine/safetensors_file.h"
 #include "engine/tokenizer.h"
 
@@ -203,12 +204,31 @@ private slots:
         convertToFloat32(*greedyLogits, wantLogits.data());
         const int V = config->vocabSize;
 
-        cpu::CpuBackendOptions cpuOptions;
-        cpuOptions.numKvBlocks = 64;
-        auto cpuBackend = cpu::CpuBackend::create(*config, **checkpoint, cpuOptions);
-        QVERIFY(cpuBackend.ok());
-        auto cudaBackend = makeCuda(*config, **checkpoint, "bfloat16", false);
-        for (Backend* backend : {static_cast<Backend*>(cpuBackend->get()), static_cast<Backend*>(cudaBackend.get())}) {
+        // The CPU backend on its widening path (bf16 weights, fp32 activations: transformers'
+        // arithmetic in another summation order, 1e-4 as test_hf_reference), and where this CPU has
+        // AVX-512 BF16, also on the path the backend picks, whose prompt steps round every Linear
+        // input to bf16 for vdpbf16ps: test_cpu_backend_paths justifies 2e-2 for that (measured
+        // here: 6.6e-3 over 18 layers on the H200 host). The CUDA backend: bf16 noise, 6e-2.
+        struct Run {
+            std::unique_ptr<Backend> backend;
+            std::string name;
+            double bound;
+        };
+        std::vector<Run> runs;
+        auto addCpu = [&](cpu::CpuIsa isa, const char* name, double bound) {
+            cpu::CpuBackendOptions cpuOptions;
+            cpuOptions.numKvBlocks = 64;
+            cpuOptions.isa = isa;
+            auto created = cpu::CpuBackend::create(*config, **checkpoint, cpuOptions);
+            QVERIFY(created.ok());
+            runs.push_back({std::move(created).value(), name, bound});
+        };
+        const cpu::CpuIsa active = cpu::activeCpuIsa();
+        addCpu(active == cpu::CpuIsa::Avx512Bf16 ? cpu::CpuIsa::Avx512 : active, "cpu (widening)", 1e-4);
+        if (active == cpu::CpuIsa::Avx512Bf16) addCpu(active, "cpu (avx512bf16 prompts)", 2e-2);
+        runs.push_back({makeCuda(*config, **checkpoint, "bfloat16", false), "cuda", 6e-2});
+        for (const Run& run : runs) {
+            Backend* backend = run.backend.get();
             std::vector<int32_t> tokens = prompt;
             std::vector<int32_t> blocks(64);
             for (int i = 0; i < 64; ++i) blocks[size_t(i)] = i;
@@ -230,8 +250,8 @@ private slots:
             }
             qInfo("%s vs transformers, ERNIE-0.3B shape: max relative logit error %.3g; argmax agrees on %d of %d "
                   "clear-margin steps",
-                  backend->name().c_str(), worst, agree, clear);
-            QVERIFY(worst < (backend->name() == "cpu" ? 1e-4 : 6e-2));
+                  run.name.c_str(), worst, agree, clear);
+            QVERIFY2(worst < run.bound, run.name.c_str());
             QCOMPARE(agree, clear);
             QVERIFY(clear >= steps / 2);
         }
