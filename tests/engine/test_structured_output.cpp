@@ -14,6 +14,8 @@
 
 #include <QtTest>
 
+#include <algorithm>
+#include <atomic>
 #include <random>
 #include <regex>
 #include <set>
