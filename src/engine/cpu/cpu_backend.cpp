@@ -99,8 +99,10 @@ CpuBackend::CpuBackend(ModelConfig config, CpuModelWeights weights, CpuIsa isa, 
         m_invFreq.push_back(float(1.0 / std::pow(m_config.ropeTheta, double(2 * i) / m_config.headDim)));
     const size_t perLayer = size_t(numBlocks) * blockSize * m_config.kvDim();
     m_cacheFloats = perLayer * size_t(m_config.numLayers);
-    m_kCache.reset(new float[m_cacheFloats]);  // default-initialized: no zero-fill (see the header)
-    m_vCache.reset(new float[m_cacheFloats]);
+    // Not zero-filled (see the header).
+    const size_t bytes = m_cacheFloats * sizeof(float);
+    m_kCache = {static_cast<float*>(allocateHugePageBacked(bytes)), HugePageFree{bytes}};
+    m_vCache = {static_cast<float*>(allocateHugePageBacked(bytes)), HugePageFree{bytes}};
 }
 
 BackendMemory CpuBackend::memory() const
