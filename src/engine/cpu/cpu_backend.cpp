@@ -33,21 +33,14 @@ void applyRope(float* heads, int numHeads, int HD, const float* cosRow, const fl
 }
 
 // Rows a pool task takes in the step's element-wise work (RoPE, residual adds, SiLU x up): a
-// 256-token prefill's rows are ~16 tasks, a decode batch's few rows stay on the caller.
+// 256-token prefill's rows are ~16 tasks, a decode batch's few rows stay on the caller (~16 ms of
+// a 256-token step ran on the caller alone, the other core spinning).
 constexpr int kRowsPerTask = 16;
 
-// body(r0, r1) over rows [0, T): split across the pool when there are several tasks' worth, so a
-// prefill's element-wise work (~16 ms of a 256-token step on the caller alone, the other core
-// spinning) runs on both cores. Each row is computed exactly as on one thread.
 template <typename Body>
 void forRows(CpuThreadPool* pool, int T, const Body& body)
 {
-    const int tasks = (T + kRowsPerTask - 1) / kRowsPerTask;
-    if (!pool || tasks < 2) {
-        body(0, T);
-        return;
-    }
-    pool->run(tasks, [&](int task) { body(task * kRowsPerTask, std::min(T, (task + 1) * kRowsPerTask)); });
+    forRowChunks(pool, T, kRowsPerTask, body);
 }
 
 // x[r0 * H, r1 * H) += y[...]: the residual add of rows r0..r1.

@@ -47,14 +47,9 @@ void matmulBf16(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa is
         // A prompt's rows are converted on all cores (256 x 3,072 values for ERNIE's down
         // projection); a decode batch's few rows on the caller.
         constexpr int kConvertRows = 16;
-        if (pool && T >= 2 * kConvertRows) {
-            pool->run((T + kConvertRows - 1) / kConvertRows, [&](int i) {
-                const int t0 = i * kConvertRows, rows = std::min(T, t0 + kConvertRows) - t0;
-                kernels::toBf16PairsAvx512Bf16(x + int64_t(t0) * K, rows, K, pairsOut + int64_t(t0) * w.pairs());
-            });
-        } else {
-            kernels::toBf16PairsAvx512Bf16(x, T, K, pairsOut);
-        }
+        forRowChunks(pool, T, kConvertRows, [&](int t0, int t1) {
+            kernels::toBf16PairsAvx512Bf16(x + int64_t(t0) * K, t1 - t0, K, pairsOut + int64_t(t0) * w.pairs());
+        });
         forBlocks(pool, w.numBlocks(), work, [&](int b0, int b1) { kernels::bf16DotAvx512(w, pairs, T, out, b0, b1); });
         return;
     }

@@ -12,6 +12,7 @@
 // run() is for one caller thread at a time (the engine thread); fn must not call run().
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -66,5 +67,20 @@ private:
     std::mutex m_mutex;
     std::condition_variable m_wake;
 };
+
+// body(r0, r1) over rows [0, rows) in chunks of rowsPerChunk, spread over the pool when there are
+// at least two chunks; otherwise (or without a pool) one call on the caller. For a step's row-wise
+// work (norms, RoPE, conversions): a prompt's rows on all cores, a decode batch's few rows where
+// a hand-off would cost more than it saves. Each row is computed as on one thread.
+template <typename Body>
+void forRowChunks(CpuThreadPool* pool, int rows, int rowsPerChunk, const Body& body)
+{
+    const int chunks = (rows + rowsPerChunk - 1) / rowsPerChunk;
+    if (!pool || chunks < 2) {
+        body(0, rows);
+        return;
+    }
+    pool->run(chunks, [&](int c) { body(c * rowsPerChunk, std::min(rows, (c + 1) * rowsPerChunk)); });
+}
 
 }  // namespace brook::cpu
