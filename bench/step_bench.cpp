@@ -9,6 +9,8 @@
 // --prefill LENS times prefill steps of one sequence of each length the same way (eager, as the
 // engine runs them), and --profile-prefill puts the first one under cudaProfilerStart/Stop: the
 // sum of its kernel times against `forward` says how much of a prefill is launch latency.
+// --prefill-context N puts N cached tokens before each of those prompts: the step a prefix-cache
+// hit leaves (a chat's last turn computed over its cached history).
 // --masked gives every decode row a structured-output token mask (one shared mask, or one per row
 // with --distinct-masks), so `step` shows what masking costs on the GPU.
 #include "cuda/cuda_backend.h"
@@ -66,15 +68,22 @@ std::vector<std::vector<uint32_t>> makeMasks(int count, int words, int vocab)
     return masks;
 }
 
-// One sequence of each length prefilled from position 0 (its KV slots rewritten each time):
-// forward (CUDA events over `iterations` eager forwards) and step (wall clock, with sampling).
-void timePrefills(cuda::CudaBackend& backend, const std::vector<int>& lens, int iterations, bool profile, int vocab)
+// One sequence of each length prefilled from position `cached` (its KV slots rewritten each time;
+// the `cached` tokens before them written once, untimed): forward (CUDA events over `iterations`
+// eager forwards) and step (wall clock, with sampling).
+void timePrefills(cuda::CudaBackend& backend, const std::vector<int>& lens, int cached, int iterations, bool profile,
+                  int vocab)
 {
-    std::printf("prompt  first_step_us  forward_us  step_us  prompt_tok/s(step)\n");
+    std::printf("prompt  cached  first_step_us  forward_us  step_us  prompt_tok/s(step)\n");
     bool profiled = false;
     for (int len : lens) {
-        Sequences seqs = makeSequences(1, len, 1, backend.blockSize(), vocab);
-        BatchSequence b{seqs.prompts[0], 0, seqs.tables[0], true, {}};
+        Sequences seqs = makeSequences(1, cached + len, 1, backend.blockSize(), vocab);
+        const std::span<const int32_t> all = seqs.prompts[0];
+        if (cached > 0) {
+            BatchSequence history{all.first(size_t(cached)), 0, seqs.tables[0], false, {}};
+            backend.step(std::span(&history, 1));
+        }
+        BatchSequence b{all.subspan(size_t(cached)), cached, seqs.tables[0], true, {}};
         // The first step of a length the backend has not seen: what a server's new prompt costs.
         const auto first = std::chrono::steady_clock::now();
         backend.step(std::span(&b, 1));
@@ -92,7 +101,8 @@ void timePrefills(cuda::CudaBackend& backend, const std::vector<int>& lens, int 
         for (int i = 0; i < iterations; ++i) backend.step(std::span(&b, 1));
         const double stepUs =
             std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / iterations;
-        std::printf("%6d  %13.1f  %10.1f  %7.1f  %18.0f\n", len, firstUs, forwardUs, stepUs, len * 1e6 / stepUs);
+        std::printf("%6d  %6d  %13.1f  %10.1f  %7.1f  %18.0f\n", len, cached, firstUs, forwardUs, stepUs,
+                    len * 1e6 / stepUs);
     }
 }
 
@@ -103,7 +113,7 @@ int main(int argc, char** argv)
     CLI::App app{"brook-step-bench: GPU time of one decode step, below the engine"};
     std::filesystem::path modelDir;
     std::vector<int> batches = {1, 8, 64, 128, 256};
-    int context = 256, iterations = 200;
+    int context = 256, iterations = 200, prefillContext = 0;
     bool profileStep = false, eager = false;
     std::vector<int> prefillLens;
     bool profilePrefill = false, masked = false, distinctMasks = false;
@@ -114,6 +124,8 @@ int main(int argc, char** argv)
     app.add_flag("--profile-step", profileStep, "profile one decode step of the first batch size (ncu)");
     app.add_flag("--enforce-eager", eager, "no CUDA graphs");
     app.add_option("--prefill", prefillLens, "prompt lengths: time one prefill step of each (no decode then)");
+    app.add_option("--prefill-context", prefillContext, "with --prefill: tokens cached before each prompt")
+        ->check(CLI::Range(0, 4000));
     app.add_flag("--profile-prefill", profilePrefill, "profile one prefill step of the first length (ncu)");
     app.add_flag("--masked", masked, "decode rows carry a token mask (structured output)");
     app.add_flag("--distinct-masks", distinctMasks, "with --masked: every row its own mask");
@@ -167,7 +179,7 @@ int main(int argc, char** argv)
     }
     const int vocab = folder->config.vocabSize;
     if (!prefillLens.empty()) {
-        timePrefills(**backend, prefillLens, iterations, profilePrefill, vocab);
+        timePrefills(**backend, prefillLens, prefillContext, iterations, profilePrefill, vocab);
         backend->reset();
         if (!temp.empty()) std::filesystem::remove_all(temp);
         return 0;
