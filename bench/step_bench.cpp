@@ -6,8 +6,8 @@
 // the difference is the per-step host and sampling cost, and brook-bench latency minus `step`
 // is the engine's own per-token work. With --profile-step one decode step runs between
 // cudaProfilerStart/Stop, for `ncu --profile-from-start off --graph-profiling node`.
-// --prefill LENS times prefill steps of one sequence of each length the same way (eager, as the
-// engine runs them), and --profile-prefill puts the first one under cudaProfilerStart/Stop: the
+// --prefill LENS times prefill steps of one sequence of each length the same way (as the engine
+// runs them: from a prefill graph up to 256 tokens, eagerly beyond), and --profile-prefill puts the first one under cudaProfilerStart/Stop: the
 // sum of its kernel times against `forward` says how much of a prefill is launch latency.
 // --prefill-context N puts N cached tokens before each of those prompts: the step a prefix-cache
 // hit leaves (a chat's last turn computed over its cached history).
@@ -139,6 +139,8 @@ int main(int argc, char** argv)
         ->check(CLI::Range(0, 7));
     bool noGemmRowPadding = false, noSplitKvPrefill = false;
     app.add_flag("--no-split-kv-prefill", noSplitKvPrefill, "prefill attention: one CTA per query tile, never split");
+    bool noPrefillGraphs = false;
+    app.add_flag("--no-prefill-graphs", noPrefillGraphs, "single-sequence prefill steps launch kernel by kernel");
     app.add_flag("--no-gemm-row-padding", noGemmRowPadding, "cuBLASLt plans every distinct row count (a new length)");
     app.add_option("--skinny-max-rows", features.skinnyMaxRows,
                    "decode steps of up to this many tokens take the skinny GEMM (0: built-in crossover)")
@@ -148,6 +150,7 @@ int main(int argc, char** argv)
     features.threadBlockClusters = !noClusters;
     features.padGemmRows = !noGemmRowPadding;
     features.splitKvPrefill = !noSplitKvPrefill;
+    features.prefillGraphs = !noPrefillGraphs;
     spdlog::set_level(spdlog::level::warn);
 
     std::filesystem::path temp;

@@ -134,8 +134,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
                      formatGib(used - int64_t(backend->m_weights.bytes())), formatGib(kvBytes), backend->m_numBlocks,
                      cacheTokens, backend->m_maxModelLen, double(cacheTokens) / backend->m_maxModelLen);
         if (!options.enforceEager) {
-            backend->m_graphs = std::make_unique<DecodeGraphs>(*backend, backend->m_stream);
-            backend->m_graphs->captureAll(backend->m_maxSeqs);
+            backend->m_graphs = std::make_unique<ForwardGraphs>(*backend, backend->m_stream);
+            backend->m_graphs->captureDecode(backend->m_maxSeqs);
+            if (options.features.prefillGraphs) backend->m_graphs->capturePrefill(backend->m_maxTokens);
         }
         if (options.features.padGemmRows) {
             const auto warmStart = std::chrono::steady_clock::now();
@@ -229,14 +230,17 @@ CudaBackend::StepLaunch CudaBackend::upload(std::span<const BatchSequence> batch
     StepLaunch launch;
     launch.decode = !batch.empty();
     for (const auto& b : batch) launch.decode = launch.decode && b.tokens.size() == 1 && b.sample;
-    launch.bucket = launch.decode && m_graphs ? m_graphs->bucketFor(int(batch.size())) : 0;
-    m_inputs->upload(batch, launch.bucket, m_stream);
+    launch.bucket = launch.decode && m_graphs ? m_graphs->decodeBucketFor(int(batch.size())) : 0;
+    if (!launch.decode && m_graphs && batch.size() == 1 && batch[0].sample)
+        launch.prefillBucket = m_graphs->prefillBucketFor(int(batch[0].tokens.size()));
+    m_inputs->upload(batch, launch.bucket, m_stream, launch.prefillBucket);
     return launch;
 }
 
 void CudaBackend::launchForward(const StepLaunch& launch)
 {
-    if (launch.bucket) m_graphs->replay(launch.bucket, m_stream);
+    if (launch.bucket) m_graphs->replayDecode(launch.bucket, m_stream);
+    else if (launch.prefillBucket) m_graphs->replayPrefill(launch.prefillBucket, m_stream);
     else forward(launch.decode, m_stream);
 }
 

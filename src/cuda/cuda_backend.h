@@ -2,7 +2,8 @@
 // gate-up), a paged KV cache sized by --gpu-memory-utilization the way vLLM sizes it (weights,
 // then a profiling forward at max_num_batched_tokens, then blocks from what is left), cuBLASLt
 // GEMMs with fp32 accumulation, our own kernels for the rest, sampling on the GPU, and decode
-// steps replayed from CUDA graphs captured per batch-size bucket (off with --enforce-eager).
+// steps and short single-sequence prefills replayed from CUDA graphs captured per bucket
+// (ForwardGraphs; off with --enforce-eager).
 // Engine thread only, except where the Backend interface says thread-safe.
 #pragma once
 
@@ -10,7 +11,7 @@
 #include "cuda/cuda_dtype.h"
 #include "cuda/cuda_features.h"
 #include "cuda/cuda_weights.h"
-#include "cuda/decode_graphs.h"
+#include "cuda/forward_graphs.h"
 #include "cuda/device_buffer.h"
 #include "cuda/gpu_sampler.h"
 #include "cuda/step_inputs.h"
@@ -67,9 +68,11 @@ public:
     // forwards on the GPU alone (CUDA events; graph replays when the batch is a graph-able
     // decode step), without sampling. Returns microseconds per forward.
     double timeForward(std::span<const BatchSequence> batch, int iterations);
+    // Tests only: single-sequence prefill steps replayed from a graph so far.
+    int64_t prefillGraphReplays() const { return m_graphs ? m_graphs->prefillReplays() : 0; }
 
 private:
-    friend class DecodeGraphs;
+    friend class ForwardGraphs;
     CudaBackend(ModelConfig config, ElementType type, CudaWeights weights, const CudaBackendOptions& options);
     void allocateActivations();
     // Plans and first-launches every padded cuBLASLt shape a step can use, so that no request
@@ -78,13 +81,18 @@ private:
     void warmUpGemms();
     Result<void> allocateKvCache(int64_t kvBytes);
     // Launches the whole forward for the inputs in m_inputs, ending with fp32 logits of the
-    // sampled rows in m_logits. decode: every sequence has one token (graph-capturable).
-    void forward(bool decode, cudaStream_t stream);
-    // How a step runs: a pure decode step (one token per sequence, all sampled) replays the graph
-    // of `bucket` when there is one (0: eager forward).
+    // sampled rows in m_logits. decode: every sequence has one token. fixedShape (graph capture):
+    // every launch shape follows from the padded token and sequence counts and the maximum model
+    // length, never from this step's query or context lengths, so a replay serves any step of
+    // the bucket.
+    void forward(bool decode, cudaStream_t stream, bool fixedShape = false);
+    // How a step runs: a pure decode step (one token per sequence, all sampled) replays the
+    // decode graph of `bucket`, a short single-sequence prefill the prefill graph of
+    // `prefillBucket`, when there is one (both 0: eager forward).
     struct StepLaunch {
         bool decode = false;
         int bucket = 0;
+        int prefillBucket = 0;
     };
     // Uploads the batch's inputs (padded to the graph bucket) and says how to run it.
     StepLaunch upload(std::span<const BatchSequence> batch);
@@ -110,7 +118,7 @@ private:
     std::unique_ptr<CublasLtGemm> m_gemm;
     std::unique_ptr<StepInputs> m_inputs;
     std::unique_ptr<GpuSampler> m_sampler;
-    std::unique_ptr<DecodeGraphs> m_graphs;
+    std::unique_ptr<ForwardGraphs> m_graphs;
     DeviceBuffer m_invFreq;  // [HD/2] fp32
     DeviceBuffer m_kvCache;  // K then V: [L][blocks][blockSize][KVH][HD] each
     // Activations, sized for m_maxTokens tokens ([T, ...]) and m_maxSeqs sampled rows.
@@ -125,7 +133,7 @@ private:
     DeviceBuffer m_logits;       // [S, V] fp32
     DeviceBuffer m_attnWorkspace;
     DeviceBuffer m_prefillSplitWorkspace;  // split-KV prefill partials (empty: no splitting)
-    DeviceBuffer m_dequantized;  // quantized models: one Linear in the element type
+    DeviceBuffer m_dequantized;            // quantized models: one Linear in the element type
     int64_t m_activationBytes = 0;
     int64_t m_deviceTotal = 0;
 };

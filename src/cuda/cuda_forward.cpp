@@ -77,7 +77,7 @@ void CudaBackend::warmUpGemms()
     BROOK_CUDA_CHECK(cudaStreamSynchronize(m_stream));
 }
 
-void CudaBackend::forward(bool decode, cudaStream_t stream)
+void CudaBackend::forward(bool decode, cudaStream_t stream, bool fixedShape)
 {
     const ModelConfig& c = m_config;
     const int T = m_inputs->numTokens(), S = m_inputs->numSampled();
@@ -94,9 +94,12 @@ void CudaBackend::forward(bool decode, cudaStream_t stream)
     attention.contextLens = m_inputs->contextLens();
     attention.blockTables = m_inputs->blockTables();
     attention.maxBlocksPerSeq = m_inputs->maxBlocksPerSeq();
+    // A captured prefill graph serves any query and context length of its bucket: the grid covers
+    // every token as one query run and the key splits cover the longest context.
+    const int maxQueryLen = fixedShape ? T : m_inputs->maxQueryLen();
     PrefillSplit prefillSplit;
     prefillSplit.numTokens = T;
-    prefillSplit.maxContextLen = m_inputs->maxContextLen();
+    prefillSplit.maxContextLen = fixedShape ? m_maxModelLen : m_inputs->maxContextLen();
     prefillSplit.workspace = m_prefillSplitWorkspace.get();
     prefillSplit.workspaceBytes = m_prefillSplitWorkspace.bytes();
 
@@ -169,8 +172,8 @@ void CudaBackend::forward(bool decode, cudaStream_t stream)
             launch_paged_attention_decode(m_type, m_q.get(), m_attn.get(), kCache, vCache, attention, m_maxModelLen,
                                           shape, m_attnWorkspace.get(), m_attnWorkspace.bytes(), stream);
         else
-            launch_paged_attention_prefill(m_type, m_q.get(), m_attn.get(), kCache, vCache, attention,
-                                           m_inputs->maxQueryLen(), shape, stream, prefillSplit);
+            launch_paged_attention_prefill(m_type, m_q.get(), m_attn.get(), kCache, vCache, attention, maxQueryLen,
+                                           shape, stream, prefillSplit);
         project(m_attn.get(), w.o, w.oQ, quant, residual, H, qDim, true, true);
         if (fused && !quant) {
             launch_skinny_gemm(residual, w.gateUp, m_gateUp.get(), T, 2 * I, H, m_type, false, false, stream,

@@ -32,13 +32,20 @@ StepInputs::~StepInputs()
     if (m_host) cudaFreeHost(m_host);
 }
 
-void StepInputs::upload(std::span<const BatchSequence> batch, int padToSeqs, cudaStream_t stream)
+void StepInputs::upload(std::span<const BatchSequence> batch, int padToSeqs, cudaStream_t stream, int padToTokens)
 {
     const int realSeqs = int(batch.size());
-    const int seqs = std::max(realSeqs, padToSeqs);
-    int tokens = 0;
+    if (padToTokens > 0 && (realSeqs > 1 || padToSeqs > 0))
+        throw CudaError("a padded single-sequence step got " + std::to_string(realSeqs) + " sequences");
+    // Dummy one-token sequences: up to padToSeqs, or the stand-in for an empty single-sequence step.
+    const int dummySeqs = padToTokens > 0 ? 1 - realSeqs : std::max(0, padToSeqs - realSeqs);
+    const int seqs = realSeqs + dummySeqs + (padToTokens > 0 ? 1 : 0);
+    int tokens = dummySeqs;
     for (const auto& s : batch) tokens += int(s.tokens.size());
-    tokens += seqs - realSeqs;
+    if (padToTokens > 0 && tokens > padToTokens)
+        throw CudaError("a step of " + std::to_string(tokens) + " tokens does not fit its " +
+                        std::to_string(padToTokens) + "-token graph");
+    if (padToTokens > 0) tokens = padToTokens;
     if (tokens > m_maxTokens || seqs > m_maxSeqs)
         throw CudaError("step of " + std::to_string(tokens) + " tokens / " + std::to_string(seqs) +
                         " sequences exceeds the preallocated " + std::to_string(m_maxTokens) + " / " +
@@ -72,13 +79,22 @@ void StepInputs::upload(std::span<const BatchSequence> batch, int padToSeqs, cud
         m_maxContextLen = std::max(m_maxContextLen, contextLens[s]);
         tableWidth = std::max(tableWidth, (contextLens[s] + m_blockSize - 1) / m_blockSize);
     }
-    for (int s = realSeqs; s < seqs; ++s, ++row) {  // padding: one token, no cache write, no attention
+    for (int s = realSeqs; s < realSeqs + dummySeqs; ++s, ++row) {  // one token, no cache write, no attention
         queryStart[s] = row;
         ids[row] = 0;
         positions[row] = 0;
         slots[row] = -1;
         contextLens[s] = 0;
         sampleRows[sampled++] = row;
+    }
+    if (padToTokens > 0) {  // the rest of the graph's tokens: one sequence that is never sampled
+        queryStart[seqs - 1] = row;
+        for (; row < padToTokens; ++row) {
+            ids[row] = 0;
+            positions[row] = 0;
+            slots[row] = -1;
+        }
+        contextLens[seqs - 1] = 0;
     }
     queryStart[seqs] = row;
     // Only the used width of each table row travels; the device row stride stays maxBlocksPerSeq.

@@ -23,7 +23,11 @@ public:
 
     // Packs the batch (padded with dummy one-token sequences up to padToSeqs, whose cache
     // writes are skipped) and copies it to the device on `stream`.
-    void upload(std::span<const BatchSequence> batch, int padToSeqs, cudaStream_t stream);
+    // padToTokens > 0 (a single-sequence prefill graph, padToSeqs 0): the layout is always two
+    // sequences and padToTokens tokens: the batch's one sequence (or, with an empty batch, a
+    // one-token dummy), then a padding sequence of the remaining tokens (context 0: no attention,
+    // no cache writes, not sampled), so every launch shape depends on padToTokens alone.
+    void upload(std::span<const BatchSequence> batch, int padToSeqs, cudaStream_t stream, int padToTokens = 0);
 
     int numTokens() const { return m_numTokens; }
     int numSeqs() const { return m_numSeqs; }

@@ -337,6 +337,48 @@ private slots:
         }
     }
 
+    // Single-sequence prefill steps of 2..256 tokens replay a captured graph (ForwardGraphs): over a
+    // cached history, at lengths inside, at and past a bucket's edge, the logits match the eager
+    // backend's (bf16 noise: the graph's attention splits the keys for the longest context, the
+    // eager launch for this step's) and the steps really replayed graphs. Past 256 tokens and
+    // without sampling a step runs eagerly.
+    void prefillGraphsMatchEagerSteps()
+    {
+        BROOK_REQUIRE_GPU();
+        QTemporaryDir dir;
+        QVERIFY(testing::writeTestModel(dir.path().toStdString(), comparisonModel(false)).ok());
+        auto config = loadModelConfig(std::filesystem::path(dir.path().toStdString()) / "config.json");
+        auto checkpoint = Checkpoint::open(dir.path().toStdString());
+        QVERIFY(config.ok() && checkpoint.ok());
+        auto graphs = makeCuda(*config, **checkpoint, "bfloat16", false);
+        auto eager = makeCuda(*config, **checkpoint, "bfloat16", true);
+        QCOMPARE(eager->prefillGraphReplays(), int64_t(0));
+        std::mt19937 rng(45);
+        const std::vector<int32_t> tokens = testsupport::randomPrompt(rng, 1024, 2000);
+        std::vector<int32_t> blocks(64);
+        for (int i = 0; i < 64; ++i) blocks[size_t(i)] = 63 - i;
+        // Chunk lengths: past the graphs (eager), then 2, a bucket's edge (16, 64) and one past it,
+        // the last bucket (256) and inside buckets, each over the history before it.
+        const std::vector<int> chunks = {300, 2, 16, 17, 64, 65, 83, 256, 5, 190};
+        int cached = 0, expectedReplays = 0;
+        for (int n : chunks) {
+            QVERIFY(cached + n <= int(tokens.size()));
+            BatchSequence s{std::span(tokens.data() + cached, size_t(n)), cached, blocks, true, {}};
+            const std::vector<float> want = eager->logits(std::span(&s, 1));
+            const std::vector<float> got = graphs->logits(std::span(&s, 1));
+            const double e = relativeError(got, want);
+            QVERIFY2(e < 2e-2, qPrintable(QString("%1 tokens over %2: relative error %3").arg(n).arg(cached).arg(e)));
+            if (margin(want).gap > 1e-2f) QCOMPARE(margin(got).top, margin(want).top);
+            expectedReplays += n <= cuda::ForwardGraphs::kMaxPrefillTokens ? 1 : 0;
+            QCOMPARE(graphs->prefillGraphReplays(), int64_t(expectedReplays));
+            cached += n;
+        }
+        // An unsampled chunk (the middle of a chunked prompt) is not a graph's shape.
+        BatchSequence middle{std::span(tokens.data() + cached, 8), cached, blocks, false, {}};
+        graphs->step(std::span(&middle, 1));
+        QCOMPARE(graphs->prefillGraphReplays(), int64_t(expectedReplays));
+    }
+
     // 4- and 8-bit Linears (RTN at load, group 128): the CUDA W4A16/W8A16 kernels against the
     // CPU backend, which keeps the very same codes and scales (its int8 kernels quantize the
     // activations per 32, cpu_gemm_q8.h). Prefill runs the quantized GEMM, decode the GEMV with
