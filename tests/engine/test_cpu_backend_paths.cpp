@@ -16,6 +16,7 @@
 //    head that is up to ~9 roundings of 2^-9 each, ~1.8e-2 in the worst case; we allow 2e-2.
 //    Decode steps (1 token) take the exact widening kernel, so they get 1e-4 again.
 #include "engine/checkpoint.h"
+#include "engine/cpu/cpu_attention.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/cpu/cpu_gemm.h"
 #include "engine/cpu/cpu_vector_ops.h"
@@ -182,6 +183,41 @@ private slots:
                 for (int r = 0; r < count; ++r) ops.axpy(yWant.data(), w[size_t(r)], &rows[size_t(r) * stride], n);
                 QVERIFY2(y == yWant, qPrintable(QString("axpyRows %1 n %2").arg(cpuIsaName(isa)).arg(n)));
             }
+        }
+    }
+
+    // A batch of decodes runs each query's KV heads in one task (whole cache slots); one decode
+    // runs a task per KV head. Both give every head the same floats, on every path.
+    void attentionTaskGroupingChangesNoFloats()
+    {
+        constexpr int kSequences = 8, kHeads = 16, kKvHeads = 2, kHeadDim = 128, kBlockSize = 16, kKeys = 40;
+        constexpr int kBlocksPerSequence = (kKeys + kBlockSize - 1) / kBlockSize;
+        const size_t cacheFloats = size_t(kSequences) * kBlocksPerSequence * kBlockSize * kKvHeads * kHeadDim;
+        std::mt19937 rng(23);
+        std::normal_distribution<float> dist(0.0f, 1.0f);
+        std::vector<float> k(cacheFloats), v(cacheFloats), q(size_t(kSequences) * kHeads * kHeadDim);
+        for (auto* values : {&k, &v, &q})
+            for (float& f : *values) f = dist(rng);
+        std::vector<int32_t> tables(size_t(kSequences) * kBlocksPerSequence);
+        std::iota(tables.begin(), tables.end(), 0);
+        std::shuffle(tables.begin(), tables.end(), rng);  // blocks scattered, as a long-running cache has them
+        const PagedKv kv{k.data(), v.data(), kBlockSize, kKvHeads, kHeadDim};
+        CpuThreadPool pool(2);
+        for (CpuIsa isa : supportedCpuIsas()) {
+            const CpuVectorOps& ops = CpuVectorOps::forIsa(isa);
+            std::vector<float> batched(q.size()), single(q.size());
+            std::vector<AttentionSequence> batch;
+            for (int s = 0; s < kSequences; ++s) {
+                const size_t offset = size_t(s) * kHeads * kHeadDim;
+                const auto table =
+                    std::span<const int32_t>(tables).subspan(size_t(s) * kBlocksPerSequence, kBlocksPerSequence);
+                const AttentionSequence seq{&q[offset], &batched[offset], 1, kKeys - 1 - s, table};
+                batch.push_back(seq);
+                const AttentionSequence alone{&q[offset], &single[offset], 1, kKeys - 1 - s, table};
+                pagedAttentionBatch(std::span(&alone, 1), kHeads, kv, ops, &pool);
+            }
+            pagedAttentionBatch(batch, kHeads, kv, ops, &pool);
+            QVERIFY2(batched == single, cpuIsaName(isa));
         }
     }
 

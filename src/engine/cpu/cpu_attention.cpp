@@ -16,17 +16,19 @@ void prefetchRows(const float* rows, int64_t stride, int count, int HD)
         for (int d = 0; d < HD; d += kLineFloats) __builtin_prefetch(rows + r * stride + d, 0, 3);
 }
 
-// One query's GQA group: `heads` consecutive query heads (q and out [heads, HD]) that share the
-// K / V rows of kvHead, over keys 0..position. Per head the same floats as one head at a time
-// (each key's dot product, the softmax over the head's scores, V summed block by block in key
-// order), but block by block for the whole group: a cache block's rows come from memory once for
-// all heads, and the next block's rows are prefetched while this one is computed. The rows of a
-// decode step are cold (a step streams ~700 MB of weights past them), and walked one head at a
-// time their misses were most of the attention's time.
-void attendGroup(const float* q, float* out, int heads, int position, std::span<const int32_t> blockTable, int kvHead,
-                 const PagedKv& kv, const CpuVectorOps& ops, float scale)
+// One query's GQA groups: `group` consecutive query heads share the K / V rows of one KV head,
+// and this takes `kvHeads` consecutive KV heads from kvHead0 (q and out [kvHeads * group, HD]),
+// over keys 0..position. Per head the same floats as one head at a time (each key's dot product,
+// the softmax over the head's scores, V summed block by block in key order), but block by block
+// for all the heads: a cache block's rows come from memory once, and the next block's rows are
+// prefetched while this one is computed. The rows of a decode step are cold (a step streams ~700
+// MB of weights past them), and walked one head at a time their misses were most of the
+// attention's time; with every KV head of a slot in one task a core reads whole slots
+// (contiguous lines) instead of every other 512 bytes.
+void attendGroups(const float* q, float* out, int group, int kvHeads, int position, std::span<const int32_t> blockTable,
+                  int kvHead0, const PagedKv& kv, const CpuVectorOps& ops, float scale)
 {
-    const int HD = kv.headDim, bs = kv.blockSize, keys = position + 1;
+    const int HD = kv.headDim, bs = kv.blockSize, keys = position + 1, heads = group * kvHeads;
     const int64_t stride = int64_t(kv.numKvHeads) * HD;  // floats from one slot's row to the next
     const int blocks = (keys + bs - 1) / bs;
     const auto rowsIn = [&](int b) { return std::min(bs, keys - b * bs); };
@@ -34,12 +36,13 @@ void attendGroup(const float* q, float* out, int heads, int position, std::span<
     scores.resize(size_t(heads) * size_t(keys));
     denoms.resize(size_t(heads));
     for (int b = 0; b < blocks; ++b) {
-        if (b + 1 < blocks) prefetchRows(kv.kAt(blockTable[b + 1], 0, kvHead), stride, rowsIn(b + 1), HD);
-        const float* k = kv.kAt(blockTable[b], 0, kvHead);
-        for (int h = 0; h < heads; ++h)
+        if (b + 1 < blocks) prefetchRows(kv.kAt(blockTable[b + 1], 0, kvHead0), stride, rowsIn(b + 1), HD * kvHeads);
+        for (int h = 0; h < heads; ++h) {
+            const float* k = kv.kAt(blockTable[b], 0, kvHead0 + h / group);
             ops.dotRows(q + int64_t(h) * HD, k, stride, rowsIn(b), HD, scale, &scores[size_t(h) * keys + b * bs]);
+        }
     }
-    prefetchRows(kv.vAt(blockTable[0], 0, kvHead), stride, rowsIn(0), HD);
+    prefetchRows(kv.vAt(blockTable[0], 0, kvHead0), stride, rowsIn(0), HD * kvHeads);
     for (int h = 0; h < heads; ++h) {
         float* sh = &scores[size_t(h) * keys];
         float maxScore = -INFINITY;
@@ -52,10 +55,11 @@ void attendGroup(const float* q, float* out, int heads, int position, std::span<
         std::fill(out + int64_t(h) * HD, out + int64_t(h + 1) * HD, 0.0f);
     }
     for (int b = 0; b < blocks; ++b) {
-        if (b + 1 < blocks) prefetchRows(kv.vAt(blockTable[b + 1], 0, kvHead), stride, rowsIn(b + 1), HD);
-        const float* v = kv.vAt(blockTable[b], 0, kvHead);
-        for (int h = 0; h < heads; ++h)
+        if (b + 1 < blocks) prefetchRows(kv.vAt(blockTable[b + 1], 0, kvHead0), stride, rowsIn(b + 1), HD * kvHeads);
+        for (int h = 0; h < heads; ++h) {
+            const float* v = kv.vAt(blockTable[b], 0, kvHead0 + h / group);
             ops.axpyRows(out + int64_t(h) * HD, &scores[size_t(h) * keys + b * bs], v, stride, rowsIn(b), HD);
+        }
     }
     for (int h = 0; h < heads; ++h) ops.scale(out + int64_t(h) * HD, 1.0f / denoms[size_t(h)], HD);
 }
@@ -75,17 +79,23 @@ void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHe
         firstItem[s + 1] = firstItem[s] + sequences[s].n * numHeads;
         cost += int64_t(sequences[s].n) * numHeads * (sequences[s].startPosition + sequences[s].n);
     }
-    // A task is one query's GQA group (items are head-fastest, so `group` consecutive items): one
-    // core reads the group's K / V rows from memory once (at 4 heads a task both cores fetched them).
-    const int tasks = firstItem.back() / group;
+    // A task is one query's GQA groups (items are head-fastest, so `groupsPerTask * group`
+    // consecutive items): one core reads each group's K / V rows from memory once (at 4 heads a
+    // task both cores fetched them). With queries enough to keep every core busy, all of a
+    // query's groups (whole cache slots, see attendGroups); a single decode keeps a task a group,
+    // so that its two groups still run on two cores.
+    const int queries = firstItem.back() / numHeads;
+    const int threads = pool ? pool->threads() : 1;
+    const int groupsPerTask = queries >= 2 * threads ? kv.numKvHeads : 1;
+    const int tasks = firstItem.back() / (group * groupsPerTask);
     auto attend = [&](int task) {
-        const int item = task * group;
+        const int item = task * group * groupsPerTask;
         const size_t s = size_t(std::upper_bound(firstItem.begin(), firstItem.end(), item) - firstItem.begin()) - 1;
         const AttentionSequence& seq = sequences[s];
         const int local = item - firstItem[s];
         const int i = local / numHeads, h = local % numHeads;
-        attendGroup(seq.q + (int64_t(i) * numHeads + h) * HD, seq.out + (int64_t(i) * numHeads + h) * HD, group,
-                    seq.startPosition + i, seq.blockTable, h / group, kv, ops, scale);
+        attendGroups(seq.q + (int64_t(i) * numHeads + h) * HD, seq.out + (int64_t(i) * numHeads + h) * HD, group,
+                     groupsPerTask, seq.startPosition + i, seq.blockTable, h / group, kv, ops, scale);
     };
     // ~1,000 (query, head, key) triples are ~10 us: below that the pool's hand-off costs more than
     // it saves. (At 4,096 a decode step's attention ran on the caller alone, the other core
