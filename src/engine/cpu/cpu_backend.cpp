@@ -90,8 +90,12 @@ CpuBackend::CpuBackend(ModelConfig config, CpuModelWeights weights, CpuIsa isa, 
     // Same arithmetic as ropeInterleavedHeads (and transformers): inv_freq in fp32.
     for (int i = 0; i < m_config.headDim / 2; ++i)
         m_invFreq.push_back(float(1.0 / std::pow(m_config.ropeTheta, double(2 * i) / m_config.headDim)));
+    constexpr size_t kHugePageFloats = kHugePageBytes / sizeof(float);
     const size_t perLayer = size_t(numBlocks) * blockSize * m_config.kvDim();
-    m_cacheFloats = perLayer * size_t(m_config.numLayers);
+    // A cache of less than a huge page a layer stays packed (it is not on huge pages anyway).
+    m_layerFloats =
+        perLayer < kHugePageFloats ? perLayer : (perLayer + kHugePageFloats - 1) / kHugePageFloats * kHugePageFloats;
+    m_cacheFloats = m_layerFloats * size_t(m_config.numLayers);
     // Not zero-filled (see the header).
     const size_t bytes = m_cacheFloats * sizeof(float);
     m_kCache = {static_cast<float*>(allocateHugePageBacked(bytes)), HugePageFree{bytes}};
@@ -102,7 +106,9 @@ BackendMemory CpuBackend::memory() const
 {
     BackendMemory m;
     m.weightsBytes = m_weights.bytes();
-    m.kvCacheBytes = int64_t(2 * m_cacheFloats) * int64_t(sizeof(float));
+    // The blocks' bytes: the padding after each layer's part is never touched (not resident).
+    m.kvCacheBytes =
+        int64_t(2) * m_numBlocks * m_blockSize * m_config.kvDim() * m_config.numLayers * int64_t(sizeof(float));
     m.activationsBytes = int64_t(m_x.capacity() + m_h.capacity() + m_qkv.capacity() + m_q.capacity() +
                                  m_attn.capacity() + m_gateUp.capacity() + m_act.capacity()) *
                          int64_t(sizeof(float));
@@ -113,9 +119,8 @@ void CpuBackend::writeKv(int layer, const float* qkvRows, std::span<const BatchS
 {
     const int qDim = m_config.qDim(), kvDim = m_config.kvDim();
     const int rowWidth = qDim + 2 * kvDim;
-    const size_t perLayer = size_t(m_numBlocks) * m_blockSize * kvDim;
-    float* kLayer = m_kCache.get() + perLayer * layer;
-    float* vLayer = m_vCache.get() + perLayer * layer;
+    float* kDst = kLayer(layer);
+    float* vDst = vLayer(layer);
     int64_t row = 0;
     for (const BatchSequence& s : batch) {
         for (size_t i = 0; i < s.tokens.size(); ++i, ++row) {
@@ -123,8 +128,8 @@ void CpuBackend::writeKv(int layer, const float* qkvRows, std::span<const BatchS
             const int32_t block = s.blockTable[position / m_blockSize];
             const size_t slot = (size_t(block) * m_blockSize + position % m_blockSize) * kvDim;
             const float* src = qkvRows + row * rowWidth + qDim;
-            std::memcpy(kLayer + slot, src, sizeof(float) * kvDim);
-            std::memcpy(vLayer + slot, src + kvDim, sizeof(float) * kvDim);
+            std::memcpy(kDst + slot, src, sizeof(float) * kvDim);
+            std::memcpy(vDst + slot, src + kvDim, sizeof(float) * kvDim);
         }
     }
 }
@@ -166,7 +171,6 @@ void CpuBackend::forward(std::span<const BatchSequence> batch)
     std::vector<AttentionSequence> attention;
     CpuThreadPool* const pool = m_pool.get();
 
-    const size_t perLayer = size_t(m_numBlocks) * m_blockSize * kvDim;
     for (int layer = 0; layer < c.numLayers; ++layer) {
         const CpuModelLayer& w = m_weights.layers[layer];
         forRows(pool, T, [&](int r0, int r1) {
@@ -187,7 +191,7 @@ void CpuBackend::forward(std::span<const BatchSequence> batch)
         });
         writeKv(layer, m_qkv.data(), batch);
 
-        const PagedKv kv{m_kCache.get() + perLayer * layer, m_vCache.get() + perLayer * layer, m_blockSize, KVH, HD};
+        const PagedKv kv{kLayer(layer), vLayer(layer), m_blockSize, KVH, HD};
         attention.clear();
         int64_t row = 0;
         for (const auto& s : batch) {

@@ -83,8 +83,15 @@ private:
     // (untouched, the OS maps them on first write). On huge pages (engine/huge_pages.h): a new
     // block is 16 KB in each of the layers' K and V, 144 first touches of 4 KB pages at ~15 us
     // in a VM, 2.2 ms a sequence every 16 tokens; a 2 MB page holds a layer's next 128 blocks.
+    // Each layer's part starts on a 2 MB boundary (m_layerFloats apart): the warm-up pass's
+    // blocks then share their huge page with a layer's next 128 blocks in every layer. Unaligned
+    // (58.2 MB a layer here), some layers' pages ended a few blocks past the warm-up's, and a
+    // batch-8 run faulted a fresh 2 MB page in the middle of its decode steps (3.7-7.3 ms each).
     std::unique_ptr<float[], HugePageFree> m_kCache, m_vCache;
+    size_t m_layerFloats = 0;  // per layer, rounded up to whole huge pages
     size_t m_cacheFloats = 0;  // per cache
+    float* kLayer(int layer) const { return m_kCache.get() + m_layerFloats * size_t(layer); }
+    float* vLayer(int layer) const { return m_vCache.get() + m_layerFloats * size_t(layer); }
     // Step workspace, reused across steps.
     const CpuVectorOps* m_ops;
     std::unique_ptr<CpuThreadPool> m_pool;    // the step's workers, created once
