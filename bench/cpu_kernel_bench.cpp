@@ -53,6 +53,48 @@ struct Shape {
     int N, K;
 };
 
+// The decode step's Linears as the backend meets them: `layers` layers' distinct bf16 weights
+// (~28 MB a layer, far beyond the caches) and the head, in order, so every matmul streams its
+// weights from memory. Rounds alternate the token counts (the same minutes for each), and the
+// median round of each is printed: the excess of T = 8 over T = 1 is the compute that does not
+// overlap the weight stream.
+void coldSweep(int layers, const std::vector<int>& tokens, int rounds, CpuThreadPool* pool)
+{
+    const std::vector<Shape> shapes = {
+        {"qkv", 2560, 1024}, {"o", 1024, 2048}, {"gate_up", 6144, 1024}, {"down", 1024, 3072}};
+    std::vector<CpuMatrix> weights;
+    for (int l = 0; l < layers; ++l)
+        for (const Shape& s : shapes)
+            weights.push_back(CpuMatrix::fromBf16(s.N, s.K, [&](int n, uint16_t* row) {
+                for (int k = 0; k < s.K; ++k) row[k] = floatToBf16(float((n * 31 + k * 7 + l) % 97) * 1e-3f);
+            }));
+    const CpuMatrix head = CpuMatrix::fromBf16(103424, 1024, [](int n, uint16_t* row) {
+        for (int k = 0; k < 1024; ++k) row[k] = floatToBf16(float((n + k) % 89) * 1e-3f);
+    });
+    const int maxT = *std::max_element(tokens.begin(), tokens.end());
+    const std::vector<float> x = randomFloats(size_t(maxT) * 3072, 9, 1.0f);
+    std::vector<float> out(size_t(maxT) * 103424);
+    std::vector<std::vector<double>> layerMs(tokens.size()), headMs(tokens.size());
+    for (int r = 0; r < rounds; ++r) {
+        for (size_t i = 0; i < tokens.size(); ++i) {
+            auto start = std::chrono::steady_clock::now();
+            for (const CpuMatrix& w : weights) matmul(w, x.data(), out.data(), tokens[i], detectCpuIsa(), pool);
+            auto mid = std::chrono::steady_clock::now();
+            matmul(head, x.data(), out.data(), tokens[i], detectCpuIsa(), pool);
+            auto end = std::chrono::steady_clock::now();
+            layerMs[i].push_back(std::chrono::duration<double, std::milli>(mid - start).count());
+            headMs[i].push_back(std::chrono::duration<double, std::milli>(end - mid).count());
+        }
+    }
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        std::sort(layerMs[i].begin(), layerMs[i].end());
+        std::sort(headMs[i].begin(), headMs[i].end());
+        std::printf("cold T=%-3d %d layers' Linears: median %.2f ms (best %.2f), head: median %.2f ms (best %.2f)\n",
+                    tokens[i], layers, layerMs[i][layerMs[i].size() / 2], layerMs[i].front(),
+                    headMs[i][headMs[i].size() / 2], headMs[i].front());
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -62,6 +104,7 @@ int main(int argc, char** argv)
     std::vector<int> tokens = {1, 8, 128};
     std::string isaName;
     bool skipHead = false, samplerOnly = false;
+    int coldLayers = 0;
     app.add_option("--repeats", repeats, "timed runs; the best is printed");
     app.add_option("--isa", isaName, "only this path: scalar, avx2, avx512, avx512bf16");
     app.add_option("--tokens", tokens, "token counts T of each matmul")->capture_default_str();
@@ -69,6 +112,9 @@ int main(int argc, char** argv)
         ->capture_default_str();
     app.add_flag("--skip-head", skipHead, "leave out the 103,424 x 1,024 lm head");
     app.add_flag("--sampler-only", samplerOnly, "time the sampler only (for perf record)");
+    app.add_option("--cold-layers", coldLayers,
+                   "only the decode step's bf16 Linears over this many layers' own weights and the head "
+                   "(from memory), --tokens alternating, --repeats rounds");
     CLI11_PARSE(app, argc, argv);
 
     std::vector<CpuIsa> isas = supportedCpuIsas();
@@ -76,6 +122,10 @@ int main(int argc, char** argv)
     std::printf("cpu: best path %s\n", cpuIsaName(detectCpuIsa()));
 
     std::unique_ptr<CpuThreadPool> pool = threads > 1 ? std::make_unique<CpuThreadPool>(threads) : nullptr;
+    if (coldLayers > 0) {
+        coldSweep(coldLayers, tokens, repeats, pool.get());
+        return 0;
+    }
     std::vector<Shape> shapes;
     if (!samplerOnly) shapes = {{"qkv", 1280, 1024}, {"o", 1024, 2048}, {"gate_up", 6144, 1024}, {"down", 1024, 3072}};
     if (!skipHead && !samplerOnly) shapes.push_back({"lm_head", 103424, 1024});
