@@ -9,6 +9,7 @@
 #include "engine/backend.h"
 #include "engine/checkpoint.h"
 #include "engine/cpu/cpu_features.h"
+#include "engine/cpu/cpu_gemm.h"
 #include "engine/cpu/cpu_model_weights.h"
 #include "engine/cpu/cpu_thread_pool.h"
 #include "engine/cpu/cpu_vector_ops.h"
@@ -72,6 +73,8 @@ private:
     // first KV blocks (the block manager hands those out first; what it writes there is never
     // read: attention reads only the slots a request's own steps wrote).
     void warmUp(int tokens);
+    // Each pool thread samples a row of the warm-up's logits once (its per-thread scratch).
+    void warmUpSamplers();
 
     ModelConfig m_config;
     CpuModelWeights m_weights;
@@ -98,6 +101,7 @@ private:
     std::vector<float> m_invFreq;             // [HD/2] RoPE inverse frequencies
     std::vector<float> m_ropeCos, m_ropeSin;  // [T, HD/2] this step's angles
     std::vector<float> m_x, m_h, m_qkv, m_q, m_attn, m_gateUp, m_act, m_sampledHidden, m_logits;
+    MatmulScratch m_matmulScratch;  // sized by the warm-up pass, whichever thread steps later
 };
 
 }  // namespace brook::cpu

@@ -32,18 +32,18 @@ void forBlocks(CpuThreadPool* pool, int numBlocks, int64_t work, const Body& bod
     pool->run(chunks, [&](int c) { body(c * chunk, std::min(numBlocks, (c + 1) * chunk)); });
 }
 
-void matmulBf16(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool)
+void matmulBf16(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool,
+                MatmulScratch& scratch)
 {
     const int K = w.cols();
     const int64_t work = int64_t(T) * w.rows() * K;
     if (K % 2 != 0) isa = CpuIsa::Scalar;  // the vector kernels read inputs in pairs
     if (isa == CpuIsa::Avx512Bf16 && T >= kBf16DotMinTokens) {
-        // The calling thread's scratch; the pointer (not the thread_local name, which would name
-        // each worker's own empty vector) goes to the team.
-        thread_local std::vector<uint32_t> scratch;
-        scratch.resize(size_t(T) * size_t(w.pairs()));
-        const uint32_t* pairs = scratch.data();
-        uint32_t* const pairsOut = scratch.data();
+        // The caller's scratch; the team gets the pointer (a thread_local name would name each
+        // worker's own empty vector).
+        scratch.bf16Pairs.resize(size_t(T) * size_t(w.pairs()));
+        const uint32_t* pairs = scratch.bf16Pairs.data();
+        uint32_t* const pairsOut = scratch.bf16Pairs.data();
         // A prompt's rows are converted on all cores (256 x 3,072 values for ERNIE's down
         // projection); a decode batch's few rows on the caller.
         constexpr int kConvertRows = 16;
@@ -66,14 +66,16 @@ void matmulBf16(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa is
 
 // Quantizes x per block of 32 (cpu_gemm_q8.h) into the calling thread's scratch, then runs the
 // int8 kernel of `isa` over the row blocks (Q8 or Q4 weights: the kernels expand 4-bit codes).
-void matmulQ8(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool)
+void matmulQ8(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool,
+              MatmulScratch& scratch)
 {
     constexpr int kQ = CpuMatrix::kQ8Block;
     const int K = w.cols(), G = w.groups(), KB = K / kQ, blocksPerGroup = KB / G;
-    // The team gets pointers to these, never the thread_local names (see matmulBf16).
-    thread_local std::vector<int8_t> codes;
-    thread_local std::vector<float> scales, groupSums;
-    thread_local std::vector<int32_t> blockSums;
+    // The team gets pointers to these (see matmulBf16).
+    std::vector<int8_t>& codes = scratch.codes;
+    std::vector<float>& scales = scratch.scales;
+    std::vector<float>& groupSums = scratch.groupSums;
+    std::vector<int32_t>& blockSums = scratch.blockSums;
     codes.resize(size_t(T) * size_t(K));
     scales.resize(size_t(T) * size_t(KB));
     blockSums.resize(size_t(T) * size_t(KB));
@@ -126,14 +128,17 @@ void matmulQ8(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa,
 
 }  // namespace
 
-void matmul(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool)
+void matmul(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool,
+            MatmulScratch* scratch)
 {
     if (T <= 0) return;
+    thread_local MatmulScratch threadScratch;
+    MatmulScratch& s = scratch ? *scratch : threadScratch;
     switch (w.format()) {
     case MatrixFormat::F32: linear(x, w.f32(), out, T, w.cols(), w.rows()); return;
-    case MatrixFormat::BF16: matmulBf16(w, x, out, T, isa, pool); return;
+    case MatrixFormat::BF16: matmulBf16(w, x, out, T, isa, pool, s); return;
     case MatrixFormat::Q8:
-    case MatrixFormat::Q4: matmulQ8(w, x, out, T, isa, pool); return;
+    case MatrixFormat::Q4: matmulQ8(w, x, out, T, isa, pool, s); return;
     }
 }
 

@@ -23,6 +23,9 @@
 #include "engine/cpu/cpu_matrix.h"
 #include "engine/cpu/cpu_thread_pool.h"
 
+#include <cstdint>
+#include <vector>
+
 namespace brook::cpu {
 
 // Token counts at or above this take the vdpbf16ps kernel (when the path has it). From 4 rows
@@ -31,8 +34,21 @@ namespace brook::cpu {
 // bf16 for bf16 weights, so the accuracy is the same as theirs (test_cpu_gemm's bound).
 constexpr int kBf16DotMinTokens = 4;
 
-// Thread-safe for distinct `out` and distinct pools; uses the calling thread's scratch for bf16
-// activations. pool: where the row blocks run (null: all on the calling thread).
-void matmul(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool = nullptr);
+// The activations as the kernels read them (bf16 pairs, or int8 codes with their scales and
+// sums), kept between calls so a step allocates nothing.
+struct MatmulScratch {
+    std::vector<uint32_t> bf16Pairs;
+    std::vector<int8_t> codes;
+    std::vector<float> scales, groupSums;
+    std::vector<int32_t> blockSums;
+};
+
+// Thread-safe for distinct `out`, distinct pools and distinct scratch. pool: where the row blocks
+// run (null: all on the calling thread). scratch: null uses the calling thread's own; the backend
+// passes its own, which its warm-up pass sizes at load on the loading thread (the engine thread
+// that steps it later would otherwise grow a thread_local one inside its first long prompt: ~500
+// first touches of 4 KB pages, ~15 us each in a VM).
+void matmul(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool = nullptr,
+            MatmulScratch* scratch = nullptr);
 
 }  // namespace brook::cpu
