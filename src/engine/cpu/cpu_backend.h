@@ -73,7 +73,8 @@ private:
     // first KV blocks (the block manager hands those out first; what it writes there is never
     // read: attention reads only the slots a request's own steps wrote).
     void warmUp(int tokens);
-    // Each pool thread samples a row of the warm-up's logits once (its per-thread scratch).
+    // Samples the warm-up's logits rows on the pool, so that the pool threads' per-thread sampler
+    // scratch is touched at load (best effort: a row goes to whichever thread claims it).
     void warmUpSamplers();
 
     ModelConfig m_config;
