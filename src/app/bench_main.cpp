@@ -22,7 +22,6 @@
 
 #include <CLI/CLI.hpp>
 
-
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -42,7 +41,7 @@ struct BenchOptions {
     uint64_t seed = 0;
     int warmup = 1;
     int repeats = 3;
-    std::string jsonSchemaFile;    // throughput: constrain every output (structured-output cost)
+    std::string jsonSchemaFile;   // throughput: constrain every output (structured-output cost)
     StructuredOutput structured;  // read from jsonSchemaFile
 };
 
@@ -121,18 +120,20 @@ int runThroughput(Engine& engine, const BenchOptions& o, int vocabLimit)
     std::condition_variable done;
     const EngineStats before = engine.stats();
     const auto start = BenchClock::now();
-    for (auto& r : requests) {
-        auto id = engine.submit(std::move(r), [&](const RequestOutput& out) {
+    // All at once, as vLLM's benchmark_throughput hands LLM.generate its list: one by one, the
+    // engine thread would start stepping the first requests before the rest arrived.
+    auto ids = engine.submitAll(std::move(requests), [&](size_t) {
+        return OutputCallback([&](const RequestOutput& out) {
             generated += static_cast<long long>(out.newTokenIds.size());
             if (out.finished() && --remaining == 0) {
                 std::lock_guard lock(doneMutex);
                 done.notify_all();
             }
         });
-        if (!id) {
-            std::cerr << "brook-bench: " << id.error() << "\n";
-            return 1;
-        }
+    });
+    if (!ids) {
+        std::cerr << "brook-bench: " << ids.error() << "\n";
+        return 1;
     }
     {
         std::unique_lock lock(doneMutex);
@@ -249,7 +250,9 @@ int main(int argc, char** argv)
             std::cerr << "brook-bench: cannot read " << bench.jsonSchemaFile << "\n";
             return 2;
         }
-        bench.structured = {StructuredOutput::Kind::JsonSchema, std::string(std::istreambuf_iterator<char>(in), {}), {},
+        bench.structured = {StructuredOutput::Kind::JsonSchema,
+                            std::string(std::istreambuf_iterator<char>(in), {}),
+                            {},
                             "--json-schema"};
         if (auto valid = checkStructuredOutput(bench.structured); !valid) {
             std::cerr << "brook-bench: " << valid.error() << "\n";

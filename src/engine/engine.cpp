@@ -17,6 +17,12 @@ Result<RequestId> Engine::submit(GenerationRequest request, OutputCallback callb
     return m_loop->submit(std::move(request), std::move(callback));
 }
 
+Result<std::vector<RequestId>> Engine::submitAll(std::vector<GenerationRequest> requests,
+                                                 const std::function<OutputCallback(size_t)>& callbackFor)
+{
+    return m_loop->submitAll(std::move(requests), callbackFor);
+}
+
 void Engine::cancel(RequestId id) { m_loop->cancel(id); }
 void Engine::shutdown() { m_loop->shutdown(); }
 Result<std::vector<float>> Engine::promptLogits(std::vector<int32_t> tokens)

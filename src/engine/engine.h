@@ -14,6 +14,7 @@
 #include "engine/request.h"
 #include "engine/result.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,12 @@ public:
     // queues. The callback runs on the engine thread for every update, the last one with
     // finishReason set. Errors carry a code and the field at fault (result.h).
     Result<RequestId> submit(GenerationRequest request, OutputCallback callback);
+    // Thread-safe. submit for several requests that the engine sees together: all are validated
+    // first (an error names the request's index, and then none is queued), then queued at once,
+    // so the next step schedules them side by side, as vLLM's LLM.generate does with a list.
+    // callbackFor(i) gives request i's callback. Returns the ids in the requests' order.
+    Result<std::vector<RequestId>> submitAll(std::vector<GenerationRequest> requests,
+                                             const std::function<OutputCallback(size_t)>& callbackFor);
     // Thread-safe. Aborts the request within one step; its blocks are freed and it receives a
     // final output with finish reason "abort". Unknown or finished ids are ignored.
     void cancel(RequestId id);

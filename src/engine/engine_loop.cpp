@@ -52,7 +52,7 @@ void EngineLoop::shutdown()
     if (m_thread.joinable()) m_thread.join();
 }
 
-Result<RequestId> EngineLoop::submit(GenerationRequest request, OutputCallback callback)
+auto EngineLoop::prepare(GenerationRequest request, OutputCallback callback) -> Result<Pending>
 {
     const ModelConfig& model = m_backend->config();
     const PromptBuilder prompts(*m_tokenizer, model.vocabSize,
@@ -76,15 +76,49 @@ Result<RequestId> EngineLoop::submit(GenerationRequest request, OutputCallback c
     seq->params = params;
     auto processor = std::make_unique<RequestOutputProcessor>(seq->id, *m_tokenizer, params, m_eosTokenIds,
                                                               promptLength, m_config.maxModelLen, std::move(callback));
-    const RequestId id = seq->id;
+    return Pending{std::move(seq), std::move(processor), std::move(request.source), std::move(grammar).value()};
+}
+
+Result<void> EngineLoop::enqueue(std::vector<Pending> pending)
+{
     {
         std::lock_guard lock(m_mutex);
         if (m_stopping) return makeError(ErrorCode::ShuttingDown, {}, "the engine is shutting down");
-        m_inbox.push_back(
-            {std::move(seq), std::move(processor), std::move(request.source), std::move(grammar).value()});
+        for (auto& p : pending) m_inbox.push_back(std::move(p));
     }
     m_wake.notify_one();
+    return {};
+}
+
+Result<RequestId> EngineLoop::submit(GenerationRequest request, OutputCallback callback)
+{
+    auto pending = prepare(std::move(request), std::move(callback));
+    if (!pending) return makeError(pending.failure());
+    const RequestId id = pending->seq->id;
+    std::vector<Pending> one;
+    one.push_back(std::move(pending).value());
+    if (auto queued = enqueue(std::move(one)); !queued) return makeError(queued.failure());
     return id;
+}
+
+Result<std::vector<RequestId>> EngineLoop::submitAll(std::vector<GenerationRequest> requests,
+                                                     const std::function<OutputCallback(size_t)>& callbackFor)
+{
+    std::vector<Pending> pending;
+    std::vector<RequestId> ids;
+    pending.reserve(requests.size());
+    for (size_t i = 0; i < requests.size(); ++i) {
+        auto p = prepare(std::move(requests[i]), callbackFor(i));
+        if (!p) {
+            Error e = p.failure();
+            e.message = "request " + std::to_string(i) + ": " + e.message;
+            return makeError(std::move(e));
+        }
+        ids.push_back(p->seq->id);
+        pending.push_back(std::move(p).value());
+    }
+    if (auto queued = enqueue(std::move(pending)); !queued) return makeError(queued.failure());
+    return ids;
 }
 
 struct EngineLoop::LogitsJob {

@@ -17,6 +17,7 @@
 #include "engine/structured/structured_decoding.h"
 
 #include <atomic>
+#include <functional>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -39,6 +40,8 @@ public:
     EngineLoop& operator=(const EngineLoop&) = delete;
 
     Result<RequestId> submit(GenerationRequest request, OutputCallback callback);
+    Result<std::vector<RequestId>> submitAll(std::vector<GenerationRequest> requests,
+                                             const std::function<OutputCallback(size_t)>& callbackFor);
     void cancel(RequestId id);
     void shutdown();
     Result<std::vector<float>> promptLogits(std::vector<int32_t> tokens);
@@ -59,6 +62,10 @@ private:
         std::shared_ptr<structured::GrammarAutomaton> grammar;  // structured output; null: none
     };
 
+    // submit's work on the caller's thread: the prompt's tokens, validation, the grammar.
+    Result<Pending> prepare(GenerationRequest request, OutputCallback callback);
+    // Makes `pending` visible to the engine thread at once (one step sees all of them).
+    Result<void> enqueue(std::vector<Pending> pending);
     void run();
     void step();
     void finishRequest(RequestId id, FinishReason reason);

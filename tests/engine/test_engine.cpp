@@ -8,6 +8,8 @@
 #include <QtTest>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <random>
 
 using namespace brook;
@@ -152,6 +154,56 @@ private slots:
         QCOMPARE(stats.numKvBlocksFree, stats.numKvBlocksTotal);
         QCOMPARE(stats.requestsAborted, 4LL);
         QVERIFY(engine->metrics().renderPrometheus().find("finished_reason=\"abort\"} 4") != std::string::npos);
+    }
+
+    // submitAll: the engine sees the requests together, so one step prefills them all and every
+    // decode step carries all of them (one-by-one submits race the engine thread, which may start
+    // stepping the first alone). A bad request rejects the whole call, naming its index, and
+    // queues nothing.
+    void submitAllSchedulesTheRequestsTogether()
+    {
+        auto engine = launch(cpuOptions());
+        std::mt19937 rng(17);
+        const int vocab = engine->tokenizer().vocabSize();
+        constexpr int kRequests = 6, kTokens = 10;
+        const EngineStats before = waitIdle(*engine);
+        std::vector<GenerationRequest> requests;
+        for (int i = 0; i < kRequests; ++i) requests.push_back(greedyRequest(randomPrompt(rng, 9 + i, vocab), kTokens));
+        std::mutex mutex;
+        std::condition_variable done;
+        std::vector<int> generated(kRequests, 0);
+        int finished = 0;
+        auto ids = engine->submitAll(requests, [&](size_t i) {
+            return OutputCallback([&, i](const RequestOutput& out) {
+                std::lock_guard lock(mutex);
+                generated[i] += int(out.newTokenIds.size());
+                if (out.finished()) {
+                    ++finished;
+                    done.notify_all();
+                }
+            });
+        });
+        QVERIFY2(ids.ok(), ids.ok() ? "" : ids.error().c_str());
+        QCOMPARE(int(ids->size()), kRequests);
+        {
+            std::unique_lock lock(mutex);
+            QVERIFY(done.wait_for(lock, std::chrono::seconds(60), [&] { return finished == kRequests; }));
+        }
+        for (int n : generated) QCOMPARE(n, kTokens);
+        const EngineStats after = waitIdle(*engine);
+        QCOMPARE(after.steps - before.steps, (long long)kTokens);  // one prefill step, then decode steps
+        const long long decodeSteps = after.stepTimes.decodeSteps - before.stepTimes.decodeSteps;
+        QCOMPARE(decodeSteps, (long long)kTokens - 1);
+        QCOMPARE(after.stepTimes.decodeRows - before.stepTimes.decodeRows, decodeSteps * kRequests);
+
+        std::vector<GenerationRequest> bad;
+        for (int i = 0; i < 3; ++i) bad.push_back(greedyRequest({5, 6, 7}, 4));
+        bad[1].params.topP = 1.5f;
+        auto rejected = engine->submitAll(bad, [](size_t) { return OutputCallback([](const RequestOutput&) {}); });
+        QVERIFY(!rejected.ok());
+        QVERIFY2(rejected.error().find("request 1: ") != std::string::npos, rejected.error().c_str());
+        QVERIFY(rejected.error().find("top_p") != std::string::npos);
+        QCOMPARE(waitIdle(*engine).steps, after.steps);  // nothing of it ran
     }
 
     void rejectsRequestsLongerThanMaxModelLen()
