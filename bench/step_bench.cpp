@@ -139,8 +139,7 @@ int main(int argc, char** argv)
         ->check(CLI::Range(0, 7));
     bool noGemmRowPadding = false, noSplitKvPrefill = false;
     app.add_flag("--no-split-kv-prefill", noSplitKvPrefill, "prefill attention: one CTA per query tile, never split");
-    bool noPrefillGraphs = false, noAutotune = false;
-    app.add_flag("--no-gemm-autotune", noAutotune, "cuBLASLt plans are the heuristic's first choice, untimed");
+    bool noPrefillGraphs = false;
     app.add_flag("--no-prefill-graphs", noPrefillGraphs, "single-sequence prefill steps launch kernel by kernel");
     app.add_flag("--no-gemm-row-padding", noGemmRowPadding, "cuBLASLt plans every distinct row count (a new length)");
     app.add_option("--skinny-max-rows", features.skinnyMaxRows,
@@ -152,7 +151,6 @@ int main(int argc, char** argv)
     features.padGemmRows = !noGemmRowPadding;
     features.splitKvPrefill = !noSplitKvPrefill;
     features.prefillGraphs = !noPrefillGraphs;
-    features.autotuneGemms = !noAutotune;
     spdlog::set_level(spdlog::level::warn);
 
     std::filesystem::path temp;

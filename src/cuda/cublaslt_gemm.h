@@ -40,16 +40,6 @@ public:
     void setPadRows(bool pad) { m_padRows = pad; }
     // M rounded up: to 16 up to 64 rows, to 64 up to 1,024, then to 256.
     static int paddedRows(int M);
-    // With autotuning on, a shape of up to kAutotuneMaxRows rows is planned by timing cuBLASLt's
-    // first kAutotuneCandidates heuristic algorithms on the call's own operands (Call says what
-    // their runs may write), keeping the heuristic's first choice unless another is kAutotuneMargin faster.
-    // Small-M GEMMs are where the heuristic's pick is weakest: at 83-128 rows its plans read the
-    // weights at 0.7-1.8 TB/s of the H200's 4.8. Planning then launches GEMMs, so it must happen
-    // outside graph capture (CudaBackend warms every shape up first; a capture plans untimed).
-    void setAutotune(bool on) { m_autotune = on; }
-    static constexpr int kAutotuneMaxRows = 1024;
-    static constexpr int kAutotuneCandidates = 8;
-    static constexpr double kAutotuneMargin = 0.05;
 
 private:
     struct Plan {
@@ -58,27 +48,13 @@ private:
         cublasLtMatmulAlgo_t algo{};
     };
     using Key = std::tuple<int, int, int, int, bool>;
-    // The call that needs a plan, whose operands autotuning's timed runs use: x and w are only
-    // read; out is overwritten only when the call itself overwrites it (beta == 0), else the runs
-    // write a scratch buffer.
-    struct Call {
-        const void* x;
-        const void* w;
-        void* out;
-        float beta;
-        cudaStream_t stream;
-    };
-    Plan& plan(int M, int N, int K, ElementType type, bool outFloat, const Call& call);
-    // The fastest of `candidates` for this plan (an index into them).
-    int fastestAlgorithm(Plan& p, const cublasLtMatmulHeuristicResult_t* candidates, int count, int M, int N,
-                         bool outFloat, const Call& call);
+    Plan& plan(int M, int N, int K, ElementType type, bool outFloat);
 
     cublasLtHandle_t m_handle = nullptr;
     DeviceBuffer m_workspace;
     std::map<Key, Plan> m_plans;
     bool m_useSkinny = true;
     bool m_padRows = false;
-    bool m_autotune = false;
 };
 
 }  // namespace brook::cuda

@@ -165,7 +165,6 @@ CudaBackend::CudaBackend(ModelConfig config, ElementType type, CudaWeights weigh
     m_gemm = std::make_unique<CublasLtGemm>();
     // Plans per bucket of prompt length; allocateActivations sizes the buffers for padded rows.
     m_gemm->setPadRows(options.features.padGemmRows);
-    m_gemm->setAutotune(options.features.autotuneGemms);
     const int maxBlocksPerSeq = (m_maxModelLen + m_blockSize - 1) / m_blockSize;
     m_inputs = std::make_unique<StepInputs>(m_maxTokens, m_maxSeqs, maxBlocksPerSeq, m_blockSize);
     m_sampler = std::make_unique<GpuSampler>(m_maxSeqs, m_config.vocabSize);

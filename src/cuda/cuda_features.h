@@ -32,9 +32,6 @@ struct CudaFeatures {
     // Single-sequence prefill steps of 2..256 tokens replay a CUDA graph (ForwardGraphs), as decode
     // steps do; off: they launch their kernels one by one. Needs graphs (not --enforce-eager).
     bool prefillGraphs = true;
-    // cuBLASLt shapes of up to 1,024 rows are planned by timing the heuristic's first candidates
-    // (CublasLtGemm::setAutotune); off: the heuristic's first choice.
-    bool autotuneGemms = true;
 };
 
 // Installs `features` for the kernels launched from now on.

@@ -78,20 +78,6 @@ private slots:
              : run<__half>(M, N, K, skinny, outFloat, accumulate, ElementType::F16, pad);
     }
 
-    // Autotuned plans (the backend's setting): the timed runs of candidate algorithms must leave an
-    // accumulating call's output alone (o_proj and down_proj add into the residual) and every
-    // kept plan must compute the product; past kAutotuneMaxRows the heuristic's plan is untimed.
-    void autotunedPlansMatchCpu()
-    {
-        BROOK_REQUIRE_GPU();
-        run<__nv_bfloat16>(77, 1024, 3072, false, true, true, ElementType::BF16, true, true);
-        run<__nv_bfloat16>(128, 1024, 1024, false, false, true, ElementType::BF16, true, true);
-        run<__nv_bfloat16>(300, 2560, 1024, false, false, false, ElementType::BF16, true, true);
-        run<__half>(48, 6144, 1024, false, false, false, ElementType::F16, true, true);
-        run<__nv_bfloat16>(17, 103424, 1024, false, true, false, ElementType::BF16, true, true);
-        run<__nv_bfloat16>(1030, 6144, 1024, false, false, false, ElementType::BF16, true, true);
-    }
-
     // The fused prologues against the standalone references: rmsnorm of fp32 residual rows, and
     // SiLU(gate) * up, each rounded to the element type before the GEMM as the kernels round.
     void prologues_data()
@@ -224,8 +210,7 @@ private slots:
 
 private:
     template <typename E>
-    void run(int M, int N, int K, bool skinny, bool outFloat, bool accumulate, ElementType type, bool pad = false,
-             bool autotune = false)
+    void run(int M, int N, int K, bool skinny, bool outFloat, bool accumulate, ElementType type, bool pad = false)
     {
         auto x = toDevice<E>(randomFloats(size_t(M) * K, 100 + M));
         auto w = toDevice<E>(randomFloats(size_t(N) * K, 200 + N, 1.0f / 32));
@@ -244,7 +229,6 @@ private:
         CublasLtGemm gemm;
         gemm.setUseSkinny(skinny);
         gemm.setPadRows(pad);
-        gemm.setAutotune(autotune);
         gemm.matmul(dx.get(), dw.get(), out.get(), M, N, K, type, outFloat, nullptr, accumulate ? 1.0f : 0.0f);
         std::vector<float> got =
             outFloat ? download<float>(out, size_t(M) * N) : toHostFloat(download<E>(out, size_t(M) * N));
