@@ -115,6 +115,28 @@ testing::TestModelOptions comparisonModel(bool full)
     return options;
 }
 
+// A comparison model (comparisonModel) written to a temporary folder and opened; the test
+// stops at once (qFatal) if it cannot be, since nothing after would mean anything.
+struct ComparisonFolder {
+    QTemporaryDir dir;
+    ModelConfig config;
+    std::unique_ptr<Checkpoint> checkpoint;
+};
+
+std::unique_ptr<ComparisonFolder> openComparisonModel(bool full)
+{
+    auto folder = std::make_unique<ComparisonFolder>();
+    const std::string path = folder->dir.path().toStdString();
+    if (auto written = testing::writeTestModel(path, comparisonModel(full)); !written.ok())
+        qFatal("writeTestModel: %s", written.error().c_str());
+    auto config = loadModelConfig(std::filesystem::path(path) / "config.json");
+    auto checkpoint = Checkpoint::open(path);
+    if (!config.ok() || !checkpoint.ok()) qFatal("the comparison model does not open");
+    folder->config = *config;
+    folder->checkpoint = std::move(checkpoint).value();
+    return folder;
+}
+
 LaunchOptions gpuEngineOptions()
 {
     LaunchOptions o = testsupport::cpuOptions();
@@ -270,16 +292,14 @@ private slots:
         BROOK_REQUIRE_GPU();
         QFETCH(bool, full);
         QFETCH(bool, eager);
-        QTemporaryDir dir;
-        QVERIFY(testing::writeTestModel(dir.path().toStdString(), comparisonModel(full)).ok());
-        auto config = loadModelConfig(std::filesystem::path(dir.path().toStdString()) / "config.json");
-        auto checkpoint = Checkpoint::open(dir.path().toStdString());
-        QVERIFY(config.ok() && checkpoint.ok());
+        const auto model = openComparisonModel(full);
+        const ModelConfig& config = model->config;
+        const Checkpoint& checkpoint = *model->checkpoint;
         cpu::CpuBackendOptions cpuOptions;
         cpuOptions.numKvBlocks = 64;
-        auto cpuBackend = cpu::CpuBackend::create(*config, **checkpoint, cpuOptions);
+        auto cpuBackend = cpu::CpuBackend::create(config, checkpoint, cpuOptions);
         QVERIFY(cpuBackend.ok());
-        auto cudaBackend = makeCuda(*config, **checkpoint, "bfloat16", eager);
+        auto cudaBackend = makeCuda(config, checkpoint, "bfloat16", eager);
         std::mt19937 rng(21);
         const Comparison c =
             compare(*cudaBackend, **cpuBackend, testsupport::randomPrompt(rng, 40, 2000), full ? 16 : 64, 0.5f);
@@ -298,16 +318,14 @@ private slots:
     void kernelFeaturesAreOptionsAndKeepTheLogits()
     {
         BROOK_REQUIRE_GPU();
-        QTemporaryDir dir;
-        QVERIFY(testing::writeTestModel(dir.path().toStdString(), comparisonModel(false)).ok());
-        auto config = loadModelConfig(std::filesystem::path(dir.path().toStdString()) / "config.json");
-        auto checkpoint = Checkpoint::open(dir.path().toStdString());
-        QVERIFY(config.ok() && checkpoint.ok());
+        const auto model = openComparisonModel(false);
+        const ModelConfig& config = model->config;
+        const Checkpoint& checkpoint = *model->checkpoint;
         std::mt19937 rng(33);
         const std::vector<int32_t> tokens = testsupport::randomPrompt(rng, 56, 2000);
         constexpr int kPrompt = 40;
         const auto run = [&](const cuda::CudaFeatures& features) {
-            auto backend = makeCuda(*config, **checkpoint, "bfloat16", false, {}, features);
+            auto backend = makeCuda(config, checkpoint, "bfloat16", false, {}, features);
             std::vector<int32_t> blocks(64);
             for (int i = 0; i < 64; ++i) blocks[size_t(i)] = i;
             std::vector<std::vector<float>> logits;
@@ -340,18 +358,16 @@ private slots:
     // Single-sequence prefill steps of 2..256 tokens replay a captured graph (ForwardGraphs): over a
     // cached history, at lengths inside, at and past a bucket's edge, the logits match the eager
     // backend's (the same kernels on the same padded rows; the graph's attention grid covers the
-    // whole bucket, whose extra tiles exit at once) and the steps really replayed graphs. Past 256 tokens and
-    // without sampling a step runs eagerly.
+    // whole bucket, whose extra tiles exit at once) and the steps really replayed graphs. Past 256
+    // tokens and without sampling a step runs eagerly.
     void prefillGraphsMatchEagerSteps()
     {
         BROOK_REQUIRE_GPU();
-        QTemporaryDir dir;
-        QVERIFY(testing::writeTestModel(dir.path().toStdString(), comparisonModel(false)).ok());
-        auto config = loadModelConfig(std::filesystem::path(dir.path().toStdString()) / "config.json");
-        auto checkpoint = Checkpoint::open(dir.path().toStdString());
-        QVERIFY(config.ok() && checkpoint.ok());
-        auto graphs = makeCuda(*config, **checkpoint, "bfloat16", false);
-        auto eager = makeCuda(*config, **checkpoint, "bfloat16", true);
+        const auto model = openComparisonModel(false);
+        const ModelConfig& config = model->config;
+        const Checkpoint& checkpoint = *model->checkpoint;
+        auto graphs = makeCuda(config, checkpoint, "bfloat16", false);
+        auto eager = makeCuda(config, checkpoint, "bfloat16", true);
         QCOMPARE(eager->prefillGraphReplays(), int64_t(0));
         std::mt19937 rng(45);
         const std::vector<int32_t> tokens = testsupport::randomPrompt(rng, 1024, 2000);
@@ -398,19 +414,17 @@ private slots:
         QFETCH(bool, full);
         QFETCH(QString, quantization);
         QFETCH(bool, eager);
-        QTemporaryDir dir;
-        QVERIFY(testing::writeTestModel(dir.path().toStdString(), comparisonModel(full)).ok());
-        auto config = loadModelConfig(std::filesystem::path(dir.path().toStdString()) / "config.json");
-        auto checkpoint = Checkpoint::open(dir.path().toStdString());
-        QVERIFY(config.ok() && checkpoint.ok());
-        auto spec = resolveQuantization(*config, quantization.toStdString());
+        const auto model = openComparisonModel(full);
+        const ModelConfig& config = model->config;
+        const Checkpoint& checkpoint = *model->checkpoint;
+        auto spec = resolveQuantization(config, quantization.toStdString());
         QVERIFY(spec.ok());
         cpu::CpuBackendOptions cpuOptions;
         cpuOptions.numKvBlocks = 64;
         cpuOptions.quantization = *spec;
-        auto cpuBackend = cpu::CpuBackend::create(*config, **checkpoint, cpuOptions);
+        auto cpuBackend = cpu::CpuBackend::create(config, checkpoint, cpuOptions);
         QVERIFY(cpuBackend.ok());
-        auto cudaBackend = makeCuda(*config, **checkpoint, "bfloat16", eager, quantization.toStdString());
+        auto cudaBackend = makeCuda(config, checkpoint, "bfloat16", eager, quantization.toStdString());
         std::mt19937 rng(22);
         const Comparison c =
             compare(*cudaBackend, **cpuBackend, testsupport::randomPrompt(rng, 40, 2000), full ? 16 : 48, 0.5f);
@@ -420,7 +434,7 @@ private slots:
         QVERIFY(c.clearSteps > 0);
         QCOMPARE(c.agreeing, c.clearSteps);
         // The weights really are smaller: 4-bit Linears take well under half the bf16 bytes.
-        auto dense = makeCuda(*config, **checkpoint, "bfloat16", true);
+        auto dense = makeCuda(config, checkpoint, "bfloat16", true);
         const double ratio = double(cudaBackend->memory().weightsBytes) / double(dense->memory().weightsBytes);
         qInfo("%s: weights %.1f MiB vs %.1f MiB bf16", qPrintable(quantization),
               cudaBackend->memory().weightsBytes / 1048576.0, dense->memory().weightsBytes / 1048576.0);
