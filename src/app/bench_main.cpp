@@ -28,6 +28,7 @@
 #include <fstream>
 #include <iostream>
 #include <random>
+#include <thread>
 
 using namespace brook;
 using BenchClock = std::chrono::steady_clock;
@@ -90,6 +91,20 @@ bool warmUp(Engine& engine, std::mt19937_64& rng, int vocabLimit, const Structur
     return true;
 }
 
+// The engine publishes its stats after a step's callbacks have run, so a snapshot taken when the
+// last request's final output arrives still lacks that step: wait for the idle snapshot, so that
+// the run's step counts (and the warm-up's) are whole.
+EngineStats settledStats(Engine& engine)
+{
+    const auto deadline = BenchClock::now() + std::chrono::seconds(2);
+    EngineStats s = engine.stats();
+    while ((s.numRunning > 0 || s.numWaiting > 0) && BenchClock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        s = engine.stats();
+    }
+    return s;
+}
+
 int runThroughput(Engine& engine, const BenchOptions& o, int vocabLimit)
 {
     std::mt19937_64 rng(o.seed);
@@ -118,7 +133,7 @@ int runThroughput(Engine& engine, const BenchOptions& o, int vocabLimit)
     std::atomic<long long> generated{0};
     std::mutex doneMutex;
     std::condition_variable done;
-    const EngineStats before = engine.stats();
+    const EngineStats before = settledStats(engine);
     const auto start = BenchClock::now();
     // All at once, as vLLM's benchmark_throughput hands LLM.generate its list: one by one, the
     // engine thread would start stepping the first requests before the rest arrived.
@@ -140,7 +155,7 @@ int runThroughput(Engine& engine, const BenchOptions& o, int vocabLimit)
         done.wait(lock, [&] { return remaining.load() == 0; });
     }
     const double seconds = std::chrono::duration<double>(BenchClock::now() - start).count();
-    const EngineStats stats = engine.stats();
+    const EngineStats stats = settledStats(engine);
     if (o.structured.active()) std::cout << "structured output: json schema " << o.jsonSchemaFile << "\n";
     std::cout << "requests: " << o.numPrompts << "\n"
               << "prompt tokens: " << promptTokens << "\n"
