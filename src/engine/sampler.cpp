@@ -21,7 +21,9 @@
 // Nothing sorts the whole row: each (token, p) is packed in a 64-bit key whose integer order is
 // the candidate order; top-k is an nth_element, the top-p cut a radix selection on the keys
 // (11 bits a level) with a sort of the last few hundred keys only, and the draw one pass in
-// index order.
+// index order. Without top-k and min-p (the common request) the top-p cut's first level is a
+// histogram of the probabilities themselves, and only the keys of the bucket where the cut falls
+// are built.
 #include "engine/sampler.h"
 
 #include "engine/cpu/sampler_kernels.h"
@@ -34,6 +36,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 
 namespace brook {
 
@@ -48,8 +51,9 @@ struct Scratch {
     std::vector<uint64_t> keys;     // candidate keys (see makeKey)
     std::vector<uint64_t> subsetA;  // radix-selection working sets
     std::vector<uint64_t> subsetB;
-    std::vector<int32_t> counts;  // [V] occurrences in the output (all zero between calls)
-    std::vector<uint8_t> seen;    // [V] repetition-penalty marks (all zero between calls)
+    std::vector<uint64_t> bucketMass;  // the top-p cut's first level (cpu::bucketMasses)
+    std::vector<int32_t> counts;       // [V] occurrences in the output (all zero between calls)
+    std::vector<uint8_t> seen;         // [V] repetition-penalty marks (all zero between calls)
 };
 
 Scratch& scratch()
@@ -82,11 +86,13 @@ struct Crossing {
     uint64_t cumulative = 0;  // mass of the keys >= it
 };
 
-// Among `keys` that are >= `floor`, walking from the largest key down, returns the first element
-// at which the running mass C reaches `goal` (double(C) >= goal), the top-p cut. Radix selection
+// Among `keys` that are >= `floor`, walking from the largest key down with the running mass C
+// starting at `before` (the mass of the candidates above every one of them), returns the first
+// element at which C reaches `goal` (double(C) >= goal), the top-p cut. Radix selection
 // narrows to one bucket per level, so the work is a few passes over shrinking sets plus one
 // small sort. Masses are exact, so the result is the definition's, whatever the summation order.
-Crossing findCrossing(const std::vector<uint64_t>& keys, uint64_t floor, double goal, int weightShift)
+Crossing findCrossing(const std::vector<uint64_t>& keys, uint64_t floor, double goal, int weightShift,
+                      uint64_t before = 0)
 {
     constexpr int kBits = 11;
     constexpr size_t kBuckets = size_t{1} << kBits;
@@ -106,8 +112,7 @@ Crossing findCrossing(const std::vector<uint64_t>& keys, uint64_t floor, double 
         data = owned->data();
         size = owned->size();
     }
-    uint64_t before = 0;  // mass of the candidates above the current subset
-
+    // `before`: the mass of the candidates above the current subset.
     for (int shift = 64 - kBits; size > kSortBelow && shift >= 0; shift -= kBits) {
         // Two interleaved histograms: neighbouring keys often share a bucket, and one array would
         // chain every add on the previous one's store.
@@ -159,6 +164,42 @@ Crossing findCrossing(const std::vector<uint64_t>& keys, uint64_t floor, double 
         if (crosses(before)) break;
     }
     return crossing;
+}
+
+// The top-p cut over the whole candidate set without building every key: the candidates' mass
+// per bucket of probability bits (one pass), the bucket where the running mass from the top
+// reaches the goal, and findCrossing over that bucket's keys alone (a few hundred for a flat
+// row, fewer for a peaked one). Buckets are ranges of the key order, so the crossing is the one
+// findCrossing finds over all keys. top_p >= 1 keeps every candidate: floor 0, the total mass.
+// nullopt only if rounding let no bucket reach the goal (the caller then takes the keyed path).
+std::optional<Crossing> topPWithoutKeys(const std::vector<uint32_t>& probs, uint32_t minBits, int shift, float topP,
+                                        cpu::CpuIsa isa)
+{
+    Scratch& s = scratch();
+    size_t candidates = 0;
+    if (!(topP < 1.0f)) {
+        const uint64_t mass = cpu::bucketMasses(probs.data(), probs.size(), minBits, shift, nullptr, &candidates, isa);
+        return Crossing{0, candidates ? mass : 0};
+    }
+    s.bucketMass.assign(cpu::probBucketCount(minBits), 0);
+    const uint64_t mass =
+        cpu::bucketMasses(probs.data(), probs.size(), minBits, shift, s.bucketMass.data(), &candidates, isa);
+    if (candidates == 0) return Crossing{0, 0};
+    const double goal = static_cast<double>(std::max(topP, 0.0f)) * static_cast<double>(mass);
+    uint64_t before = 0;
+    for (size_t b = s.bucketMass.size(); b-- > 0;) {
+        const uint64_t bucketMass = s.bucketMass[b];
+        if (bucketMass == 0) continue;  // every candidate weighs at least 1
+        if (static_cast<double>(before + bucketMass) >= goal) {
+            const auto bucketBits = static_cast<uint32_t>(b) + (minBits >> cpu::kProbBucketShift);
+            std::vector<uint64_t>& keys = s.keys;
+            keys.resize(probs.size());
+            keys.resize(cpu::keysInBucket(probs.data(), probs.size(), bucketBits, keys.data(), isa));
+            return findCrossing(keys, 0, goal, shift, before);
+        }
+        before += bucketMass;
+    }
+    return std::nullopt;
 }
 
 int32_t argmax(std::span<const float> logits)
@@ -220,14 +261,24 @@ int32_t drawToken(std::span<const float> logits, const SamplingParams& params, d
     const float maxScaled = maxLogit / temperature;
     if (!std::isfinite(maxScaled)) return argmax(logits);  // temperature so small it overflows: greedy
 
-    // Two passes: the probabilities alone in a tight loop, then the keys.
-    // Both passes are cpu/sampler_kernels' (AVX-512 where the CPU has it), bit-identical to
+    // Two passes: the probabilities alone in a tight loop, then the keys (or, in the common case,
+    // the probabilities' histogram). The passes are cpu/sampler_kernels' (AVX-512 where the CPU has it), bit-identical to
     // samplerProbBits / makeKey / samplerWeight lane by lane.
     std::vector<uint32_t>& probs = s.probs;
     probs.resize(logits.size());
     cpu::probRow(logits.data(), logits.size(), temperature, maxScaled, probs.data(), isa);  // masked or NaN: 0
     const int shift = samplerWeightShift(static_cast<int>(logits.size()));
     const uint32_t minBits = floatBits(1.0f) - (static_cast<uint32_t>(shift) << 23);  // p >= 2^-shift: w >= 1
+    // Without top-k and min-p, keys are needed only where the top-p cut falls.
+    if (!(params.topK > 0) && !(params.minP > 0.0f)) {
+        const std::optional<Crossing> cut = topPWithoutKeys(probs, minBits, shift, params.topP, isa);
+        if (cut) {
+            if (cut->cumulative == 0) return argmax(logits);  // no candidate (cannot happen: p_max = 1)
+            return cpu::drawIndex(probs.data(), probs.size(), minBits, cut->key, shift,
+                                  u * static_cast<double>(cut->cumulative), isa);
+        }
+    }
+
     std::vector<uint64_t>& keys = s.keys;
     keys.resize(logits.size());
     uint64_t mass = 0;

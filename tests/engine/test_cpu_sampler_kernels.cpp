@@ -1,7 +1,8 @@
 // cpu/sampler_kernels against the scalar definitions of engine/sampler_math.h, bit for bit, on
 // every path this CPU supports: probRow on random rows and on every edge of samplerProbBits
 // (0, -0, positive, -87 and just above, -inf, NaN, subnormals, |x| < 2^-32), and buildKeys'
-// keys (order, count, token ids past the vector part) and exact total mass, and drawIndex's token. Equality is the
+// keys (order, count, token ids past the vector part) and exact total mass, bucketMasses' per-bucket
+// masses and keysInBucket's keys, and drawIndex's token. Equality is the
 // contract: the seeded sampler must pick the same token whichever path ran.
 #include "engine/cpu/sampler_kernels.h"
 #include "engine/sampler_math.h"
@@ -89,6 +90,57 @@ private slots:
                 keys.resize(buildKeys(probs.data(), V, minBits, shift, keys.data(), &mass, isa));
                 QVERIFY2(keys == want, cpuIsaName(isa));
                 QCOMPARE(mass, wantMass);
+            }
+        }
+    }
+
+    void bucketMassesAndKeysAreIdentical()
+    {
+        std::mt19937 rng(13);
+        for (size_t V : {size_t(5), size_t(103424), size_t(1003)}) {
+            std::vector<uint32_t> probs(V);
+            std::normal_distribution<float> dist(-20.0f, 15.0f);
+            for (uint32_t& p : probs) p = samplerProbBits(std::min(dist(rng), 0.0f));
+            probs[0] = 0x3F800000u;  // the top token: the last bucket
+            probs[V - 1] = 0x3F800000u;
+            const int shift = samplerWeightShift(int(V));
+            const uint32_t minBits = floatBits(1.0f) - (uint32_t(shift) << 23);
+            if (V > 100) probs[V / 2] = minBits;  // the lowest candidate: bucket 0
+            const size_t numBuckets = probBucketCount(minBits);
+            std::vector<uint64_t> wantMasses(numBuckets, 0);
+            uint64_t wantTotal = 0;
+            size_t wantCandidates = 0;
+            for (uint32_t p : probs) {
+                wantTotal += samplerWeight(p, shift);
+                if (p < minBits) continue;
+                ++wantCandidates;
+                wantMasses[(p >> kProbBucketShift) - (minBits >> kProbBucketShift)] += samplerWeight(p, shift);
+            }
+            QVERIFY(wantMasses.back() >= 2 * samplerWeight(0x3F800000u, shift));
+            for (CpuIsa isa : supportedCpuIsas()) {
+                std::vector<uint64_t> masses(numBuckets, 0);
+                size_t candidates = 0;
+                QCOMPARE(bucketMasses(probs.data(), V, minBits, shift, masses.data(), &candidates, isa), wantTotal);
+                QVERIFY2(masses == wantMasses, cpuIsaName(isa));
+                QCOMPARE(candidates, wantCandidates);
+                candidates = 0;
+                QCOMPARE(bucketMasses(probs.data(), V, minBits, shift, nullptr, &candidates, isa), wantTotal);
+                QCOMPARE(candidates, wantCandidates);
+                // Every non-empty bucket's keys, and one empty bucket's none.
+                size_t collected = 0;
+                for (size_t b = 0; b < numBuckets; ++b) {
+                    const uint32_t bucketBits = uint32_t(b) + (minBits >> kProbBucketShift);
+                    std::vector<uint64_t> want;
+                    for (size_t i = 0; i < V; ++i)
+                        if ((probs[i] >> kProbBucketShift) == bucketBits)
+                            want.push_back((uint64_t(probs[i]) << 32) | uint32_t(~uint32_t(i)));
+                    if (want.empty() && b % 64 != 0) continue;
+                    std::vector<uint64_t> keys(V);
+                    keys.resize(keysInBucket(probs.data(), V, bucketBits, keys.data(), isa));
+                    QVERIFY2(keys == want, qPrintable(QString("%1 bucket %2").arg(cpuIsaName(isa)).arg(b)));
+                    collected += keys.size();
+                }
+                QVERIFY(collected <= wantCandidates);
             }
         }
     }

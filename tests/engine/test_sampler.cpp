@@ -578,6 +578,31 @@ private slots:
         expectFrequencies(frequencies(rows[2], plain, 2000), {1.0, 0.0, 0.0, 0.0, 0.0}, 2000);
     }
 
+    void topPWithFewDistinctProbabilities()
+    {
+        // The top-p cut without keys gathers one bucket of probabilities: all-equal rows (one
+        // bucket of 103,424 tokens, cut inside it by the key radix), rows of a few repeated
+        // values, and a peaked row whose cut falls in the top bucket.
+        constexpr size_t kVocab = 103424;
+        std::vector<std::vector<float>> rows;
+        rows.emplace_back(kVocab, 0.5f);
+        std::vector<float> few(kVocab);
+        for (size_t i = 0; i < kVocab; ++i) few[i] = float(int(i * 2654435761u % 5)) * 0.25f;
+        rows.push_back(few);
+        std::vector<float> peaked = randomLogits(kVocab, 77, 1.0f);
+        peaked[4242] = 14.0f;
+        peaked[99] = 13.5f;
+        rows.push_back(peaked);
+        for (const auto& row : rows)
+            for (float topP : {0.0f, 0.3f, 0.8f, 0.999f, 1.0f}) {
+                SamplingParams params;
+                params.temperature = 0.9f;
+                params.topP = topP;
+                for (int step = 0; step < 6; ++step)
+                    QCOMPARE(draw(row, params, 17, step), referenceDraw(row, params, 17, step));
+            }
+    }
+
     void fullVocabularyRow()
     {
         // ERNIE's V: top-p without top-k, the expensive case, stays inside the nucleus.

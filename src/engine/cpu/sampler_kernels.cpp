@@ -4,11 +4,13 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 
 // GCC 12's AVX-512 headers trip -Wmaybe-uninitialized in target-attribute functions: a known
 // false positive.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #define BROOK_AVX512DQ __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
 
@@ -38,6 +40,36 @@ size_t buildKeysScalar(const uint32_t* probs, size_t V, uint32_t minBits, int sh
         total += samplerWeight(p, shift);
     }
     *mass = total;
+    return count;
+}
+
+uint64_t bucketMassesScalar(const uint32_t* probs, size_t V, uint32_t minBits, int shift, uint64_t* masses,
+                            size_t* candidates)
+{
+    const uint32_t base = minBits >> kProbBucketShift;
+    const size_t last = probBucketCount(minBits) - 1;
+    size_t count = 0;
+    uint64_t total = 0;
+    for (size_t i = 0; i < V; ++i) {
+        const uint32_t p = probs[i];
+        if (p < minBits) continue;  // weight 0
+        const uint64_t w = samplerWeight(p, shift);
+        total += w;
+        ++count;
+        if (masses) masses[std::min(size_t((p >> kProbBucketShift) - base), last)] += w;
+    }
+    *candidates = count;
+    return total;
+}
+
+size_t keysInBucketScalar(const uint32_t* probs, size_t V, uint32_t bucketBits, uint64_t* keys)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < V; ++i) {
+        const uint32_t p = probs[i];
+        keys[count] = (uint64_t(p) << 32) | uint32_t(~uint32_t(i));
+        count += (p >> kProbBucketShift) == bucketBits;
+    }
     return count;
 }
 
@@ -171,6 +203,66 @@ BROOK_AVX512DQ size_t buildKeysAvx512(const uint32_t* probs, size_t V, uint32_t 
     return count + tail;
 }
 
+// One pass: weights and bucket numbers 8 lanes at a time in vectors, the histogram adds scalar
+// (a scatter-add has no fast form here). Lanes below minBits add weight 0 to bucket 0.
+template <bool kHistogram>
+BROOK_AVX512DQ uint64_t bucketMassesAvx512(const uint32_t* probs, size_t V, uint32_t minBits, int shift,
+                                           uint64_t* masses, size_t* candidates)
+{
+    const __m256i minV = _mm256_set1_epi32(int(minBits));
+    const __m256i baseV = _mm256_set1_epi32(int(minBits >> kProbBucketShift));
+    const __m256i lastV = _mm256_set1_epi32(int(probBucketCount(minBits) - 1));
+    __m512i total = _mm512_setzero_si512();
+    size_t count = 0;
+    alignas(64) uint64_t w[8];
+    alignas(32) uint32_t bucket[8];
+    size_t i = 0;
+    for (; i + 8 <= V; i += 8) {
+        const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(probs + i));
+        const __mmask8 keep = _mm256_cmpge_epu32_mask(p, minV);
+        const __m512i weight = _mm512_maskz_mov_epi64(keep, weights8(p, shift));
+        total = _mm512_add_epi64(total, weight);
+        count += size_t(__builtin_popcount(keep));
+        if constexpr (kHistogram) {
+            if (!keep) continue;
+            const __m256i b =
+                _mm256_maskz_min_epu32(keep, _mm256_sub_epi32(_mm256_srli_epi32(p, kProbBucketShift), baseV), lastV);
+            _mm512_store_si512(w, weight);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(bucket), b);
+            for (int lane = 0; lane < 8; ++lane) masses[bucket[lane]] += w[lane];
+        }
+    }
+    size_t tailCount = 0;
+    const uint64_t tail = bucketMassesScalar(probs + i, V - i, minBits, shift, masses, &tailCount);
+    *candidates = count + tailCount;
+    return uint64_t(_mm512_reduce_add_epi64(total)) + tail;
+}
+
+BROOK_AVX512DQ size_t keysInBucketAvx512(const uint32_t* probs, size_t V, uint32_t bucketBits, uint64_t* keys)
+{
+    size_t count = 0;
+    const __m256i bucketV = _mm256_set1_epi32(int(bucketBits));
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    size_t i = 0;
+    for (; i + 8 <= V; i += 8) {
+        const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(probs + i));
+        const __mmask8 in = _mm256_cmpeq_epi32_mask(_mm256_srli_epi32(p, kProbBucketShift), bucketV);
+        if (!in) continue;
+        const __m256i notIndex =
+            _mm256_xor_si256(_mm256_add_epi32(lane, _mm256_set1_epi32(int(i))), _mm256_set1_epi32(-1));
+        const __m512i key =
+            _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(p), 32), _mm512_cvtepu32_epi64(notIndex));
+        _mm512_mask_compressstoreu_epi64(keys + count, in, key);
+        count += size_t(__builtin_popcount(in));
+    }
+    const size_t tail = keysInBucketScalar(probs + i, V - i, bucketBits, keys + count);
+    for (size_t k = count; k < count + tail; ++k) {  // rebase the scalar tail's token numbers to i
+        const uint32_t token = ~uint32_t(keys[k]) + uint32_t(i);
+        keys[k] = (keys[k] & 0xFFFFFFFF00000000ull) | uint32_t(~token);
+    }
+    return count + tail;
+}
+
 BROOK_AVX512DQ int32_t drawAvx512(const uint32_t* probs, size_t V, uint32_t minBits, uint64_t floor, int shift,
                                   double target)
 {
@@ -241,6 +333,20 @@ int32_t drawIndex(const uint32_t* probs, size_t V, uint32_t minBits, uint64_t fl
     int32_t last = 0;
     const int32_t token = drawScalar(probs, 0, V, minBits, floor, shift, target, cumulative, last);
     return token >= 0 ? token : last;
+}
+
+uint64_t bucketMasses(const uint32_t* probs, size_t V, uint32_t minBits, int shift, uint64_t* masses,
+                      size_t* candidates, CpuIsa isa)
+{
+    if (!samplerKernelsVectorized(isa)) return bucketMassesScalar(probs, V, minBits, shift, masses, candidates);
+    return masses ? bucketMassesAvx512<true>(probs, V, minBits, shift, masses, candidates)
+                  : bucketMassesAvx512<false>(probs, V, minBits, shift, masses, candidates);
+}
+
+size_t keysInBucket(const uint32_t* probs, size_t V, uint32_t bucketBits, uint64_t* keys, CpuIsa isa)
+{
+    if (samplerKernelsVectorized(isa)) return keysInBucketAvx512(probs, V, bucketBits, keys);
+    return keysInBucketScalar(probs, V, bucketBits, keys);
 }
 
 bool samplerKernelsVectorized(CpuIsa isa) { return isa >= CpuIsa::Avx512 && cpuHasDq(); }
