@@ -164,8 +164,8 @@ private slots:
     {
         std::mt19937 rng(17);
         std::normal_distribution<float> dist(0.0f, 1.0f);
-        for (int n : {64, 128, 256, 48}) {
-            const int count = 13, stride = 2 * n + 16;  // rows of one KV head among others
+        for (auto [n, count] : {std::pair{64, 13}, {128, 13}, {256, 13}, {48, 13}, {128, 16}, {128, 37}, {64, 1}}) {
+            const int stride = 2 * n + 16;  // rows of one KV head among others
             std::vector<float> q(static_cast<size_t>(n)), rows(static_cast<size_t>(count * stride)),
                 w(static_cast<size_t>(count));
             for (float& f : q) f = dist(rng);
