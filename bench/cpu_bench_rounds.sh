@@ -9,7 +9,11 @@ ROUNDS=${2:-3}
 BIN=${3:-build}/bin
 stamp() { echo "== $(date +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg) :: $*"; }
 for round in $(seq 1 "$ROUNDS"); do
-    stamp "round $round: latency bf16"
+    # The host's memory read rate this minute: bf16 decode streams 0.69 GB a token, so its tok/s
+    # follows this figure (40-68 GB/s within one hour on this VM type).
+    stamp "round $round: memory read rate"
+    "$BIN/cpu_kernel_bench" --read-bandwidth --threads 2 --repeats 5 2>&1 | grep "memory read"
+    stamp "latency bf16"
     "$BIN/brook-bench" latency --device cpu --model "$MODEL" --input-len 128 --output-len 32 2>&1 | grep -E "^run|best"
     stamp "latency int8"
     "$BIN/brook-bench" latency --device cpu --model "$MODEL" --input-len 128 --output-len 32 --quantization int8 2>&1 |

@@ -4,11 +4,13 @@
 // CPU sampler on one row of 103,424 logits (temperature 0.8, top-p 0.8), and the layer's
 // element-wise ops. Best of --repeats timed runs after one warm-up; GB/s counts weight bytes read
 // once, GFLOP/s 2 T N K. Run it on an idle machine: every figure is wall time.
+// --read-bandwidth: the host's memory read rate this minute (the decode floor moves with it).
 #include "engine/cpu/cpu_features.h"
 #include "engine/cpu/cpu_gemm.h"
 #include "engine/cpu/cpu_matrix.h"
 #include "engine/cpu/cpu_thread_pool.h"
 #include "engine/cpu/cpu_vector_ops.h"
+#include "engine/cpu/huge_page_allocator.h"
 #include "engine/sampler.h"
 
 #include <CLI/CLI.hpp>
@@ -52,6 +54,43 @@ struct Shape {
     const char* name;
     int N, K;
 };
+
+// What the weights of a decode step meet: a 1 GiB buffer on huge pages (as the backend keeps its
+// weights), read once per round by the pool's threads in 1 MB chunks with the fastest dot kernel
+// (two vector accumulators, far faster than memory). The host's rate varies by minutes on a
+// shared VM (40-68 GB/s in one hour on 2026-12-02), and a bf16 decode step reads 0.69 GB, so
+// decode tok/s is best read next to this figure.
+void readBandwidth(int rounds, CpuThreadPool* pool)
+{
+    constexpr size_t kBytes = size_t(1) << 30, kChunkFloats = (size_t(1) << 20) / sizeof(float);
+    constexpr size_t kFloats = kBytes / sizeof(float), kChunks = kFloats / kChunkFloats;
+    std::vector<float, HugePageAllocator<float>> buffer(kFloats, 1.0f);  // first touch: on huge pages
+    const CpuVectorOps& ops = CpuVectorOps::forIsa(detectCpuIsa());
+    std::vector<float> sums(kChunks);
+    const auto readAll = [&] {
+        const auto readChunk = [&](int c) {
+            const float* chunk = buffer.data() + size_t(c) * kChunkFloats;
+            sums[size_t(c)] = ops.dot(chunk, chunk, int(kChunkFloats));
+        };
+        if (pool) pool->run(int(kChunks), readChunk);
+        else
+            for (size_t c = 0; c < kChunks; ++c) readChunk(int(c));
+    };
+    std::vector<double> rates;
+    readAll();  // warm-up
+    for (int r = 0; r < std::max(rounds, 1); ++r) {
+        const auto start = std::chrono::steady_clock::now();
+        readAll();
+        rates.push_back(double(kBytes) /
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 1e9);
+    }
+    std::sort(rates.begin(), rates.end());
+    float check = 0.0f;
+    for (float s : sums) check += s;
+    std::printf(
+        "memory read, %d thread(s), 1 GiB on huge pages: median %.1f GB/s, best %.1f GB/s (%d rounds; check %g)\n",
+        pool ? pool->threads() : 1, rates[rates.size() / 2], rates.back(), int(rates.size()), double(check));
+}
 
 // The decode step's Linears as the backend meets them: `layers` layers' distinct bf16 weights
 // (~28 MB a layer, far beyond the caches) and the head, in order, so every matmul streams its
@@ -103,7 +142,7 @@ int main(int argc, char** argv)
     int repeats = 5, threads = 1;
     std::vector<int> tokens = {1, 8, 128};
     std::string isaName;
-    bool skipHead = false, samplerOnly = false;
+    bool skipHead = false, samplerOnly = false, bandwidthOnly = false;
     int coldLayers = 0;
     app.add_option("--repeats", repeats, "timed runs; the best is printed");
     app.add_option("--isa", isaName, "only this path: scalar, avx2, avx512, avx512bf16");
@@ -112,6 +151,8 @@ int main(int argc, char** argv)
         ->capture_default_str();
     app.add_flag("--skip-head", skipHead, "leave out the 103,424 x 1,024 lm head");
     app.add_flag("--sampler-only", samplerOnly, "time the sampler only (for perf record)");
+    app.add_flag("--read-bandwidth", bandwidthOnly,
+                 "only the host's memory read rate: 1 GiB on huge pages, --threads threads, --repeats rounds");
     app.add_option("--cold-layers", coldLayers,
                    "only the decode step's bf16 Linears over this many layers' own weights and the head "
                    "(from memory), --tokens alternating, --repeats rounds");
@@ -122,12 +163,16 @@ int main(int argc, char** argv)
     std::printf("cpu: best path %s\n", cpuIsaName(detectCpuIsa()));
 
     std::unique_ptr<CpuThreadPool> pool = threads > 1 ? std::make_unique<CpuThreadPool>(threads) : nullptr;
+    if (bandwidthOnly) {
+        readBandwidth(repeats, pool.get());
+        return 0;
+    }
     if (coldLayers > 0) {
         coldSweep(coldLayers, tokens, repeats, pool.get());
         return 0;
     }
     std::vector<Shape> shapes;
-    if (!samplerOnly) shapes = {{"qkv", 1280, 1024}, {"o", 1024, 2048}, {"gate_up", 6144, 1024}, {"down", 1024, 3072}};
+    if (!samplerOnly) shapes = {{"qkv", 2560, 1024}, {"o", 1024, 2048}, {"gate_up", 6144, 1024}, {"down", 1024, 3072}};
     if (!skipHead && !samplerOnly) shapes.push_back({"lm_head", 103424, 1024});
     for (const Shape& s : shapes) {
         const std::vector<float> values = randomFloats(size_t(s.N) * s.K, 7, 0.05f);
