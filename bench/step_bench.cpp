@@ -10,10 +10,15 @@
 // runs them: from a prefill graph up to 256 tokens, eagerly beyond), and --profile-prefill puts the first one under cudaProfilerStart/Stop: the
 // sum of its kernel times against `forward` says how much of a prefill is launch latency.
 // --prefill-context N puts N cached tokens before each of those prompts: the step a prefix-cache
-// hit leaves (a chat's last turn computed over its cached history).
+// hit leaves (a chat's last turn computed over its cached history). The `cold_step_us` column is
+// that step after 256 MB of writes have evicted the GPU's L2 (median of the iterations / 10 runs):
+// as a chat turn meets it, its history's K/V and the weights in HBM, not left in L2 by the step
+// before.
 // --masked gives every decode row a structured-output token mask (one shared mask, or one per row
 // with --distinct-masks), so `step` shows what masking costs on the GPU.
 #include "cuda/cuda_backend.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
 #include "engine/model_folder.h"
 #include "testing/test_model_writer.h"
 
@@ -21,6 +26,7 @@
 #include <cuda_profiler_api.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -74,7 +80,8 @@ std::vector<std::vector<uint32_t>> makeMasks(int count, int words, int vocab)
 void timePrefills(cuda::CudaBackend& backend, const std::vector<int>& lens, int cached, int iterations, bool profile,
                   int vocab)
 {
-    std::printf("prompt  cached  first_step_us  forward_us  step_us  prompt_tok/s(step)\n");
+    std::printf("prompt  cached  first_step_us  forward_us  step_us  prompt_tok/s(step)  cold_step_us\n");
+    cuda::DeviceBuffer evictL2(size_t(256) << 20);  // 5x the H200's 50 MB L2
     bool profiled = false;
     for (int len : lens) {
         Sequences seqs = makeSequences(1, cached + len, 1, backend.blockSize(), vocab);
@@ -101,8 +108,18 @@ void timePrefills(cuda::CudaBackend& backend, const std::vector<int>& lens, int 
         for (int i = 0; i < iterations; ++i) backend.step(std::span(&b, 1));
         const double stepUs =
             std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / iterations;
-        std::printf("%6d  %6d  %13.1f  %10.1f  %7.1f  %18.0f\n", len, cached, firstUs, forwardUs, stepUs,
-                    len * 1e6 / stepUs);
+        std::vector<double> cold;
+        for (int i = 0; i < std::max(iterations / 10, 5); ++i) {
+            BROOK_CUDA_CHECK(cudaMemset(evictL2.get(), i & 0xFF, evictL2.bytes()));
+            BROOK_CUDA_CHECK(cudaDeviceSynchronize());
+            const auto coldStart = std::chrono::steady_clock::now();
+            backend.step(std::span(&b, 1));
+            cold.push_back(
+                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - coldStart).count());
+        }
+        std::nth_element(cold.begin(), cold.begin() + long(cold.size() / 2), cold.end());
+        std::printf("%6d  %6d  %13.1f  %10.1f  %7.1f  %18.0f  %12.1f\n", len, cached, firstUs, forwardUs, stepUs,
+                    len * 1e6 / stepUs, cold[cold.size() / 2]);
     }
 }
 
