@@ -154,7 +154,8 @@ int main(int argc, char** argv)
     app.add_option("--pdl-early-wait", features.pdlEarlyWaitMask,
                    "kernels wait before their early work: 1 attention, 2 GEMVs, 4 the GEMV's RoPE inputs only")
         ->check(CLI::Range(0, 7));
-    bool noGemmRowPadding = false;
+    bool noGemmRowPadding = false, noSplitKvPrefill = false;
+    app.add_flag("--no-split-kv-prefill", noSplitKvPrefill, "prefill attention: one CTA per query tile, never split");
     bool noPrefillGraphs = false;
     app.add_flag("--no-prefill-graphs", noPrefillGraphs, "single-sequence prefill steps launch kernel by kernel");
     app.add_flag("--no-gemm-row-padding", noGemmRowPadding, "cuBLASLt plans every distinct row count (a new length)");
@@ -165,6 +166,7 @@ int main(int argc, char** argv)
     features.programmaticDependentLaunch = !noPdl;
     features.threadBlockClusters = !noClusters;
     features.padGemmRows = !noGemmRowPadding;
+    features.splitKvPrefill = !noSplitKvPrefill;
     features.prefillGraphs = !noPrefillGraphs;
     spdlog::set_level(spdlog::level::warn);
 

@@ -132,7 +132,8 @@ private:
     DeviceBuffer m_finalNormed;  // [S, H]
     DeviceBuffer m_logits;       // [S, V] fp32
     DeviceBuffer m_attnWorkspace;
-    DeviceBuffer m_dequantized;  // quantized models: one Linear in the element type
+    DeviceBuffer m_prefillSplitWorkspace;  // split-KV prefill partials (empty: no splitting)
+    DeviceBuffer m_dequantized;            // quantized models: one Linear in the element type
     int64_t m_activationBytes = 0;
     int64_t m_deviceTotal = 0;
 };

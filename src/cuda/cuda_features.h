@@ -26,6 +26,9 @@ struct CudaFeatures {
     // cuBLASLt calls run a bucket of rows (CublasLtGemm::setPadRows): a new prompt length plans
     // no new GEMMs. Off: each distinct row count is planned on first use.
     bool padGemmRows = true;
+    // Prefill attention splits the keys of too few query tiles over more CTAs (PrefillSplit in
+    // paged_attention.h): a prefix-cache hit's short chunk over a long history. Off: one CTA per tile.
+    bool splitKvPrefill = true;
     // Single-sequence prefill steps of 2..256 tokens replay a CUDA graph (ForwardGraphs), as decode
     // steps do; off: they launch their kernels one by one. Needs graphs (not --enforce-eager).
     bool prefillGraphs = true;

@@ -36,6 +36,8 @@ void CudaBackend::allocateActivations()
     m_logits = DeviceBuffer(S * c.vocabSize * sizeof(float));
     m_attnWorkspace = DeviceBuffer(
         paged_attention_decode_workspace_bytes(m_maxSeqs, c.numHeads, c.numKvHeads, c.headDim, m_maxModelLen));
+    if (cudaFeatures().splitKvPrefill)
+        m_prefillSplitWorkspace = DeviceBuffer(paged_attention_prefill_workspace_bytes(c.numHeads, c.headDim));
     // The decode kernel keeps completion counters at the workspace's end that every launch leaves
     // at zero; they must start at zero.
     if (m_attnWorkspace.bytes()) BROOK_CUDA_CHECK(cudaMemset(m_attnWorkspace.get(), 0, m_attnWorkspace.bytes()));
@@ -44,9 +46,10 @@ void CudaBackend::allocateActivations()
         m_dequantized = DeviceBuffer(size_t(std::max({qkvDim * size_t(c.hiddenSize), size_t(c.hiddenSize) * c.qDim(),
                                                       2 * size_t(c.intermediateSize) * c.hiddenSize})) *
                                      e);
-    m_activationBytes = int64_t(m_dequantized.bytes() + m_residual.bytes() + m_normed.bytes() + m_qkv.bytes() +
-                                m_q.bytes() + m_attn.bytes() + m_gateUp.bytes() + m_act.bytes() +
-                                m_finalNormed.bytes() + m_logits.bytes() + m_attnWorkspace.bytes());
+    m_activationBytes =
+        int64_t(m_dequantized.bytes() + m_residual.bytes() + m_normed.bytes() + m_qkv.bytes() + m_q.bytes() +
+                m_attn.bytes() + m_gateUp.bytes() + m_act.bytes() + m_finalNormed.bytes() + m_logits.bytes() +
+                m_attnWorkspace.bytes() + m_prefillSplitWorkspace.bytes());
 }
 
 void CudaBackend::warmUpGemms()
@@ -91,9 +94,14 @@ void CudaBackend::forward(bool decode, cudaStream_t stream, bool fixedShape)
     attention.contextLens = m_inputs->contextLens();
     attention.blockTables = m_inputs->blockTables();
     attention.maxBlocksPerSeq = m_inputs->maxBlocksPerSeq();
-    // A captured prefill graph serves any query length of its bucket: the grid covers every token
-    // as one query run (tiles past a sequence's rows exit at once).
+    // A captured prefill graph serves any query and context length of its bucket: the grid covers
+    // every token as one query run and the key splits cover the longest context.
     const int maxQueryLen = fixedShape ? T : m_inputs->maxQueryLen();
+    PrefillSplit prefillSplit;
+    prefillSplit.numTokens = T;
+    prefillSplit.maxContextLen = fixedShape ? m_maxModelLen : m_inputs->maxContextLen();
+    prefillSplit.workspace = m_prefillSplitWorkspace.get();
+    prefillSplit.workspaceBytes = m_prefillSplitWorkspace.bytes();
 
     // Up to 4 tokens (decode of small batches; 8 for quantized Linears, whose GEMV has no cuBLASLt
     // alternative) the norms and the SwiGLU activation run inside the GEMVs' prologues: 3 fewer
@@ -165,7 +173,7 @@ void CudaBackend::forward(bool decode, cudaStream_t stream, bool fixedShape)
                                           shape, m_attnWorkspace.get(), m_attnWorkspace.bytes(), stream);
         else
             launch_paged_attention_prefill(m_type, m_q.get(), m_attn.get(), kCache, vCache, attention, maxQueryLen,
-                                           shape, stream);
+                                           shape, stream, prefillSplit);
         project(m_attn.get(), w.o, w.oQ, quant, residual, H, qDim, true, true);
         if (fused && !quant) {
             launch_skinny_gemm(residual, w.gateUp, m_gateUp.get(), T, 2 * I, H, m_type, false, false, stream,

@@ -42,15 +42,33 @@ struct AttentionShape {
         0;  // elements between consecutive tokens' q rows; 0 = NH * HD (lets q live in a fused QKV buffer)
 };
 
+// Split-KV for prefill tiles too few to fill the GPU (a short chunk over a long cached prefix: a
+// prefix-cache hit). The launch splits each tile's keys into ranges when the grid is smaller than
+// the SM count and the contexts are long enough, writing fp32 partials to `workspace` and merging
+// them in a second kernel. Default-constructed: never splits.
+struct PrefillSplit {
+    int numTokens = 0;      // T of the batch (queryStart[numSeqs])
+    int maxContextLen = 0;  // >= every contextLens[s]: sizes the key ranges
+    void* workspace = nullptr;
+    size_t workspaceBytes = 0;  // paged_attention_prefill_workspace_bytes; its capacity bounds the splits
+};
+// Token-splits (tokens x splits) the workspace holds: 83 tokens x 7 splits of a cached chat turn
+// fit with room to spare; larger batches have the tiles to fill the GPU without splitting.
+constexpr int kPrefillSplitRowCapacity = 2048;
+size_t paged_attention_prefill_workspace_bytes(int numHeads, int headDim);
+// Key ranges per tile the launch uses for this batch (1: no split). Exposed for tests and logs.
+int paged_attention_prefill_splits(int numSeqs, int maxQueryLen, const AttentionShape& shape,
+                                   const PrefillSplit& split);
+
 // Prefill / mixed batches. q: [T, NH, HD] (RoPE applied; rows qTokenStride apart), out: [T, NH, HD],
 // kCache / vCache: [B, BS, KVH, HD] of this layer. maxQueryLen >= every n_s (host-side bound; it
 // sizes the grid, so an over-estimate only adds CTAs that exit at once). A sequence with
-// contextLens[s] < n_s (a padding slot, context 0) gets zero output. No split along the keys: a
-// long-context single-token sequence is better served by the decode path.
+// contextLens[s] < n_s (a padding slot, context 0) gets zero output. `split` (optional) lets the
+// launch split the keys when the grid is small (above).
 // Both launchers: q, out and the caches 16-byte aligned, qTokenStride a multiple of 8.
 void launch_paged_attention_prefill(ElementType type, const void* q, void* out, const void* kCache, const void* vCache,
                                     const AttentionBatch& batch, int maxQueryLen, const AttentionShape& shape,
-                                    cudaStream_t stream);
+                                    cudaStream_t stream, const PrefillSplit& split = {});
 
 // Decode: sequence s has exactly one query, row s of q/out (queryStart is not read). The grid and
 // the split count depend only on numSeqs and maxContextLen (fixed at graph capture); each launch

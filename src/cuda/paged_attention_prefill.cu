@@ -11,11 +11,17 @@
 // A sequence with contextLens[s] < n_s (e.g. a padding slot with context 0) gets zero output.
 // Key tiles stream through one K and one V buffer: the next K tile loads while P.V runs and the
 // next V tile while the scores run (cp.async on sm_80+).
+// Split-KV (PrefillSplit): when the query tiles are too few to fill the GPU, as when a prefix-cache
+// hit leaves one short chunk over a long cached history (83 tokens x 8 heads over 1,800 keys are 22
+// CTAs on 132 SMs, each walking 29 key tiles), grid.z also cuts each tile's keys into `splits`
+// ranges. Each CTA writes its rows' unnormalised output and softmax state (m, l) to the workspace,
+// and a second kernel merges the ranges (flash-decoding's scheme, applied to prefill tiles).
 #include "cuda/paged_attention.h"
 #include "cuda/paged_attention_common.cuh"
 
 #include "cuda/cuda_check.h"
 
+#include <algorithm>
 #include <string>
 
 namespace brook::cuda {
@@ -24,20 +30,32 @@ namespace {
 using namespace attn;
 
 constexpr int kRowsPerCta = 64;
+constexpr int kMaxPrefillSplits = 16;
+constexpr int kMinTilesPerSplit = 4;
 
-template <typename T, int HD>
+// A partial of one (token, head, split): HD output sums, then m (log2 domain) and l.
+template <int HD>
+constexpr int partialFloats()
+{
+    return HD + 2;
+}
+
+// Split: grid.z = numSeqs * splits and the CTA's rows go to `partials` (fp32 [T, NH, splits,
+// HD + 2]) instead of `out`; splits is 1 otherwise.
+template <typename T, int HD, bool Split>
 __global__ void __launch_bounds__(kThreads)
     paged_attention_prefill_kernel(const T* __restrict__ q, T* __restrict__ out, const T* __restrict__ kCache,
                                    const T* __restrict__ vCache, const int32_t* __restrict__ queryStart,
                                    const int32_t* __restrict__ contextLens, const int32_t* __restrict__ blockTables,
                                    int maxBlocksPerSeq, int numHeads, int numKvHeads, int blockShift, int qTokenStride,
-                                   float scaleLog2)
+                                   float scaleLog2, float* __restrict__ partials, int splits)
 {
     constexpr int S = smemStride<HD>();
     __shared__ __align__(16) T ks[kTileKeys * S];
     __shared__ __align__(16) T vs[kTileKeys * S];
 
-    const int seq = blockIdx.z, kvh = blockIdx.y;
+    const int seq = Split ? blockIdx.z / splits : blockIdx.z, kvh = blockIdx.y;
+    const int split = Split ? blockIdx.z % splits : 0;
     const int tile = gridDim.x - 1 - blockIdx.x;
     const int G = numHeads / numKvHeads;
     const int qBegin = queryStart[seq];
@@ -46,7 +64,7 @@ __global__ void __launch_bounds__(kThreads)
     const int rows = n * G;
     const int rowBegin = tile * kRowsPerCta;
     if (rowBegin >= rows) return;
-    if (start < 0) {  // malformed or padded (context shorter than its queries): zeros, no cache reads
+    if (!Split && start < 0) {  // malformed or padded (context shorter than its queries): zeros, no cache reads
         for (int i = threadIdx.x; i < kRowsPerCta * HD; i += kThreads) {
             const int R = rowBegin + i / HD;
             if (R < rows)
@@ -58,14 +76,20 @@ __global__ void __launch_bounds__(kThreads)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2;
     const int lastRow = min(rowBegin + kRowsPerCta, rows) - 1;
     const int keyEnd = start + lastRow / G + 1;  // keys the CTA's deepest row sees
-    const int numTiles = (keyEnd + kTileKeys - 1) / kTileKeys;
+    const int numTiles = start < 0 ? 0 : (keyEnd + kTileKeys - 1) / kTileKeys;
+    // This CTA's key tiles: all of them, or its split's share (possibly none: it then writes an
+    // empty state, m = -inf and l = 0, which the merge weighs as nothing).
+    const int perSplit = (numTiles + splits - 1) / splits;
+    const int tileBegin = min(split * perSplit, numTiles), tileEnd = min(tileBegin + perSplit, numTiles);
     const int32_t* blockTable = blockTables + int64_t(seq) * maxBlocksPerSeq;
 
     // First K/V tiles in flight, then this lane's Q rows (g, g + 8 of the warp) behind them.
-    loadKvTile<T, HD>(ks, kCache, blockTable, 0, keyEnd, blockShift, numKvHeads, kvh);
-    copyCommit();
-    loadKvTile<T, HD>(vs, vCache, blockTable, 0, keyEnd, blockShift, numKvHeads, kvh);
-    copyCommit();
+    if (tileBegin < tileEnd) {
+        loadKvTile<T, HD>(ks, kCache, blockTable, tileBegin * kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
+        copyCommit();
+        loadKvTile<T, HD>(vs, vCache, blockTable, tileBegin * kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
+        copyCommit();
+    }
     const int warpFirstRow = rowBegin + warp * 16;
     auto qRow = [&](int R) -> const T* {
         return R < rows ? q + (qBegin + int64_t(R / G)) * qTokenStride + int64_t(kvh * G + R % G) * HD : nullptr;
@@ -82,21 +106,21 @@ __global__ void __launch_bounds__(kThreads)
     WarpState<HD> st;
     st.init();
     float s[kTileKeys / 8][4];
-    for (int i = 0; i < numTiles; ++i) {
+    for (int i = tileBegin; i < tileEnd; ++i) {
         const int kb = i * kTileKeys;
         const bool active = warpHasRows && kb <= warpMaxPos;
         copyWait<1>();  // K tile i landed (V tile i may still be in flight)
         __syncthreads();
         if (active) scoreTile<T, HD, kTileKeys / 8>(st, s, qf, ks, kb, pos0, pos1, scaleLog2);
         __syncthreads();  // every warp is done with K tile i
-        if (i + 1 < numTiles)
+        if (i + 1 < tileEnd)
             loadKvTile<T, HD>(ks, kCache, blockTable, kb + kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
         copyCommit();
         copyWait<1>();  // V tile i landed
         __syncthreads();
         if (active) accumulatePv<T, HD, kTileKeys / 8>(st, s, vs);
         __syncthreads();  // every warp is done with V tile i
-        if (i + 1 < numTiles)
+        if (i + 1 < tileEnd)
             loadKvTile<T, HD>(vs, vCache, blockTable, kb + kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
         copyCommit();
     }
@@ -113,38 +137,126 @@ __global__ void __launch_bounds__(kThreads)
     for (int half = 0; half < 2; ++half) {
         const int R = warpFirstRow + g + 8 * half;
         if (R >= rows) continue;
-        const float inv = 1.0f / (half == 0 ? l0 : l1);
         const int64_t token = qBegin + R / G;
         const int head = kvh * G + R % G;
-        T* dst = out + (token * numHeads + head) * HD + 2 * t;
+        if constexpr (Split) {  // unnormalised, with the row's state, for the merge
+            float* dst = partials + ((token * numHeads + head) * splits + split) * partialFloats<HD>();
 #pragma unroll
-        for (int nt = 0; nt < HD / 8; ++nt)
-            *reinterpret_cast<uint32_t*>(dst + nt * 8) =
-                pack2<T>(st.o[nt][2 * half] * inv, st.o[nt][2 * half + 1] * inv);
+            for (int nt = 0; nt < HD / 8; ++nt)
+                *reinterpret_cast<float2*>(dst + nt * 8 + 2 * t) =
+                    make_float2(st.o[nt][2 * half], st.o[nt][2 * half + 1]);
+            if (t == 0) {
+                dst[HD] = st.m[half];
+                dst[HD + 1] = half == 0 ? l0 : l1;
+            }
+        } else {
+            const float inv = 1.0f / (half == 0 ? l0 : l1);
+            T* dst = out + (token * numHeads + head) * HD + 2 * t;
+#pragma unroll
+            for (int nt = 0; nt < HD / 8; ++nt)
+                *reinterpret_cast<uint32_t*>(dst + nt * 8) =
+                    pack2<T>(st.o[nt][2 * half] * inv, st.o[nt][2 * half + 1] * inv);
+        }
     }
+}
+
+// Merges the split partials of one (token, head) per warp: out = sum_s w_s o_s / sum_s w_s l_s with
+// w_s = 2^(m_s - max m). A row no split saw (a padding sequence) has every l_s = 0: zeros.
+template <typename T, int HD>
+__global__ void __launch_bounds__(kThreads)
+    merge_prefill_splits_kernel(const float* __restrict__ partials, T* __restrict__ out, int numRows, int splits)
+{
+    constexpr int kPerLane = HD / 32;
+    const int row = blockIdx.x * (kThreads / 32) + int(threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (row >= numRows) return;
+    const float* first = partials + int64_t(row) * splits * partialFloats<HD>();
+    float m = -INFINITY;
+    for (int s = 0; s < splits; ++s) m = fmaxf(m, first[s * partialFloats<HD>() + HD]);
+    float acc[kPerLane] = {}, l = 0.0f;
+    for (int s = 0; s < splits; ++s) {
+        const float* p = first + s * partialFloats<HD>();
+        if (p[HD] == -INFINITY) continue;  // a range with no key for this row
+        const float w = exp2f(p[HD] - m);
+        l += w * p[HD + 1];
+#pragma unroll
+        for (int k = 0; k < kPerLane; ++k) acc[k] += w * p[lane + 32 * k];
+    }
+    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+#pragma unroll
+    for (int k = 0; k < kPerLane; ++k) out[int64_t(row) * HD + lane + 32 * k] = fromFloat<T>(acc[k] * inv);
 }
 
 template <typename T, int HD>
 void launchPrefill(const void* q, void* out, const void* kCache, const void* vCache, const AttentionBatch& batch,
-                   int maxQueryLen, const AttentionShape& shape, cudaStream_t stream)
+                   int maxQueryLen, const AttentionShape& shape, int splits, const PrefillSplit& split,
+                   cudaStream_t stream)
 {
     const int G = shape.numHeads / shape.numKvHeads;
     const int64_t tiles = (int64_t(maxQueryLen) * G + kRowsPerCta - 1) / kRowsPerCta;
-    const dim3 grid(unsigned(tiles), unsigned(shape.numKvHeads), unsigned(batch.numSeqs));
+    const dim3 grid(unsigned(tiles), unsigned(shape.numKvHeads), unsigned(batch.numSeqs * splits));
     const int qStride = shape.qTokenStride > 0 ? shape.qTokenStride : shape.numHeads * HD;
     const float scaleLog2 = kLog2e / sqrtf(float(HD));
-    paged_attention_prefill_kernel<T, HD><<<grid, kThreads, 0, stream>>>(
-        static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache), static_cast<const T*>(vCache),
-        batch.queryStart, batch.contextLens, batch.blockTables, batch.maxBlocksPerSeq, shape.numHeads, shape.numKvHeads,
-        blockShiftOf(shape.blockSize), qStride, scaleLog2);
+    auto* partials = static_cast<float*>(split.workspace);
+    if (splits > 1) {
+        paged_attention_prefill_kernel<T, HD, true><<<grid, kThreads, 0, stream>>>(
+            static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache),
+            static_cast<const T*>(vCache), batch.queryStart, batch.contextLens, batch.blockTables,
+            batch.maxBlocksPerSeq, shape.numHeads, shape.numKvHeads, blockShiftOf(shape.blockSize), qStride, scaleLog2,
+            partials, splits);
+        BROOK_CUDA_CHECK_LAUNCH();
+        const int rows = split.numTokens * shape.numHeads, rowsPerCta = kThreads / 32;
+        merge_prefill_splits_kernel<T, HD><<<unsigned((rows + rowsPerCta - 1) / rowsPerCta), kThreads, 0, stream>>>(
+            partials, static_cast<T*>(out), rows, splits);
+    } else {
+        paged_attention_prefill_kernel<T, HD, false><<<grid, kThreads, 0, stream>>>(
+            static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache),
+            static_cast<const T*>(vCache), batch.queryStart, batch.contextLens, batch.blockTables,
+            batch.maxBlocksPerSeq, shape.numHeads, shape.numKvHeads, blockShiftOf(shape.blockSize), qStride, scaleLog2,
+            nullptr, 1);
+    }
     BROOK_CUDA_CHECK_LAUNCH();
+}
+
+int deviceSmCount()
+{
+    int device = 0, sms = 0;
+    BROOK_CUDA_CHECK(cudaGetDevice(&device));
+    BROOK_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return std::max(sms, 1);
 }
 
 }  // namespace
 
+size_t paged_attention_prefill_workspace_bytes(int numHeads, int headDim)
+{
+    if (numHeads <= 0 || headDim <= 0) return 0;
+    return size_t(kPrefillSplitRowCapacity) * size_t(numHeads) * size_t(headDim + 2) * sizeof(float);
+}
+
+int paged_attention_prefill_splits(int numSeqs, int maxQueryLen, const AttentionShape& shape, const PrefillSplit& split)
+{
+    if (numSeqs <= 0 || maxQueryLen <= 0 || split.numTokens <= 0 || !split.workspace || shape.numHeads <= 0 ||
+        shape.numKvHeads <= 0 || shape.headDim <= 0 || shape.numHeads % shape.numKvHeads != 0)
+        return 1;
+    static const int sms = deviceSmCount();  // one device per process (CudaBackend)
+    const int G = shape.numHeads / shape.numKvHeads;
+    const int64_t ctas = (int64_t(maxQueryLen) * G + kRowsPerCta - 1) / kRowsPerCta * shape.numKvHeads * numSeqs;
+    if (ctas >= sms) return 1;  // the tiles alone fill the GPU
+    // About two CTAs per SM, each range at least kMinTilesPerSplit key tiles (the partials' write
+    // and merge cost about one tile's work), within the workspace's row capacity.
+    const int64_t keyTiles = (int64_t(split.maxContextLen) + kTileKeys - 1) / kTileKeys;
+    const int64_t bySms = (2 * int64_t(sms) + ctas - 1) / ctas;
+    const int64_t byKeys = keyTiles / kMinTilesPerSplit;
+    const int64_t byWorkspace = int64_t(split.workspaceBytes / (size_t(split.numTokens) * size_t(shape.numHeads) *
+                                                                size_t(shape.headDim + 2) * sizeof(float)));
+    const int64_t byGrid = 65535 / numSeqs;
+    const int64_t splits = std::min({bySms, byKeys, byWorkspace, byGrid, int64_t(kMaxPrefillSplits)});
+    return splits >= 2 ? int(splits) : 1;
+}
+
 void launch_paged_attention_prefill(ElementType type, const void* q, void* out, const void* kCache, const void* vCache,
                                     const AttentionBatch& batch, int maxQueryLen, const AttentionShape& shape,
-                                    cudaStream_t stream)
+                                    cudaStream_t stream, const PrefillSplit& split)
 {
     if (shape.numHeads <= 0 || shape.numKvHeads <= 0 || shape.numHeads % shape.numKvHeads != 0 ||
         blockShiftOf(shape.blockSize) < 0 || shape.numKvHeads > 65535 || batch.numSeqs > 65535 ||
@@ -154,11 +266,14 @@ void launch_paged_attention_prefill(ElementType type, const void* q, void* out, 
                         std::to_string(shape.numKvHeads) + ", BS " + std::to_string(shape.blockSize) + ", seqs " +
                         std::to_string(batch.numSeqs) + ", q stride " + std::to_string(shape.qTokenStride) + ")");
     if (batch.numSeqs <= 0 || maxQueryLen <= 0) return;
+    const int splits = paged_attention_prefill_splits(batch.numSeqs, maxQueryLen, shape, split);
     BROOK_DISPATCH_ELEMENT_TYPE(type, T, {
         switch (shape.headDim) {
-        case 32: launchPrefill<T, 32>(q, out, kCache, vCache, batch, maxQueryLen, shape, stream); break;
-        case 64: launchPrefill<T, 64>(q, out, kCache, vCache, batch, maxQueryLen, shape, stream); break;
-        case 128: launchPrefill<T, 128>(q, out, kCache, vCache, batch, maxQueryLen, shape, stream); break;
+        case 32: launchPrefill<T, 32>(q, out, kCache, vCache, batch, maxQueryLen, shape, splits, split, stream); break;
+        case 64: launchPrefill<T, 64>(q, out, kCache, vCache, batch, maxQueryLen, shape, splits, split, stream); break;
+        case 128:
+            launchPrefill<T, 128>(q, out, kCache, vCache, batch, maxQueryLen, shape, splits, split, stream);
+            break;
         default:
             throw CudaError("launch_paged_attention_prefill: head dim " + std::to_string(shape.headDim) +
                             " not built (32, 64, 128)");

@@ -357,9 +357,9 @@ private slots:
 
     // Single-sequence prefill steps of 2..256 tokens replay a captured graph (ForwardGraphs): over a
     // cached history, at lengths inside, at and past a bucket's edge, the logits match the eager
-    // backend's (the same kernels on the same padded rows; the graph's attention grid covers the
-    // whole bucket, whose extra tiles exit at once) and the steps really replayed graphs. Past 256
-    // tokens and without sampling a step runs eagerly.
+    // backend's (bf16 noise: the graph's attention splits the keys for the longest context, the
+    // eager launch for this step's) and the steps really replayed graphs. Past 256 tokens and
+    // without sampling a step runs eagerly.
     void prefillGraphsMatchEagerSteps()
     {
         BROOK_REQUIRE_GPU();

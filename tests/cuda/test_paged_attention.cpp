@@ -77,6 +77,32 @@ QString runPrefill(const AttentionProblem& p)
                             tolOf<T>());
 }
 
+// The split-KV path: the same launch with a workspace, checked to split or not as expected and to
+// match the reference. The output is poisoned first, so a row the merge misses fails.
+template <typename T>
+QString runPrefillSplit(const AttentionProblem& p, bool expectSplit)
+{
+    const auto c = makeAttentionCase<T>(p);
+    AttentionDeviceCase d(p, c);
+    const cuda::DeviceBuffer workspace(cuda::paged_attention_prefill_workspace_bytes(p.numHeads, p.headDim));
+    cuda::PrefillSplit split;
+    split.numTokens = c.tokens;
+    split.maxContextLen = c.maxContext;
+    split.workspace = workspace.get();
+    split.workspaceBytes = workspace.bytes();
+    const int splits = cuda::paged_attention_prefill_splits(int(p.seqs.size()), c.maxQueryLen, shapeOf(p), split);
+    if ((splits > 1) != expectSplit)
+        return QString("%1: %2 key splits, expected %3")
+            .arg(describe("prefill", p, typeOf<T>()))
+            .arg(splits)
+            .arg(expectSplit ? "several" : "none");
+    d.poisonOutput();
+    cuda::launch_paged_attention_prefill(typeOf<T>(), d.q.get(), d.out.get(), d.k.get(), d.v.get(), d.batch(),
+                                         c.maxQueryLen, shapeOf(p), nullptr, split);
+    return compareAttention(describe("prefill", p, typeOf<T>()) + QString(" (%1 key splits)").arg(splits), p, c,
+                            d.result<T>(), referenceAttention(p, c), tolOf<T>());
+}
+
 template <typename T>
 QString runDecode(const AttentionProblem& p, int maxContextLen)
 {
@@ -150,6 +176,29 @@ private slots:
         s.seqs = {{40, 9}, {64, 64}, {7, 1}};
         CHECK_EMPTY(runPrefill<__nv_bfloat16>(s));
         CHECK_EMPTY(runPrefill<__half>(s));
+    }
+
+    void prefillSplitKeysForShortChunksOverLongContexts()
+    {
+        BROOK_REQUIRE_GPU();
+        // A chat turn after a prefix-cache hit: 83 new tokens over 1,717 cached (22 tiles).
+        AttentionProblem chat = shape(16, 2, 128, 16, 61);
+        chat.seqs = {{1717, 83}};
+        CHECK_EMPTY(runPrefillSplit<__nv_bfloat16>(chat, true));
+        CHECK_EMPTY(runPrefillSplit<__half>(chat, true));
+        // Mixed: ranges that leave some CTAs no keys (a short sequence), a padding slot (zeros), a
+        // decode row, and a context that is not a multiple of the tile or the block.
+        AttentionProblem mixed = shape(16, 2, 128, 16, 62);
+        mixed.seqs = {{2000, 17}, {3, 5}, {0, 1, true}, {999, 1}, {1201, 64}};
+        CHECK_EMPTY(runPrefillSplit<__nv_bfloat16>(mixed, true));
+        CHECK_EMPTY(runPrefillSplit<__half>(mixed, true));
+        AttentionProblem small = shape(6, 2, 32, 8, 63);  // G = 3, small blocks
+        small.seqs = {{1500, 9}, {40, 2}};
+        CHECK_EMPTY(runPrefillSplit<__nv_bfloat16>(small, true));
+        // A batch whose tiles fill the GPU does not split (and still matches).
+        AttentionProblem big = shape(16, 2, 128, 16, 64);
+        big.seqs = {{0, 1024}, {100, 1024}};
+        CHECK_EMPTY(runPrefillSplit<__nv_bfloat16>(big, false));
     }
 
     void prefillWideGroup()
