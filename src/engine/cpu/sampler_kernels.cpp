@@ -171,34 +171,43 @@ BROOK_AVX512DQ inline __m512i weights8(__m256i p, int shift)
     return _mm512_maskz_mov_epi64(_mm512_cmpneq_epi64_mask(exponent, _mm512_setzero_si512()), w);
 }
 
+// The keys (as makeKey orders them) of the lanes of p in `mask`, tokens i..i + 7, compressed to
+// dst in index order; returns how many.
+BROOK_AVX512DQ inline size_t compressKeys8(__m256i p, size_t i, __mmask8 mask, uint64_t* dst)
+{
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i notIndex = _mm256_xor_si256(_mm256_add_epi32(lane, _mm256_set1_epi32(int(i))), _mm256_set1_epi32(-1));
+    const __m512i key =
+        _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(p), 32), _mm512_cvtepu32_epi64(notIndex));
+    _mm512_mask_compressstoreu_epi64(dst, mask, key);
+    return size_t(__builtin_popcount(mask));
+}
+
+// A scalar tail numbers its tokens from 0: renumber its n keys from `first`.
+void rebaseKeys(uint64_t* keys, size_t n, size_t first)
+{
+    for (size_t k = 0; k < n; ++k) {
+        const uint32_t token = ~uint32_t(keys[k]) + uint32_t(first);
+        keys[k] = (keys[k] & 0xFFFFFFFF00000000ull) | uint32_t(~token);
+    }
+}
+
 BROOK_AVX512DQ size_t buildKeysAvx512(const uint32_t* probs, size_t V, uint32_t minBits, int shift, uint64_t* keys,
                                       uint64_t* mass)
 {
     size_t count = 0;
     __m512i total = _mm512_setzero_si512();
     const __m256i minV = _mm256_set1_epi32(int(minBits));
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     size_t i = 0;
     for (; i + 8 <= V; i += 8) {
         const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(probs + i));
         const __mmask8 keep = _mm256_cmpge_epu32_mask(p, minV);
-        if (keep) {
-            const __m256i notIndex =
-                _mm256_xor_si256(_mm256_add_epi32(lane, _mm256_set1_epi32(int(i))), _mm256_set1_epi32(-1));
-            const __m512i key =
-                _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(p), 32), _mm512_cvtepu32_epi64(notIndex));
-            _mm512_mask_compressstoreu_epi64(keys + count, keep, key);
-            count += size_t(__builtin_popcount(keep));
-        }
+        if (keep) count += compressKeys8(p, i, keep, keys + count);
         total = _mm512_add_epi64(total, weights8(p, shift));
     }
     uint64_t tailMass = 0;
     const size_t tail = buildKeysScalar(probs + i, V - i, minBits, shift, keys + count, &tailMass);
-    // The scalar tail numbered its tokens from 0: rebase them to i.
-    for (size_t k = count; k < count + tail; ++k) {
-        const uint32_t token = ~uint32_t(keys[k]) + uint32_t(i);
-        keys[k] = (keys[k] & 0xFFFFFFFF00000000ull) | uint32_t(~token);
-    }
+    rebaseKeys(keys + count, tail, i);
     *mass = uint64_t(_mm512_reduce_add_epi64(total)) + tailMass;
     return count + tail;
 }
@@ -242,24 +251,14 @@ BROOK_AVX512DQ size_t keysInBucketAvx512(const uint32_t* probs, size_t V, uint32
 {
     size_t count = 0;
     const __m256i bucketV = _mm256_set1_epi32(int(bucketBits));
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     size_t i = 0;
     for (; i + 8 <= V; i += 8) {
         const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(probs + i));
         const __mmask8 in = _mm256_cmpeq_epi32_mask(_mm256_srli_epi32(p, kProbBucketShift), bucketV);
-        if (!in) continue;
-        const __m256i notIndex =
-            _mm256_xor_si256(_mm256_add_epi32(lane, _mm256_set1_epi32(int(i))), _mm256_set1_epi32(-1));
-        const __m512i key =
-            _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(p), 32), _mm512_cvtepu32_epi64(notIndex));
-        _mm512_mask_compressstoreu_epi64(keys + count, in, key);
-        count += size_t(__builtin_popcount(in));
+        if (in) count += compressKeys8(p, i, in, keys + count);
     }
     const size_t tail = keysInBucketScalar(probs + i, V - i, bucketBits, keys + count);
-    for (size_t k = count; k < count + tail; ++k) {  // rebase the scalar tail's token numbers to i
-        const uint32_t token = ~uint32_t(keys[k]) + uint32_t(i);
-        keys[k] = (keys[k] & 0xFFFFFFFF00000000ull) | uint32_t(~token);
-    }
+    rebaseKeys(keys + count, tail, i);
     return count + tail;
 }
 
