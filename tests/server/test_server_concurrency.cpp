@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include <atomic>
+#include <latch>
 #include <thread>
 
 using namespace brook;
@@ -58,9 +59,15 @@ private slots:
         const long long stepsBefore = server.engine().stats().steps;
         std::vector<StreamResult> results(kClients);
         std::vector<std::thread> threads;
+        // Every client thread exists before any sends: created one by one, the first ones' requests
+        // ran for dozens of steps before the last threads had started (a 2-core machine, ~1 in 5
+        // runs over the step bound below).
+        std::latch allStarted(kClients);
         for (int i = 0; i < kClients; ++i)
-            threads.emplace_back(
-                [&, i] { results[size_t(i)] = server.client().stream(pathFor(i), bodies[size_t(i)]); });
+            threads.emplace_back([&, i] {
+                allStarted.arrive_and_wait();
+                results[size_t(i)] = server.client().stream(pathFor(i), bodies[size_t(i)]);
+            });
         for (auto& t : threads) t.join();
         running = false;
         watcher.join();
