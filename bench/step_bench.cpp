@@ -7,8 +7,9 @@
 // is the engine's own per-token work. With --profile-step one decode step runs between
 // cudaProfilerStart/Stop, for `ncu --profile-from-start off --graph-profiling node`.
 // --prefill LENS times prefill steps of one sequence of each length the same way (as the engine
-// runs them: from a prefill graph up to 256 tokens, eagerly beyond), and --profile-prefill puts the first one under cudaProfilerStart/Stop: the
-// sum of its kernel times against `forward` says how much of a prefill is launch latency.
+// runs them: from a prefill graph up to 256 tokens, eagerly beyond), and --profile-prefill puts
+// the first one under cudaProfilerStart/Stop: the sum of its kernel times against `forward` says
+// how much of a prefill is launch latency.
 // --prefill-context N puts N cached tokens before each of those prompts: the step a prefix-cache
 // hit leaves (a chat's last turn computed over its cached history). The `cold_step_us` column is
 // that step after 256 MB of writes have evicted the GPU's L2 (median of the iterations / 10 runs):

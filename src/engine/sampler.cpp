@@ -36,7 +36,6 @@
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <optional>
 
 namespace brook {
 
@@ -170,10 +169,10 @@ Crossing findCrossing(const std::vector<uint64_t>& keys, uint64_t floor, double 
 // per bucket of probability bits (one pass), the bucket where the running mass from the top
 // reaches the goal, and findCrossing over that bucket's keys alone (a few hundred for a flat
 // row, fewer for a peaked one). Buckets are ranges of the key order, so the crossing is the one
-// findCrossing finds over all keys. top_p >= 1 keeps every candidate: floor 0, the total mass.
-// nullopt only if rounding let no bucket reach the goal (the caller then takes the keyed path).
-std::optional<Crossing> topPWithoutKeys(const std::vector<uint32_t>& probs, uint32_t minBits, int shift, float topP,
-                                        cpu::CpuIsa isa)
+// findCrossing finds over all keys. Floor 0 keeps every candidate: top_p >= 1, and a walk that
+// rounding lets run past the last bucket (findCrossing then ends on the smallest key, which keeps
+// the same set). The cumulative mass is 0 when there is no candidate.
+Crossing topPWithoutKeys(const std::vector<uint32_t>& probs, uint32_t minBits, int shift, float topP, cpu::CpuIsa isa)
 {
     Scratch& s = scratch();
     size_t candidates = 0;
@@ -199,7 +198,7 @@ std::optional<Crossing> topPWithoutKeys(const std::vector<uint32_t>& probs, uint
         }
         before += bucketMass;
     }
-    return std::nullopt;
+    return Crossing{0, mass};
 }
 
 int32_t argmax(std::span<const float> logits)
@@ -262,8 +261,8 @@ int32_t drawToken(std::span<const float> logits, const SamplingParams& params, d
     if (!std::isfinite(maxScaled)) return argmax(logits);  // temperature so small it overflows: greedy
 
     // Two passes: the probabilities alone in a tight loop, then the keys (or, in the common case,
-    // the probabilities' histogram). The passes are cpu/sampler_kernels' (AVX-512 where the CPU has it), bit-identical to
-    // samplerProbBits / makeKey / samplerWeight lane by lane.
+    // the probabilities' histogram). The passes are cpu/sampler_kernels' (AVX-512 where the CPU
+    // has it), bit-identical to samplerProbBits / makeKey / samplerWeight lane by lane.
     std::vector<uint32_t>& probs = s.probs;
     probs.resize(logits.size());
     cpu::probRow(logits.data(), logits.size(), temperature, maxScaled, probs.data(), isa);  // masked or NaN: 0
@@ -271,12 +270,10 @@ int32_t drawToken(std::span<const float> logits, const SamplingParams& params, d
     const uint32_t minBits = floatBits(1.0f) - (static_cast<uint32_t>(shift) << 23);  // p >= 2^-shift: w >= 1
     // Without top-k and min-p, keys are needed only where the top-p cut falls.
     if (!(params.topK > 0) && !(params.minP > 0.0f)) {
-        const std::optional<Crossing> cut = topPWithoutKeys(probs, minBits, shift, params.topP, isa);
-        if (cut) {
-            if (cut->cumulative == 0) return argmax(logits);  // no candidate (cannot happen: p_max = 1)
-            return cpu::drawIndex(probs.data(), probs.size(), minBits, cut->key, shift,
-                                  u * static_cast<double>(cut->cumulative), isa);
-        }
+        const Crossing cut = topPWithoutKeys(probs, minBits, shift, params.topP, isa);
+        if (cut.cumulative == 0) return argmax(logits);  // no candidate (cannot happen: p_max = 1)
+        return cpu::drawIndex(probs.data(), probs.size(), minBits, cut.key, shift,
+                              u * static_cast<double>(cut.cumulative), isa);
     }
 
     std::vector<uint64_t>& keys = s.keys;

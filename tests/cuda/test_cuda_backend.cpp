@@ -115,26 +115,10 @@ testing::TestModelOptions comparisonModel(bool full)
     return options;
 }
 
-// A comparison model (comparisonModel) written to a temporary folder and opened; the test
-// stops at once (qFatal) if it cannot be, since nothing after would mean anything.
-struct ComparisonFolder {
-    QTemporaryDir dir;
-    ModelConfig config;
-    std::unique_ptr<Checkpoint> checkpoint;
-};
-
-std::unique_ptr<ComparisonFolder> openComparisonModel(bool full)
+// The comparison model (comparisonModel), written to a temporary folder and opened.
+std::unique_ptr<testsupport::OpenedTestModel> openComparisonModel(bool full)
 {
-    auto folder = std::make_unique<ComparisonFolder>();
-    const std::string path = folder->dir.path().toStdString();
-    if (auto written = testing::writeTestModel(path, comparisonModel(full)); !written.ok())
-        qFatal("writeTestModel: %s", written.error().c_str());
-    auto config = loadModelConfig(std::filesystem::path(path) / "config.json");
-    auto checkpoint = Checkpoint::open(path);
-    if (!config.ok() || !checkpoint.ok()) qFatal("the comparison model does not open");
-    folder->config = *config;
-    folder->checkpoint = std::move(checkpoint).value();
-    return folder;
+    return testsupport::openTestModel(comparisonModel(full));
 }
 
 LaunchOptions gpuEngineOptions()

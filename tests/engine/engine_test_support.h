@@ -3,6 +3,8 @@
 #pragma once
 
 #include "launch/engine_launcher.h"
+#include "engine/checkpoint.h"
+#include "engine/model_config.h"
 #include "engine/request_stream.h"
 #include "testing/test_model_writer.h"
 
@@ -12,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <span>
 
 namespace brook::testsupport {
@@ -22,6 +25,28 @@ inline std::filesystem::path writeModelInto(const QTemporaryDir& dir, const test
     auto r = testing::writeTestModel(dir.path().toStdString(), options);
     if (!r) qFatal("writeTestModel: %s", r.error().c_str());
     return dir.path().toStdString();
+}
+
+// A random-weight model in its own temporary folder, opened below the engine (config and
+// checkpoint) for tests that build a backend themselves. qFatal if it does not open: nothing
+// after would mean anything.
+struct OpenedTestModel {
+    QTemporaryDir dir;
+    ModelConfig config;
+    std::unique_ptr<Checkpoint> checkpoint;
+};
+
+inline std::unique_ptr<OpenedTestModel> openTestModel(const testing::TestModelOptions& options)
+{
+    auto model = std::make_unique<OpenedTestModel>();
+    const std::filesystem::path path = writeModelInto(model->dir, options);
+    auto config = loadModelConfig(path / "config.json");
+    if (!config) qFatal("loadModelConfig: %s", config.error().c_str());
+    auto checkpoint = Checkpoint::open(path);
+    if (!checkpoint) qFatal("Checkpoint::open: %s", checkpoint.error().c_str());
+    model->config = *config;
+    model->checkpoint = std::move(checkpoint).value();
+    return model;
 }
 
 inline const std::filesystem::path& tinyModelDir()

@@ -15,6 +15,8 @@
 //    bf16 (relative 2^-9 per value) before vdpbf16ps. Through 2 layers of 4 Linears plus the
 //    head that is up to ~9 roundings of 2^-9 each, ~1.8e-2 in the worst case; we allow 2e-2.
 //    Decode steps (1 token) take the exact widening kernel, so they get 1e-4 again.
+#include "engine_test_support.h"
+
 #include "engine/checkpoint.h"
 #include "engine/cpu/cpu_attention.h"
 #include "engine/cpu/cpu_backend.h"
@@ -46,26 +48,14 @@ double relativeError(const std::vector<float>& a, const std::vector<float>& b)
     return diff / scale;
 }
 
-struct Model {
-    QTemporaryDir dir;
-    ModelConfig config;
-    std::unique_ptr<Checkpoint> checkpoint;
-};
+using Model = testsupport::OpenedTestModel;
 
 std::unique_ptr<Model> writeModel(DType dtype)
 {
-    auto m = std::make_unique<Model>();
     testing::TestModelOptions options;
     options.shape = testing::TestModelShape::tiny();
     options.dtype = dtype;
-    if (auto r = testing::writeTestModel(m->dir.path().toStdString(), options); !r) qFatal("%s", r.error().c_str());
-    auto config = loadModelConfig(std::filesystem::path(m->dir.path().toStdString()) / "config.json");
-    if (!config) qFatal("%s", config.error().c_str());
-    m->config = *config;
-    auto checkpoint = Checkpoint::open(m->dir.path().toStdString());
-    if (!checkpoint) qFatal("%s", checkpoint.error().c_str());
-    m->checkpoint = std::move(checkpoint).value();
-    return m;
+    return testsupport::openTestModel(options);
 }
 
 std::unique_ptr<CpuBackend> makeBackend(const Model& m, CpuIsa isa, int quantBits = 0, int warmupTokens = 0)
