@@ -43,8 +43,8 @@ struct AttentionShape {
 };
 
 // Split-KV for prefill tiles too few to fill the GPU (a short chunk over a long cached prefix: a
-// prefix-cache hit). The launch splits each tile's keys into ranges when the grid is smaller than
-// the SM count and the contexts are long enough, writing fp32 partials to `workspace` and merging
+// prefix-cache hit). The launch splits each tile's keys into ranges when the CTAs that have rows
+// fill less than one wave of the GPU and the contexts are long enough, writing fp32 partials to `workspace` and merging
 // them in a second kernel. Default-constructed: never splits.
 struct PrefillSplit {
     int numTokens = 0;      // T of the batch (queryStart[numSeqs])
@@ -52,8 +52,8 @@ struct PrefillSplit {
     void* workspace = nullptr;
     size_t workspaceBytes = 0;  // paged_attention_prefill_workspace_bytes; its capacity bounds the splits
 };
-// Token-splits (tokens x splits) the workspace holds: 83 tokens x 7 splits of a cached chat turn
-// fit with room to spare; larger batches have the tiles to fill the GPU without splitting.
+// Token-splits (tokens x splits) the workspace holds: a cached chat turn's 128-token bucket x 12
+// splits fits; larger batches have the tiles to fill the GPU with fewer splits or none.
 constexpr int kPrefillSplitRowCapacity = 2048;
 size_t paged_attention_prefill_workspace_bytes(int numHeads, int headDim);
 // Key ranges per tile the launch uses for this batch (1: no split). Exposed for tests and logs.

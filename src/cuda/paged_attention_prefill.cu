@@ -9,13 +9,15 @@
 // Grid: (ceil(maxQueryLen * G / 64), KVH, numSeqs), 4 warps of 16 rows each; tiles past a
 // sequence's rows exit at once. Tiles are visited last-first so the longest (deepest) start first.
 // A sequence with contextLens[s] < n_s (e.g. a padding slot with context 0) gets zero output.
-// Key tiles stream through one K and one V buffer: the next K tile loads while P.V runs and the
-// next V tile while the scores run (cp.async on sm_80+).
+// Key tiles stream through kStages K and kStages V buffers (cp.async on sm_80+): tile i computes
+// while tiles i + 1 .. i + kStages - 1 are in flight, and its buffers are refilled with tile
+// i + kStages as soon as every warp is done with them.
 // Split-KV (PrefillSplit): when the query tiles are too few to fill the GPU, as when a prefix-cache
 // hit leaves one short chunk over a long cached history (83 tokens x 8 heads over 1,800 keys are 22
 // CTAs on 132 SMs, each walking 29 key tiles), grid.z also cuts each tile's keys into `splits`
-// ranges. Each CTA writes its rows' unnormalised output and softmax state (m, l) to the workspace,
-// and a second kernel merges the ranges (flash-decoding's scheme, applied to prefill tiles).
+// ranges, as many as fill one wave of the GPU (paged_attention_prefill_splits). Each CTA writes
+// its rows' unnormalised output and softmax state (m, l) to the workspace, and a second kernel
+// merges the ranges (flash-decoding's scheme, applied to prefill tiles).
 #include "cuda/paged_attention.h"
 #include "cuda/paged_attention_common.cuh"
 
@@ -32,6 +34,20 @@ using namespace attn;
 constexpr int kRowsPerCta = 64;
 constexpr int kMaxPrefillSplits = 16;
 constexpr int kMinTilesPerSplit = 4;
+// CTAs of the kernel resident on one SM (H200, head dim 128: 167 registers a thread and 70 KB of
+// K/V tiles allow 3 each; ncu's occupancy section).
+constexpr int kResidentCtasPerSm = 3;
+// K/V tiles in flight per CTA: with one (load tile i + 1 while tile i computes) a CTA waited out
+// most of each load, with few CTAs per SM to hide it (the split kernel over a long cached history
+// issued an instruction every 5.5 cycles per warp). Two: 1-16% faster steps over 1,717 cached
+// tokens, 1-3% on long prompts (docs/benchmarks.md).
+constexpr int kStages = 2;
+
+template <typename T, int HD>
+constexpr size_t kvTileBytes()
+{
+    return size_t(2 * kStages * kTileKeys * smemStride<HD>()) * sizeof(T);
+}
 
 // A partial of one (token, head, split): HD output sums, then m (log2 domain) and l.
 template <int HD>
@@ -51,8 +67,9 @@ __global__ void __launch_bounds__(kThreads)
                                    float scaleLog2, float* __restrict__ partials, int splits)
 {
     constexpr int S = smemStride<HD>();
-    __shared__ __align__(16) T ks[kTileKeys * S];
-    __shared__ __align__(16) T vs[kTileKeys * S];
+    extern __shared__ __align__(16) unsigned char tileMemory[];
+    T* const ks = reinterpret_cast<T*>(tileMemory);  // kStages K tiles, then kStages V tiles
+    T* const vs = ks + kStages * kTileKeys * S;
 
     const int seq = Split ? blockIdx.z / splits : blockIdx.z, kvh = blockIdx.y;
     const int split = Split ? blockIdx.z % splits : 0;
@@ -83,11 +100,19 @@ __global__ void __launch_bounds__(kThreads)
     const int tileBegin = min(split * perSplit, numTiles), tileEnd = min(tileBegin + perSplit, numTiles);
     const int32_t* blockTable = blockTables + int64_t(seq) * maxBlocksPerSeq;
 
-    // First K/V tiles in flight, then this lane's Q rows (g, g + 8 of the warp) behind them.
-    if (tileBegin < tileEnd) {
-        loadKvTile<T, HD>(ks, kCache, blockTable, tileBegin * kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
+    // Tile i lives in buffer i % kStages. The first kStages K/V tiles in flight (one commit group
+    // each, empty past the end, so the waits below count the same in every CTA), then this lane's
+    // Q rows (g, g + 8 of the warp) behind them.
+    auto kTile = [&](int i) { return ks + (i % kStages) * kTileKeys * S; };
+    auto vTile = [&](int i) { return vs + (i % kStages) * kTileKeys * S; };
+#pragma unroll
+    for (int stage = 0; stage < kStages; ++stage) {
+        const int i = tileBegin + stage;
+        if (i < tileEnd)
+            loadKvTile<T, HD>(kTile(i), kCache, blockTable, i * kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
         copyCommit();
-        loadKvTile<T, HD>(vs, vCache, blockTable, tileBegin * kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
+        if (i < tileEnd)
+            loadKvTile<T, HD>(vTile(i), vCache, blockTable, i * kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
         copyCommit();
     }
     const int warpFirstRow = rowBegin + warp * 16;
@@ -106,22 +131,26 @@ __global__ void __launch_bounds__(kThreads)
     WarpState<HD> st;
     st.init();
     float s[kTileKeys / 8][4];
+    // Groups in flight at the top of iteration i: K_i, V_i, ..., K_{i+kStages-1}, V_{i+kStages-1}.
+    constexpr int kLaterGroups = 2 * kStages - 1;
     for (int i = tileBegin; i < tileEnd; ++i) {
         const int kb = i * kTileKeys;
         const bool active = warpHasRows && kb <= warpMaxPos;
-        copyWait<1>();  // K tile i landed (V tile i may still be in flight)
+        copyWait<kLaterGroups>();  // K tile i landed (later tiles may still be in flight)
         __syncthreads();
-        if (active) scoreTile<T, HD, kTileKeys / 8>(st, s, qf, ks, kb, pos0, pos1, scaleLog2);
-        __syncthreads();  // every warp is done with K tile i
-        if (i + 1 < tileEnd)
-            loadKvTile<T, HD>(ks, kCache, blockTable, kb + kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
+        if (active) scoreTile<T, HD, kTileKeys / 8>(st, s, qf, kTile(i), kb, pos0, pos1, scaleLog2);
+        __syncthreads();  // every warp is done with K tile i: its buffer takes K tile i + kStages
+        if (i + kStages < tileEnd)
+            loadKvTile<T, HD>(kTile(i), kCache, blockTable, kb + kStages * kTileKeys, keyEnd, blockShift, numKvHeads,
+                              kvh);
         copyCommit();
-        copyWait<1>();  // V tile i landed
+        copyWait<kLaterGroups>();  // V tile i landed
         __syncthreads();
-        if (active) accumulatePv<T, HD, kTileKeys / 8>(st, s, vs);
+        if (active) accumulatePv<T, HD, kTileKeys / 8>(st, s, vTile(i));
         __syncthreads();  // every warp is done with V tile i
-        if (i + 1 < tileEnd)
-            loadKvTile<T, HD>(vs, vCache, blockTable, kb + kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
+        if (i + kStages < tileEnd)
+            loadKvTile<T, HD>(vTile(i), vCache, blockTable, kb + kStages * kTileKeys, keyEnd, blockShift, numKvHeads,
+                              kvh);
         copyCommit();
     }
     copyWait<0>();
@@ -196,25 +225,24 @@ void launchPrefill(const void* q, void* out, const void* kCache, const void* vCa
     const dim3 grid(unsigned(tiles), unsigned(shape.numKvHeads), unsigned(batch.numSeqs * splits));
     const int qStride = shape.qTokenStride > 0 ? shape.qTokenStride : shape.numHeads * HD;
     const float scaleLog2 = kLog2e / sqrtf(float(HD));
-    auto* partials = static_cast<float*>(split.workspace);
-    if (splits > 1) {
-        paged_attention_prefill_kernel<T, HD, true><<<grid, kThreads, 0, stream>>>(
-            static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache),
-            static_cast<const T*>(vCache), batch.queryStart, batch.contextLens, batch.blockTables,
-            batch.maxBlocksPerSeq, shape.numHeads, shape.numKvHeads, blockShiftOf(shape.blockSize), qStride, scaleLog2,
-            partials, splits);
-        BROOK_CUDA_CHECK_LAUNCH();
+    const int sharedBytes = int(kvTileBytes<T, HD>());
+    const bool splitKeys = splits > 1;
+    auto kernel =
+        splitKeys ? paged_attention_prefill_kernel<T, HD, true> : paged_attention_prefill_kernel<T, HD, false>;
+    if (sharedBytes > 48 * 1024)  // above the default limit a kernel must opt in
+        BROOK_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sharedBytes));
+    auto* partials = splitKeys ? static_cast<float*>(split.workspace) : nullptr;
+    kernel<<<grid, kThreads, size_t(sharedBytes), stream>>>(
+        static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache), static_cast<const T*>(vCache),
+        batch.queryStart, batch.contextLens, batch.blockTables, batch.maxBlocksPerSeq, shape.numHeads, shape.numKvHeads,
+        blockShiftOf(shape.blockSize), qStride, scaleLog2, partials, splits);
+    BROOK_CUDA_CHECK_LAUNCH();
+    if (splitKeys) {
         const int rows = split.numTokens * shape.numHeads, rowsPerCta = kThreads / 32;
         merge_prefill_splits_kernel<T, HD><<<unsigned((rows + rowsPerCta - 1) / rowsPerCta), kThreads, 0, stream>>>(
             partials, static_cast<T*>(out), rows, splits);
-    } else {
-        paged_attention_prefill_kernel<T, HD, false><<<grid, kThreads, 0, stream>>>(
-            static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache),
-            static_cast<const T*>(vCache), batch.queryStart, batch.contextLens, batch.blockTables,
-            batch.maxBlocksPerSeq, shape.numHeads, shape.numKvHeads, blockShiftOf(shape.blockSize), qStride, scaleLog2,
-            nullptr, 1);
+        BROOK_CUDA_CHECK_LAUNCH();
     }
-    BROOK_CUDA_CHECK_LAUNCH();
 }
 
 int deviceSmCount()
@@ -240,17 +268,24 @@ int paged_attention_prefill_splits(int numSeqs, int maxQueryLen, const Attention
         return 1;
     static const int sms = deviceSmCount();  // one device per process (CudaBackend)
     const int G = shape.numHeads / shape.numKvHeads;
-    const int64_t ctas = (int64_t(maxQueryLen) * G + kRowsPerCta - 1) / kRowsPerCta * shape.numKvHeads * numSeqs;
-    if (ctas >= sms) return 1;  // the tiles alone fill the GPU
-    // About two CTAs per SM, each range at least kMinTilesPerSplit key tiles (the partials' write
-    // and merge cost about one tile's work), within the workspace's row capacity.
+    // CTAs with rows to compute. The grid is numSeqs x ceil(maxQueryLen * G / 64) tiles per kv head,
+    // but a tile past its sequence's rows exits at once, and the sequences share numTokens: a
+    // captured prefill graph's layout (one sequence of up to T tokens and a padding one, both sized
+    // T) has about half its grid idle.
+    const int64_t tilesPerHead =
+        std::min(int64_t(numSeqs) * ((int64_t(maxQueryLen) * G + kRowsPerCta - 1) / kRowsPerCta),
+                 (int64_t(split.numTokens) * G + kRowsPerCta - 1) / kRowsPerCta + numSeqs - 1);
+    const int64_t ctas = tilesPerHead * shape.numKvHeads;
+    // As many ranges as keep every CTA in one wave: kResidentCtasPerSm per SM (a second wave costs a
+    // whole range's time), each range at least kMinTilesPerSplit key tiles (the partials' write and
+    // merge cost about one tile's work), within the workspace's row capacity.
+    const int64_t byWave = int64_t(kResidentCtasPerSm) * sms / ctas;
     const int64_t keyTiles = (int64_t(split.maxContextLen) + kTileKeys - 1) / kTileKeys;
-    const int64_t bySms = (2 * int64_t(sms) + ctas - 1) / ctas;
     const int64_t byKeys = keyTiles / kMinTilesPerSplit;
     const int64_t byWorkspace = int64_t(split.workspaceBytes / (size_t(split.numTokens) * size_t(shape.numHeads) *
                                                                 size_t(shape.headDim + 2) * sizeof(float)));
     const int64_t byGrid = 65535 / numSeqs;
-    const int64_t splits = std::min({bySms, byKeys, byWorkspace, byGrid, int64_t(kMaxPrefillSplits)});
+    const int64_t splits = std::min({byWave, byKeys, byWorkspace, byGrid, int64_t(kMaxPrefillSplits)});
     return splits >= 2 ? int(splits) : 1;
 }
 
