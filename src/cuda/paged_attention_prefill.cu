@@ -226,11 +226,18 @@ void launchPrefill(const void* q, void* out, const void* kCache, const void* vCa
     const int qStride = shape.qTokenStride > 0 ? shape.qTokenStride : shape.numHeads * HD;
     const float scaleLog2 = kLog2e / sqrtf(float(HD));
     const int sharedBytes = int(kvTileBytes<T, HD>());
+    // Above 48 KB a kernel must opt in; once per instantiation (one device per process), not per
+    // launch: an eager prefill step launches this 18 times.
+    static const bool optedIn = [&] {
+        if (sharedBytes > 48 * 1024)
+            for (auto* k : {paged_attention_prefill_kernel<T, HD, true>, paged_attention_prefill_kernel<T, HD, false>})
+                BROOK_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, sharedBytes));
+        return true;
+    }();
+    (void)optedIn;
     const bool splitKeys = splits > 1;
     auto kernel =
         splitKeys ? paged_attention_prefill_kernel<T, HD, true> : paged_attention_prefill_kernel<T, HD, false>;
-    if (sharedBytes > 48 * 1024)  // above the default limit a kernel must opt in
-        BROOK_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sharedBytes));
     auto* partials = splitKeys ? static_cast<float*>(split.workspace) : nullptr;
     kernel<<<grid, kThreads, size_t(sharedBytes), stream>>>(
         static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache), static_cast<const T*>(vCache),
