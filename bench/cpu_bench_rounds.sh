@@ -13,6 +13,8 @@ for round in $(seq 1 "$ROUNDS"); do
     # follows this figure (40-68 GB/s within one hour on this VM type).
     stamp "round $round: memory read rate"
     "$BIN/cpu_kernel_bench" --read-bandwidth --threads 2 --repeats 5 2>&1 | grep "memory read"
+    # And its vdpbf16ps rate: the prompt and batch-8 decode are bound by it, and it differs by host.
+    "$BIN/cpu_kernel_bench" --compute-peak --threads 2 --repeats 3 2>&1 | grep "compute peak"
     stamp "latency bf16"
     "$BIN/brook-bench" latency --device cpu --model "$MODEL" --input-len 128 --output-len 32 2>&1 | grep -E "^run|best"
     stamp "latency int8"

@@ -5,6 +5,7 @@
 // element-wise ops. Best of --repeats timed runs after one warm-up; GB/s counts weight bytes read
 // once, GFLOP/s 2 T N K. Run it on an idle machine: every figure is wall time.
 // --read-bandwidth: the host's memory read rate this minute (the decode floor moves with it).
+// --compute-peak: the host's vdpbf16ps rate this minute (the prefill and batch-decode floor).
 #include "engine/cpu/cpu_features.h"
 #include "engine/cpu/cpu_gemm.h"
 #include "engine/cpu/cpu_matrix.h"
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <immintrin.h>
 #include <memory>
 #include <random>
 #include <string>
@@ -92,6 +94,52 @@ void readBandwidth(int rounds, CpuThreadPool* pool)
         pool ? pool->threads() : 1, rates[rates.size() / 2], rates.back(), int(rates.size()), double(check));
 }
 
+// Twelve independent vdpbf16ps chains, `iterations` times: the instruction's own rate, with no
+// loads (latency 6 on Zen 4, so twelve chains keep one issue a cycle busy). The hosts of this VM
+// type differ by day: on 2026-12-03 two cores did 3.6 G a second each (460 GFLOP/s in all),
+// below what the prompts of 2026-12-02 needed, so the prefill and batch-8 figures are read
+// beside this one.
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) float dpbf16Chains(long iterations)
+{
+    constexpr int kChains = 12;
+    __m512 acc[kChains];
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(float(i));
+    __m512bh a = (__m512bh)_mm512_set1_epi32(0x3f803f80), b = (__m512bh)_mm512_set1_epi32(0x3a003a00);
+    for (long it = 0; it < iterations; ++it) {
+#pragma GCC unroll 12
+        for (int i = 0; i < kChains; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
+        asm volatile("" : "+v"(a), "+v"(b));  // keeps the operands in registers, the loop un-hoisted
+    }
+    float lanes[16 * kChains];
+    for (int i = 0; i < kChains; ++i) _mm512_storeu_ps(lanes + 16 * i, acc[i]);
+    float sum = 0.0f;
+    for (float lane : lanes) sum += lane;
+    return sum;
+}
+
+void computePeak(int rounds, CpuThreadPool* pool)
+{
+    if (detectCpuIsa() != CpuIsa::Avx512Bf16) {
+        std::printf("compute peak: this CPU has no AVX-512 BF16\n");
+        return;
+    }
+    constexpr long kIterations = 50'000'000;  // ~0.17 s a core at 3.6 GHz
+    const int threads = pool ? pool->threads() : 1;
+    std::vector<float> sums(static_cast<size_t>(threads));
+    std::vector<double> rates;
+    for (int r = 0; r < std::max(rounds, 1); ++r) {
+        const auto start = std::chrono::steady_clock::now();
+        if (pool) pool->run(threads, [&](int t) { sums[size_t(t)] = dpbf16Chains(kIterations); });
+        else sums[0] = dpbf16Chains(kIterations);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        rates.push_back(double(threads) * kIterations * 12 * 64 / seconds / 1e9);  // 64 FLOP an instruction
+    }
+    std::sort(rates.begin(), rates.end());
+    std::printf("compute peak, %d thread(s), vdpbf16ps zmm: median %.0f GFLOP/s, best %.0f GFLOP/s (%d rounds; "
+                "check %g)\n",
+                threads, rates[rates.size() / 2], rates.back(), int(rates.size()), double(sums[0]));
+}
+
 // The decode step's Linears as the backend meets them: `layers` layers' distinct bf16 weights
 // (~28 MB a layer, far beyond the caches) and the head, in order, so every matmul streams its
 // weights from memory. Rounds alternate the token counts (the same minutes for each), and the
@@ -142,7 +190,7 @@ int main(int argc, char** argv)
     int repeats = 5, threads = 1;
     std::vector<int> tokens = {1, 8, 128};
     std::string isaName;
-    bool skipHead = false, samplerOnly = false, bandwidthOnly = false;
+    bool skipHead = false, samplerOnly = false, bandwidthOnly = false, peakOnly = false;
     int coldLayers = 0;
     app.add_option("--repeats", repeats, "timed runs; the best is printed");
     app.add_option("--isa", isaName, "only this path: scalar, avx2, avx512, avx512bf16");
@@ -153,6 +201,8 @@ int main(int argc, char** argv)
     app.add_flag("--sampler-only", samplerOnly, "time the sampler only (for perf record)");
     app.add_flag("--read-bandwidth", bandwidthOnly,
                  "only the host's memory read rate: 1 GiB on huge pages, --threads threads, --repeats rounds");
+    app.add_flag("--compute-peak", peakOnly,
+                 "only the host's vdpbf16ps rate (bf16 GFLOP/s): --threads threads, --repeats rounds");
     app.add_option("--cold-layers", coldLayers,
                    "only the decode step's bf16 Linears over this many layers' own weights and the head "
                    "(from memory), --tokens alternating, --repeats rounds");
@@ -165,6 +215,10 @@ int main(int argc, char** argv)
     std::unique_ptr<CpuThreadPool> pool = threads > 1 ? std::make_unique<CpuThreadPool>(threads) : nullptr;
     if (bandwidthOnly) {
         readBandwidth(repeats, pool.get());
+        return 0;
+    }
+    if (peakOnly) {
+        computePeak(repeats, pool.get());
         return 0;
     }
     if (coldLayers > 0) {
