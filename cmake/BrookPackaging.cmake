@@ -173,7 +173,10 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS "usr/lib/brook")
 if(BROOK_WITH_GUI)
   set(CPACK_DEBIAN_PACKAGE_DEPENDS "libqt6sql6-sqlite")
-  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "qt6-translations-l10n")
+  # A font with Chinese glyphs: the zh_CN interface and Chinese chat show as empty boxes without
+  # one, and a minimal Debian or Ubuntu install has none. Recommends, so apt installs it by
+  # default, and any of the three serves.
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "qt6-translations-l10n, fonts-noto-cjk | fonts-wqy-microhei | fonts-wqy-zenhei")
 endif()
 
 # TGZ: the relocatable tarball (packaging/linux/bundle-qt.cmake fills in Qt and the libraries).

@@ -10,6 +10,7 @@ declare -A why=(
   [toolchain]="C++20 compiler, CMake, Ninja"
   [qt]="the desktop app and the Qt Test suites (Qt 6 Widgets, Charts, Sql, Linguist)"
   [libs]="the engine and server (logging, tokenizer, JSON, HTTP, YAML, flags, BLAS)"
+  [fonts]="Chinese text in the desktop app (its zh_CN interface and chats; boxes without a CJK font)"
   [packaging]="the packaging tests (tests/packaging) and the fresh-root tests (tests/fresh)"
   [node]="the OpenAI SDK server test (tests/server/openai_sdk)"
 )
@@ -18,10 +19,11 @@ declare -A groups=(
   # libqt6opengl6-dev is only a Recommends of qt6-base-dev, but Qt6Charts' CMake package needs it.
   [qt]="qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libqt6sql6-sqlite qt6-translations-l10n"
   [libs]="libspdlog-dev libsentencepiece-dev nlohmann-json3-dev libcpp-httplib-dev libyaml-cpp-dev libcli11-dev libopenblas-dev"
+  [fonts]="fonts-noto-cjk"
   [packaging]="file lintian desktop-file-utils appstream dpkg-dev binutils debootstrap"
   [node]="nodejs npm"
 )
-order=(toolchain qt libs packaging)
+order=(toolchain qt libs fonts packaging)
 # A machine that already has npm from elsewhere (NodeSource's nodejs ships its own npm) must not
 # get Debian's npm on top.
 command -v npm >/dev/null 2>&1 || order+=(node)

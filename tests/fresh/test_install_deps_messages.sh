@@ -23,7 +23,7 @@ expect() {  # name, exit code wanted, output, patterns...
 }
 
 rc=0; out=$(PATH="$work/bin" bash "$script" 2>&1) || rc=$?
-expect "no apt" 1 "$rc" "$out" "has no apt-get" "qt6-base-dev" "libqt6opengl6-dev" "libspdlog-dev" "desktop app"
+expect "no apt" 1 "$rc" "$out" "has no apt-get" "qt6-base-dev" "libqt6opengl6-dev" "libspdlog-dev" "desktop app" "fonts-noto-cjk"
 
 cat >"$work/bin/dpkg-query" <<'FAKE'
 #!/bin/bash

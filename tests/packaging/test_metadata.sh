@@ -19,6 +19,9 @@ check grep -q '^ExecStart=/usr/bin/brook-serve ' "$unit"
 check grep -q '^WantedBy=default.target$' "$unit"
 
 if [ -f "$share/applications/$app_id.desktop" ]; then
+  # Without a CJK font the zh_CN interface is empty boxes on a minimal install: apt must bring one.
+  recommends=$(dpkg-deb -f "$(ls "$out"/brook_*.deb)" Recommends)
+  check grep -Eq '(^|, )fonts-noto-cjk \| fonts-wqy-microhei' <<<"$recommends"
   metainfo=$share/metainfo/$app_id.metainfo.xml
   release=$(grep -o '<release version="[^"]*"' "$metainfo" | head -n 1 | cut -d'"' -f2)
   check test "$release" = "$version"
