@@ -16,6 +16,7 @@
 #include <QTemporaryDir>
 
 #include <cstdio>
+#include <memory>
 
 using namespace brook;
 using namespace brook::guitest;
@@ -123,13 +124,21 @@ private slots:
         });
         const qint64 id = store.createConversation(QStringLiteral("close"), ChatSettings{});
         QString streamed;
-        {
-            ChatSession session(store, generator, id);
-            QVERIFY(session.send(QStringLiteral("Hello")));
-            QVERIFY(waitFor([&] { return session.streamingText().size() > 8; }));
-            QVERIFY(session.isGenerating());
-            streamed = session.streamingText();
-        }  // the pane closes while the reply streams
+        bool wasGenerating = false;
+        auto session = std::make_unique<ChatSession>(store, generator, id);
+        // The pane closes as soon as some text has streamed, from the generator's own delivery:
+        // a poll could miss the moment on a loaded machine, where one flush can bring the first
+        // text and the end of the whole reply together.
+        connect(&generator, &ChatGenerator::textArrived, this, [&] {
+            if (!session || session->streamingText().size() <= 8) return;
+            wasGenerating = session->isGenerating();
+            streamed = session->streamingText();
+            session.reset();  // the pane closes while the reply streams
+        });
+        QVERIFY(session->send(QStringLiteral("Hello")));
+        QVERIFY(waitFor([&] { return !session; }));
+        QVERIFY(wasGenerating);
+        QVERIFY(streamed.size() > 8);
         const QList<MessageRecord> messages = store.messages(id);
         QCOMPARE(messages.size(), 2);
         QVERIFY(messages[1].content.startsWith(streamed));
