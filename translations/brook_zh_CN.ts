@@ -101,6 +101,13 @@
         </message>
     </context>
     <context>
+        <name>ScriptFontCheck</name>
+        <message>
+            <source>No Chinese font is installed, so Chinese text shows as empty boxes. Install one (Debian/Ubuntu: sudo apt install fonts-noto-cjk) and restart Brook.</source>
+            <translation>No Chinese font is installed (sudo apt install fonts-noto-cjk). 未安装中文字体，中文显示为方框：请安装 fonts-noto-cjk 后重启 Brook。</translation>
+        </message>
+    </context>
+    <context>
         <name>brook::CapacityPlanView</name>
         <message>
             <source>%1 GiB</source>

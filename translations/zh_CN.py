@@ -520,6 +520,11 @@ ZH = {
     "Enter a JSON schema.": "请输入 JSON 模式。",
     "Cannot be used: %1": "无法使用：%1",
     "JSON extraction": "JSON 信息抽取",
+    # ScriptFontCheck: English first, as the Chinese may be the very text that cannot render
+    "No Chinese font is installed, so Chinese text shows as empty boxes. Install one "
+    "(Debian/Ubuntu: sudo apt install fonts-noto-cjk) and restart Brook.":
+        "No Chinese font is installed (sudo apt install fonts-noto-cjk). "
+        "未安装中文字体，中文显示为方框：请安装 fonts-noto-cjk 后重启 Brook。",
 }
 
 CONTEXT_ZH = {

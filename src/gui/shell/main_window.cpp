@@ -22,6 +22,7 @@
 #include "gui/shell/models_dialog.h"
 #include "gui/shell/model_panel.h"
 #include "gui/shell/screen_fit.h"
+#include "gui/shell/script_font_check.h"
 #include "gui/performance/load_generator_panel.h"
 #include "gui/performance/performance_window.h"
 #include "gui/chat/preset_editor_dialog.h"
@@ -93,6 +94,11 @@ MainWindow::MainWindow(AppSettings& settings, HistoryStore& store, TranslationMa
     m_engineStatus = new QLabel(this);
     statusBar()->addWidget(m_modelStatus, 1);
     statusBar()->addPermanentWidget(m_engineStatus);
+    m_fontNotice = new QLabel(this);
+    m_fontNotice->setObjectName(QStringLiteral("fontNotice"));
+    statusBar()->addWidget(m_fontNotice);
+    updateFontNotice();
+    connect(&m_translations, &TranslationManager::languageChanged, this, &MainWindow::updateFontNotice);
     m_statusTimer = new QTimer(this);
     m_statusTimer->setInterval(1000);
     connect(m_statusTimer, &QTimer::timeout, this, &MainWindow::handleStatusPoll);
@@ -738,6 +744,13 @@ void MainWindow::setLanguage(const QString& language)
     }
     m_settings.setLanguage(m_translations.language());
     (m_translations.language() == QLatin1String("zh_CN") ? m_chinese : m_english)->setChecked(true);
+}
+
+void MainWindow::updateFontNotice()
+{
+    const QString notice = ScriptFontCheck::missingFontNotice(m_translations.language());
+    m_fontNotice->setText(notice);
+    m_fontNotice->setVisible(!notice.isEmpty());
 }
 
 void MainWindow::setTheme(const QString& theme)

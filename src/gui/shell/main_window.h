@@ -91,6 +91,7 @@ private slots:
     void handleEditPresets();
     void handleEndpointStart();
     void handleStatusPoll();
+    void updateFontNotice();  // shown while no installed font can draw the UI language
     void handleAbout();
 
 private:
@@ -135,6 +136,7 @@ private:
     EndpointPanel* m_endpointPanel;
     QLabel* m_modelStatus;
     QLabel* m_engineStatus;
+    QLabel* m_fontNotice;
     QTimer* m_statusTimer;
 
     QMenu* m_fileMenu;
