@@ -65,6 +65,14 @@ Attempt fetchOnce(const BlobRequest& request, Partial& partial, const BlobProgre
         client.set_connection_timeout(request.connectTimeoutSeconds, 0);
         client.set_read_timeout(request.readTimeoutSeconds, 0);
         client.set_follow_location(false);
+        // A cancel shuts the connection, so a stalled server cannot hold the download. (A cancel
+        // between this check and the request's start is noticed at the next bytes or timeout.)
+        const CancelSignal::Scope stopScope = stopOnCancel(request.cancel, client);
+        if (request.cancel && request.cancel->cancelled()) {
+            attempt.cancelled = true;
+            attempt.message = "download cancelled";
+            return attempt;
+        }
         httplib::Headers headers{{"User-Agent", "brook/" BROOK_VERSION}};
         if (tokenAllowed) headers.emplace("Authorization", "Bearer " + request.token);
         if (partial.have > 0) headers.emplace("Range", "bytes=" + std::to_string(partial.have) + "-");
@@ -138,14 +146,15 @@ Attempt fetchOnce(const BlobRequest& request, Partial& partial, const BlobProgre
                 return true;
             });
         out.close();
+        if (request.cancel && request.cancel->cancelled()) attempt.cancelled = true;  // the shut socket's error is ours
+        if (attempt.cancelled) {
+            attempt.message = "download cancelled";
+            return attempt;
+        }
         if (attempt.fatal || attempt.restart) return attempt;
         if (writeFailed) {
             attempt.fatal = true;
             attempt.message = "cannot write " + incompletePath(request.destination);
-            return attempt;
-        }
-        if (attempt.cancelled) {
-            attempt.message = "download cancelled";
             return attempt;
         }
         if (!location.empty()) {

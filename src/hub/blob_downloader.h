@@ -9,10 +9,12 @@
 #pragma once
 
 #include "engine/result.h"
+#include "hub/cancel_signal.h"
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace brook {
@@ -27,6 +29,7 @@ struct BlobRequest {
     int connectTimeoutSeconds = 10;
     int readTimeoutSeconds = 60;
     int maxRetries = 3;
+    std::shared_ptr<CancelSignal> cancel;  // may be null; cancels a read blocked on a silent server too
 };
 
 // bytesDone / bytesTotal (-1 when unknown); return false to cancel.

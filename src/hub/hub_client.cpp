@@ -168,6 +168,7 @@ Result<HubRepoInfo> HubClient::repoInfo(const std::string& repoId) const
     get.token = m_options.token;
     get.connectTimeoutSeconds = m_options.connectTimeoutSeconds;
     get.readTimeoutSeconds = m_options.readTimeoutSeconds;
+    get.cancel = m_options.cancel;
     auto response = HubHttp::getText(url, get);
     if (!response) return makeError(response.error());
     if (response->status == 401 || response->status == 403)
@@ -196,6 +197,7 @@ Result<void> HubClient::fetchFile(const std::string& repoId, const std::string& 
     request.connectTimeoutSeconds = m_options.connectTimeoutSeconds;
     request.readTimeoutSeconds = m_options.readTimeoutSeconds;
     request.maxRetries = m_options.maxRetries;
+    request.cancel = m_options.cancel;
     return BlobDownloader::download(request, progress);
 }
 

@@ -59,6 +59,8 @@ Result<HttpTextReply> HubHttp::getText(const std::string& url, const HttpGetOpti
         client.set_connection_timeout(options.connectTimeoutSeconds, 0);
         client.set_read_timeout(options.readTimeoutSeconds, 0);
         client.set_follow_location(false);
+        const CancelSignal::Scope stopScope = stopOnCancel(options.cancel, client);
+        if (options.cancel && options.cancel->cancelled()) return makeError("download cancelled");
         httplib::Headers headers{{"User-Agent", "brook/" BROOK_VERSION}};
         if (tokenAllowed) headers.emplace("Authorization", "Bearer " + options.token);
 
@@ -83,6 +85,7 @@ Result<HttpTextReply> HubHttp::getText(const std::string& url, const HttpGetOpti
                 body.append(data, length);
                 return true;
             });
+        if (options.cancel && options.cancel->cancelled()) return makeError("download cancelled");
         if (tooLarge)
             return makeError("too large: the answer from " + reply.url + " is over " +
                              std::to_string(kMaxListingBytes >> 20) + " MiB");

@@ -10,6 +10,7 @@
 #include "hub/blob_downloader.h"
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 namespace brook {
@@ -24,6 +25,7 @@ struct HttpGetOptions {
     std::string token;  // "Authorization: Bearer"; empty: none
     int connectTimeoutSeconds = 10;
     int readTimeoutSeconds = 60;
+    std::shared_ptr<CancelSignal> cancel;  // may be null
 };
 
 class HubHttp {

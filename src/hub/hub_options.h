@@ -4,7 +4,10 @@
 // token file `huggingface-cli login` writes), HF_HUB_OFFLINE.
 #pragma once
 
+#include "hub/cancel_signal.h"
+
 #include <filesystem>
+#include <memory>
 #include <string>
 
 namespace brook {
@@ -18,6 +21,7 @@ struct HubOptions {
     int connectTimeoutSeconds = 10;
     int readTimeoutSeconds = 60;
     int maxRetries = 3;  // per file, resuming where the last try stopped
+    std::shared_ptr<CancelSignal> cancel;  // may be null; cancel() stops the download, even mid-read
 
     // Reads the environment (thread-safe as long as nobody calls setenv meanwhile).
     static HubOptions fromEnvironment();

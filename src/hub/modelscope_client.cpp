@@ -127,6 +127,7 @@ Result<std::vector<ModelScopeFile>> ModelScopeClient::listFiles(const std::strin
     HttpGetOptions get;
     get.connectTimeoutSeconds = m_options.connectTimeoutSeconds;
     get.readTimeoutSeconds = m_options.readTimeoutSeconds;
+    get.cancel = m_options.cancel;
     auto response = HubHttp::getText(url, get);
     if (!response) return makeError(response.error());
 
@@ -197,6 +198,7 @@ Result<fs::path> ModelScopeClient::download(const std::string& modelId, const Do
         request.expectedSha256 = file.sha256;
         request.connectTimeoutSeconds = m_options.connectTimeoutSeconds;
         request.readTimeoutSeconds = m_options.readTimeoutSeconds;
+        request.cancel = m_options.cancel;
         request.maxRetries = m_options.maxRetries;
         auto fetched = BlobDownloader::download(
             request, fileProgressReporter(progress, file.path, int(i), int(missing.size()), bytesBefore, bytesTotal));

@@ -5,7 +5,10 @@
 // ~/.cache/modelscope/hub; models live under <root>/models/<owner>/<name>), MODELSCOPE_OFFLINE.
 #pragma once
 
+#include "hub/cancel_signal.h"
+
 #include <filesystem>
+#include <memory>
 #include <string>
 
 namespace brook {
@@ -20,6 +23,7 @@ struct ModelScopeOptions {
     int connectTimeoutSeconds = 10;
     int readTimeoutSeconds = 60;
     int maxRetries = 3;  // per file, resuming where the last try stopped
+    std::shared_ptr<CancelSignal> cancel;  // may be null; cancel() stops the download, even mid-read
 
     // Reads the environment (thread-safe as long as nobody calls setenv meanwhile).
     static ModelScopeOptions fromEnvironment();

@@ -22,6 +22,8 @@
 #include <QFile>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QDirIterator>
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -72,7 +74,10 @@ public:
                 [this, drop, sent = size_t(0)](size_t offset, size_t length, httplib::DataSink& sink) mutable {
                     const size_t chunk = std::min<size_t>(length, 64 << 10);
                     if (drop && sent >= m_weights.size() / 3) return false;  // hang up mid-file
-                    if (slowMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slowMs.load()));
+                    // A stalled mirror: past stallAt bytes nothing more comes until the test lets go
+                    // (or two minutes pass), the connection open and silent.
+                    for (int waited = 0; stallAt >= 0 && sent >= size_t(stallAt.load()) && waited < 12000; ++waited)
+                        std::this_thread::sleep_for(std::chrono::milliseconds(10));
                     sink.write(m_weights.data() + offset, chunk);
                     sent += chunk;
                     return true;
@@ -107,7 +112,7 @@ public:
 
     std::atomic<bool> dropNext{false};
     std::atomic<bool> corrupt{false};
-    std::atomic<int> slowMs{0};
+    std::atomic<long> stallAt{-1};  // >= 0: the weights stop after this many bytes (see above)
 
 private:
     httplib::Server m_server;
@@ -171,28 +176,35 @@ private slots:
         QCOMPARE(readAll(finished[0][0].toString() + "/model.safetensors"), QByteArray::fromStdString(hub.weights()));
     }
 
-    void cancelKeepsThePartialFileAndTheNextStartResumes()
+    void cancelStopsAStalledDownloadKeepsThePartialFileAndTheNextStartResumes()
     {
+        // The mirror goes silent a quarter MiB into the weights, and the read would wait 10
+        // minutes for it: the cancel must reach the blocked read itself (CancelSignal).
         FakeHub hub;
-        hub.slowMs = 30;
+        hub.stallAt = 256 << 10;
         QTemporaryDir cache;
         ModelDownloader downloader;
         QSignalSpy progress(&downloader, &ModelDownloader::progressChanged);
         QSignalSpy cancelled(&downloader, &ModelDownloader::cancelled);
         QSignalSpy finished(&downloader, &ModelDownloader::finished);
-        downloader.start(QString::fromStdString(kRepo), hub.options(cache.path()));
-        QVERIFY(QTest::qWaitFor(
-            [&] {
-                return !progress.isEmpty() &&
-                       progress.last()[0].value<DownloadStatus>().file == QStringLiteral("model.safetensors") &&
-                       progress.last()[0].value<DownloadStatus>().bytesDone > 200000;
-            },
-            30000));
+        HubOptions silentFor10Minutes = hub.options(cache.path());
+        silentFor10Minutes.readTimeoutSeconds = 600;
+        downloader.start(QString::fromStdString(kRepo), silentFor10Minutes);
+        // Until the partial file holds what the mirror sent before it went silent (progress
+        // reports are throttled, so the last one may show less).
+        const auto partialBytes = [&] {
+            qint64 most = 0;
+            QDirIterator it(cache.path(), {QStringLiteral("*.incomplete")}, QDir::Files, QDirIterator::Subdirectories);
+            while (it.hasNext()) most = std::max(most, QFileInfo(it.next()).size());
+            return most;
+        };
+        QVERIFY(QTest::qWaitFor([&] { return partialBytes() > 200000; }, 30000));
+        QVERIFY(!progress.isEmpty());
         downloader.cancel();
-        QVERIFY(waitForSignal(cancelled));
+        QVERIFY(waitForSignal(cancelled));  // not after the stall (2 minutes) or the read timeout
         QCOMPARE(finished.count(), 0);
 
-        hub.slowMs = 0;
+        hub.stallAt = -1;
         downloader.start(QString::fromStdString(kRepo), hub.options(cache.path()));
         QVERIFY(waitForSignal(finished));
         const auto ranges = hub.ranges();

@@ -5,7 +5,9 @@
 
 #include "engine/model_folder.h"
 #include "hub/blob_downloader.h"
+#include "hub/cancel_signal.h"
 #include "hub/hub_client.h"
+#include "hub/hub_http.h"
 #include "hub/model_resolver.h"
 #include "hub/sha256.h"
 #include "testing/test_model_writer.h"
@@ -16,6 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -200,6 +204,77 @@ private slots:
         auto missing = HubClient(options(hub, cache)).download("test-org/absent");
         QVERIFY(!missing.ok());
         QVERIFY2(missing.error().find("no repository test-org/absent") != std::string::npos, missing.error().c_str());
+    }
+
+    void aCancelStopsAReadASilentServerBlocks()
+    {
+        // A mirror that sends the head and 64 KiB of a file (or nothing of a listing), then goes
+        // silent with the connection open. Reads wait 10 minutes, so only the cancel can end them.
+        std::atomic<bool> release{false}, started{false};
+        httplib::Server server;
+        server.Get("/blob", [&](const httplib::Request&, httplib::Response& res) {
+            res.set_content_provider(1 << 20, "application/octet-stream",
+                                     [&](size_t offset, size_t, httplib::DataSink& sink) {
+                                         if (offset == 0) {
+                                             const std::string chunk(64 << 10, 'x');
+                                             sink.write(chunk.data(), chunk.size());
+                                             started = true;
+                                             return true;
+                                         }
+                                         for (int i = 0; !release && i < 12000; ++i)
+                                             std::this_thread::sleep_for(std::chrono::milliseconds(10));
+                                         return false;
+                                     });
+        });
+        server.Get("/listing", [&](const httplib::Request&, httplib::Response& res) {
+            started = true;
+            for (int i = 0; !release && i < 12000; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            res.set_content("{}", "application/json");
+        });
+        const int port = server.bind_to_any_port("127.0.0.1");
+        std::thread serving([&] { server.listen_after_bind(); });
+        while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        const std::string base = "http://127.0.0.1:" + std::to_string(port);
+        QTemporaryDir dir;
+
+        BlobRequest request;
+        request.url = base + "/blob";
+        request.destination = dir.filePath("blob").toStdString();
+        request.readTimeoutSeconds = 600;
+        request.cancel = std::make_shared<CancelSignal>();
+        auto blob = std::async(std::launch::async, [&] { return BlobDownloader::download(request); });
+        QTRY_VERIFY_WITH_TIMEOUT(started.load(), 30000);
+        request.cancel->cancel();
+        QVERIFY2(blob.wait_for(std::chrono::seconds(30)) == std::future_status::ready,
+                 "the cancel did not reach the blocked read");
+        const Result<void> blobResult = blob.get();
+        QVERIFY(!blobResult.ok());
+        QCOMPARE(blobResult.error(), std::string("download cancelled"));
+        QVERIFY(fs::exists(request.destination.string() + ".incomplete"));  // kept, to resume from
+
+        started = false;
+        HttpGetOptions get;
+        get.readTimeoutSeconds = 600;
+        get.cancel = std::make_shared<CancelSignal>();
+        auto listing = std::async(std::launch::async, [&] { return HubHttp::getText(base + "/listing", get); });
+        QTRY_VERIFY_WITH_TIMEOUT(started.load(), 30000);
+        get.cancel->cancel();
+        QVERIFY2(listing.wait_for(std::chrono::seconds(30)) == std::future_status::ready,
+                 "the cancel did not reach the blocked listing read");
+        const auto listingResult = listing.get();
+        QVERIFY(!listingResult.ok());
+        QCOMPARE(listingResult.error(), std::string("download cancelled"));
+
+        // Cancelled before it starts: no request at all.
+        started = false;
+        auto early = BlobDownloader::download(request);
+        QVERIFY(!early.ok());
+        QCOMPARE(early.error(), std::string("download cancelled"));
+        QVERIFY(!started);
+
+        release = true;
+        server.stop();
+        serving.join();
     }
 
     void resolverTellsFoldersFromIds()

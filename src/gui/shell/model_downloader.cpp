@@ -39,33 +39,38 @@ bool ModelDownloader::isOfflineError(const QString& message)
 
 bool ModelDownloader::start(const QString& repoId, const HubOptions& options)
 {
-    return startJob([repo = repoId.toStdString(), options](const DownloadProgressCallback& progress) {
-        return HubClient(options).download(repo, progress);
-    });
+    HubOptions withCancel = options;
+    withCancel.cancel = std::make_shared<CancelSignal>();
+    return startJob(withCancel.cancel,
+                    [repo = repoId.toStdString(), withCancel](const DownloadProgressCallback& progress) {
+                        return HubClient(withCancel).download(repo, progress);
+                    });
 }
 
 bool ModelDownloader::start(const QString& modelId, const ModelScopeOptions& options)
 {
-    return startJob([model = modelId.toStdString(), options](const DownloadProgressCallback& progress) {
-        return ModelScopeClient(options).download(model, progress);
-    });
+    ModelScopeOptions withCancel = options;
+    withCancel.cancel = std::make_shared<CancelSignal>();
+    return startJob(withCancel.cancel,
+                    [model = modelId.toStdString(), withCancel](const DownloadProgressCallback& progress) {
+                        return ModelScopeClient(withCancel).download(model, progress);
+                    });
 }
 
-bool ModelDownloader::startJob(Job job)
+bool ModelDownloader::startJob(std::shared_ptr<CancelSignal> cancel, Job job)
 {
     if (m_running) return false;
     if (m_thread.joinable()) m_thread.join();
     m_running = true;
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
-    auto cancelFlag = m_cancel;
-    m_thread = std::thread([this, cancelFlag, job = std::move(job)] {
+    m_cancel = cancel;
+    m_thread = std::thread([this, cancelFlag = std::move(cancel), job = std::move(job)] {
         using Clock = std::chrono::steady_clock;
         Clock::time_point lastPost{};
         Clock::time_point windowStart = Clock::now();
         int64_t windowBytes = 0;
         double speed = 0;
         auto progress = [&](const DownloadProgress& p) {
-            if (cancelFlag->load()) return false;
+            if (cancelFlag->cancelled()) return false;
             const auto now = Clock::now();
             const double window = std::chrono::duration<double>(now - windowStart).count();
             if (window >= 0.5) {
@@ -85,7 +90,7 @@ bool ModelDownloader::startJob(Job job)
             return true;
         };
         auto result = job(progress);
-        const bool wasCancelled = cancelFlag->load();
+        const bool wasCancelled = cancelFlag->cancelled();
         QString folder, error;
         if (result) folder = QString::fromStdString(result->string());
         else error = QString::fromStdString(result.error());
@@ -104,7 +109,7 @@ bool ModelDownloader::startJob(Job job)
 
 void ModelDownloader::cancel()
 {
-    if (m_cancel) m_cancel->store(true);
+    if (m_cancel) m_cancel->cancel();
 }
 
 }  // namespace brook

@@ -14,7 +14,6 @@
 #include <QObject>
 #include <QString>
 
-#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -63,10 +62,10 @@ signals:
 
 private:
     using Job = std::function<Result<std::filesystem::path>(const DownloadProgressCallback&)>;
-    bool startJob(Job job);
+    bool startJob(std::shared_ptr<CancelSignal> cancel, Job job);
 
     std::thread m_thread;
-    std::shared_ptr<std::atomic<bool>> m_cancel;
+    std::shared_ptr<CancelSignal> m_cancel;  // the running job's: also stops a read a silent server blocks
     bool m_running = false;
 };
 
