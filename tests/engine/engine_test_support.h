@@ -12,9 +12,12 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <span>
 
 namespace brook::testsupport {
@@ -138,15 +141,72 @@ inline std::vector<int32_t> randomPrompt(std::mt19937& rng, int length, int voca
     return ids;
 }
 
-// Waits until the engine has published a snapshot with nothing running or waiting.
+// Waits until the engine has published a snapshot with nothing running or waiting (30 s at most,
+// for a starved machine; then it warns and returns the busy snapshot, which the caller's checks
+// reject). The snapshot is published after a step: it can still say idle right after a submit,
+// so wait for a request's end first.
 inline EngineStats waitIdle(Engine& engine)
 {
-    for (int i = 0; i < 500; ++i) {
+    QDeadlineTimer deadline(30000);
+    for (;;) {
         EngineStats s = engine.stats();
         if (s.numRunning == 0 && s.numWaiting == 0) return s;
+        if (deadline.hasExpired()) {
+            qWarning("waitIdle: the engine is still busy after 30 s (%d running, %d waiting)", s.numRunning,
+                     s.numWaiting);
+            return s;
+        }
         QTest::qWait(10);
     }
-    return engine.stats();
 }
+
+// A request that cancels itself from its callback, on the engine thread, when its first token
+// arrives: the cancel is queued before the next step, so the request ends "abort" however late
+// the test thread runs (a cancel the test thread sends after seeing the first output can come
+// after the request has already ended with "length" on a starved machine).
+class CancelledAtFirstToken {
+public:
+    CancelledAtFirstToken(Engine& engine, GenerationRequest request) : m_state(std::make_shared<State>())
+    {
+        auto id = engine.submit(std::move(request), [&engine, state = m_state](const RequestOutput& out) {
+            if (!out.finished()) engine.cancel(out.id);  // only queues the id: safe on the engine thread
+            std::lock_guard lock(state->mutex);
+            Completion& c = state->completion;
+            c.tokens.insert(c.tokens.end(), out.newTokenIds.begin(), out.newTokenIds.end());
+            c.text += out.textDelta;
+            state->cachedTokens = out.numCachedTokens;
+            if (out.finishReason) {
+                c.finish = out.finishReason;
+                c.stopReason = out.stopReason;
+                state->ended.notify_all();
+            }
+        });
+        if (!id) qFatal("submit: %s", id.error().c_str());
+    }
+
+    // What the request produced, once its final output arrived (60 s at most: finish is unset if
+    // it had not ended by then).
+    Completion wait() const
+    {
+        std::unique_lock lock(m_state->mutex);
+        m_state->ended.wait_for(lock, std::chrono::seconds(60), [&] { return m_state->completion.finish.has_value(); });
+        return m_state->completion;
+    }
+    // The prompt tokens its outputs reported as found in the prefix cache.
+    int cachedTokens() const
+    {
+        std::lock_guard lock(m_state->mutex);
+        return m_state->cachedTokens;
+    }
+
+private:
+    struct State {
+        std::mutex mutex;
+        std::condition_variable ended;
+        Completion completion;
+        int cachedTokens = -1;
+    };
+    std::shared_ptr<State> m_state;
+};
 
 }  // namespace brook::testsupport

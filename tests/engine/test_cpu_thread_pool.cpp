@@ -45,14 +45,21 @@ private slots:
         pool.run(8, [&](int i) { sum += i; });
         std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past the spin: workers sleep
         std::vector<std::thread::id> who(64);
+        const std::thread::id caller = std::this_thread::get_id();
+        std::atomic<bool> workerTookOne{false};
+        // The caller's items wait (10 s at most) until a worker has taken one: on a loaded machine
+        // the woken worker may get a core only after the caller alone could have run all 64.
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
         pool.run(64, [&](int i) {
             sum += i;
             who[size_t(i)] = std::this_thread::get_id();
+            if (who[size_t(i)] != caller) workerTookOne = true;
+            while (!workerTookOne && std::chrono::steady_clock::now() < until) std::this_thread::yield();
             std::this_thread::sleep_for(std::chrono::microseconds(200));
         });
         QCOMPARE(sum.load(), 28 + 2016);
-        // With 64 items of 200 us the woken worker takes some (a correctness check, not a timing one:
-        // the caller alone would also finish, just with every id its own).
+        // The woken worker takes some (a correctness check, not a timing one: the caller alone
+        // would also finish, after the wait above, with every id its own).
         bool workerHelped = false;
         for (const auto& id : who) workerHelped = workerHelped || id != std::this_thread::get_id();
         QVERIFY(workerHelped);

@@ -140,13 +140,12 @@ private slots:
         auto engine = launch(cpuOptions());
         std::mt19937 rng(9);
         const int vocab = engine->tokenizer().vocabSize();
-        std::vector<std::shared_ptr<RequestStream>> streams;
-        for (int i = 0; i < 4; ++i)
-            streams.push_back(*RequestStream::submit(*engine, greedyRequest(randomPrompt(rng, 30, vocab), 400)));
-        QVERIFY(streams[0]->next().has_value());  // running now
-        for (auto& s : streams) s->cancel();
-        for (auto& s : streams) {
-            const Completion c = drain(*s);
+        // Each is cancelled while running, from its callback at its first token.
+        std::vector<CancelledAtFirstToken> requests;
+        for (int i = 0; i < 4; ++i) requests.emplace_back(*engine, greedyRequest(randomPrompt(rng, 30, vocab), 400));
+        for (const auto& r : requests) {
+            const Completion c = r.wait();
+            QVERIFY(c.finish);
             QCOMPARE(*c.finish, FinishReason::Abort);
             QVERIFY(c.tokens.size() < 400);
         }

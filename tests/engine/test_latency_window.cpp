@@ -84,15 +84,10 @@ private slots:
         QVERIFY(s.latency.e2e.p50 >= s.latency.ttft.p50);  // a request ends after its first token
         QVERIFY(s.latency.windowSeconds > 0);
         // Aborted requests are no end-to-end sample.
-        GenerationRequest longOne = greedyRequest(randomPrompt(rng, 10, vocab), 400);
-        auto stream = *RequestStream::submit(*engine, longOne);
-        while (auto out = stream->next()) {
-            if (!out->newTokenIds.empty()) {
-                engine->cancel(out->id);
-                break;
-            }
-        }
-        drain(*stream);
+        const CancelledAtFirstToken longOne(*engine, greedyRequest(randomPrompt(rng, 10, vocab), 400));
+        const Completion aborted = longOne.wait();
+        QVERIFY(aborted.finish);
+        QCOMPARE(*aborted.finish, FinishReason::Abort);
         waitIdle(*engine);
         QCOMPARE(engine->stats().latency.e2e.count, 4);
         QCOMPARE(engine->stats().latency.ttft.count, 5);

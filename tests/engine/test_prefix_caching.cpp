@@ -193,14 +193,16 @@ private slots:
         const int vocab = engine->tokenizer().vocabSize();
         const std::vector<int32_t> system = randomPrompt(rng, 64, vocab);
         complete(*engine, greedyRequest(system, 4));  // cache the system prompt
-        std::vector<std::shared_ptr<RequestStream>> streams;
+        // Each is cancelled while running on the shared blocks, from its callback at its first token.
+        std::vector<CancelledAtFirstToken> requests;
         for (int i = 0; i < 4; ++i)
-            streams.push_back(
-                *RequestStream::submit(*engine, greedyRequest(concat(system, randomPrompt(rng, 20, vocab)), 400)));
-        QVERIFY(streams[0]->next().has_value());  // running, holding the shared blocks
-        QTRY_VERIFY(engine->stats().numKvBlocksFree < engine->stats().numKvBlocksTotal);
-        for (auto& s : streams) s->cancel();
-        for (auto& s : streams) QCOMPARE(*drain(*s).finish, FinishReason::Abort);
+            requests.emplace_back(*engine, greedyRequest(concat(system, randomPrompt(rng, 20, vocab)), 400));
+        for (const auto& r : requests) {
+            const Completion c = r.wait();
+            QVERIFY(c.finish);
+            QCOMPARE(*c.finish, FinishReason::Abort);
+            QCOMPARE(r.cachedTokens(), 64);  // it held the system prompt's cached blocks
+        }
         const EngineStats stats = waitIdle(*engine);
         // Every block is free again (a held block never is), the cached ones evictable.
         QCOMPARE(stats.numKvBlocksFree, stats.numKvBlocksTotal);

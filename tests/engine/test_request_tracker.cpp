@@ -160,10 +160,9 @@ private slots:
             streams.push_back(*RequestStream::submit(*engine, r));
         }
         std::vector<RequestSnapshot> table;
-        for (int i = 0; i < 500; ++i) {
+        for (QDeadlineTimer deadline(30000); !deadline.hasExpired(); QTest::qWait(5)) {
             table = engine->requests();
             if (table.size() == 3 && table[0].generatedTokens > 2) break;
-            QTest::qWait(5);
         }
         QCOMPARE(int(table.size()), 3);
         QCOMPARE(table[0].source, std::string("chat"));
@@ -186,7 +185,7 @@ private slots:
         QCOMPARE(*decoding.finish, FinishReason::Abort);
         QVERIFY(decoding.tokens.size() < 4000);
         bool gone = false;
-        for (int i = 0; i < 300 && !gone; ++i) {
+        for (QDeadlineTimer deadline(30000); !gone && !deadline.hasExpired();) {
             const auto now = engine->requests();
             gone = !find(now, table[2].id) && !find(now, table[0].id);
             if (!gone) QTest::qWait(10);

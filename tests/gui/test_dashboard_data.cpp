@@ -321,7 +321,7 @@ private slots:
         QSignalSpy health(&source, &RemoteMetricsSource::healthChanged);
         source.poll();
         source.poll();  // ignored: one poll at a time
-        QVERIFY(snapshots.wait(5000));
+        QVERIFY(snapshots.wait(30000));
         QCOMPARE(server.paths, (QStringList{QStringLiteral("/health"), QStringLiteral("/metrics")}));
         QCOMPARE(server.authorization.value(1), QStringLiteral("Bearer sk-test"));
         QCOMPARE(health.count(), 1);
@@ -334,7 +334,7 @@ private slots:
         QSignalSpy failed(&source, &RemoteMetricsSource::failed);
         source.setServer(QStringLiteral("http://127.0.0.1:1"));
         source.poll();
-        QVERIFY(failed.wait(5000));
+        QVERIFY(failed.wait(30000));
         QVERIFY(failed[0][0].toString().contains(QStringLiteral("127.0.0.1:1")));
     }
 

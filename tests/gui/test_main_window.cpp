@@ -236,14 +236,24 @@ private slots:
     {
         m_forcedTokens = 3500;
         ChatPane* p = pane();
-        p->input()->setPlainText(QStringLiteral("a long one"));
-        p->sendInput();
-        QVERIFY(waitFor([&] { return p->session()->streamingTokens() > 0; }));
-        QTest::keyClick(p->input(), Qt::Key_Escape);
-        QVERIFY(waitFor([&] { return !p->session()->isGenerating(); }));
-        const MessageRecord last = p->session()->visibleMessages().last();
-        QCOMPARE(last.finishReason, QStringLiteral("abort"));
-        QVERIFY(last.outputTokens < 3500);
+        // Esc goes with the first text the window receives. On a starved machine the engine can
+        // still finish all 3,500 tokens before the stop reaches it: then again, up to 3 times.
+        for (int attempt = 1;; ++attempt) {
+            p->input()->setPlainText(QStringLiteral("a long one"));
+            connect(
+                &m_window->generator(), &ChatGenerator::textArrived, p,
+                [p] { QTest::keyClick(p->input(), Qt::Key_Escape); }, Qt::SingleShotConnection);
+            p->sendInput();
+            QVERIFY(waitFor([&] { return !p->session()->isGenerating(); }, 120000));
+            const MessageRecord last = p->session()->visibleMessages().last();
+            if (last.finishReason == QLatin1String("length") && attempt < 3) {
+                qWarning("the reply ended before Esc reached the engine; again");
+                continue;
+            }
+            QCOMPARE(last.finishReason, QStringLiteral("abort"));
+            QVERIFY(last.outputTokens < 3500);
+            break;
+        }
     }
 
     void theKeyboardReachesEverything()
@@ -336,7 +346,9 @@ private slots:
 
     void twoConversationsSideBySideGenerateTogether()
     {
-        m_forcedTokens = 600;
+        m_forcedTokens = 1200;
+        Engine* engine = m_window->engineHost().engine();
+        const EngineStepTimes before = testsupport::waitIdle(*engine).stepTimes;
         ChatPane* left = pane();
         ChatPane* right = m_window->newChat();
         QVERIFY(right && right != left);
@@ -347,13 +359,11 @@ private slots:
         right->input()->setPlainText(QStringLiteral("right question"));
         right->sendInput();
         QVERIFY(left->session()->isGenerating() && right->session()->isGenerating());
-        int maxRunning = 0;
-        Engine* engine = m_window->engineHost().engine();
-        QVERIFY(waitFor([&] {
-            maxRunning = std::max(maxRunning, engine->stats().numRunning);
-            return !left->session()->isGenerating() && !right->session()->isGenerating();
-        }));
-        QCOMPARE(maxRunning, 2);
+        QVERIFY(waitFor([&] { return !left->session()->isGenerating() && !right->session()->isGenerating(); }, 120000));
+        // Both panes in the same decode steps, as the engine counted them (a poll of numRunning
+        // could miss the overlap on a starved machine).
+        const EngineStepTimes after = testsupport::waitIdle(*engine).stepTimes;
+        QVERIFY(after.decodeRows - before.decodeRows > after.decodeSteps - before.decodeSteps);
         m_window->chatArea()->closePane(right);
         QVERIFY(waitFor([&] { return m_window->chatArea()->sideCount() == 1; }));
         m_window->chatArea()->showPane(left);
@@ -474,8 +484,11 @@ private slots:
     {
         auto* monitor = m_window->findChild<EngineMonitor*>();
         QVERIFY(monitor);
+        // Counted from a fresh start: the samples stop growing at kPoints, a minute after the load,
+        // which a slow machine reaches by this test.
+        monitor->setEngine(m_window->engineHost().engine());
         const int before = monitor->sampleCount();
-        QVERIFY(waitFor([&] { return monitor->sampleCount() >= before + 2; }, 5000));  // a timer, not per token
+        QVERIFY(waitFor([&] { return monitor->sampleCount() >= before + 2; }));  // a timer, not per token
         QVERIFY(monitor->sampleCount() <= EngineMonitor::kPoints);
         QVERIFY(monitor->summaryText().contains(QStringLiteral("tokens/s")));
         // A glance, not a second dashboard: its button opens the Performance window.

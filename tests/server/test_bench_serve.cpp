@@ -66,7 +66,15 @@ private slots:
         QVERIFY(result["p99_e2el_ms"].get<double>() >= result["p99_ttft_ms"].get<double>());
         QVERIFY(result["mean_tpot_ms"].get<double>() > 0);
 
-        const PromText after = parsePrometheus(server.client().get("/metrics").body);
+        // The engine counts a step's tokens after it has sent them: the last ones can reach the
+        // counters after the benchmark has ended. Wait for them (30 s at most), then compare.
+        PromText after;
+        for (QDeadlineTimer deadline(30000);; QTest::qWait(10)) {
+            after = parsePrometheus(server.client().get("/metrics").body);
+            if (after.value("vllm:generation_tokens_total") - before.value("vllm:generation_tokens_total") >= 96 ||
+                deadline.hasExpired())
+                break;
+        }
         QCOMPARE(after.value("vllm:prompt_tokens_total") - before.value("vllm:prompt_tokens_total"),
                  result["total_input_tokens"].get<double>());
         QCOMPARE(after.value("vllm:generation_tokens_total") - before.value("vllm:generation_tokens_total"), 96.0);
