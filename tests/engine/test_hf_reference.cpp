@@ -101,6 +101,44 @@ private slots:
         QVERIFY(testsupport::relativeError(chunked->logits(std::span(&second, 1)), last) < 1e-4);
     }
 
+    // One step that mixes a chunk that samples nothing with a whole prompt that samples, then one
+    // that mixes the chunk's rest with that prompt's first decode. The last layer carries only
+    // the rows the head reads (its keys and values still go to the cache for every row), so this
+    // checks that each sequence's own last row is the one kept, and that the unsampled chunk's
+    // last-layer cache is there for its second half.
+    void mixedStepsSampleTheRightRows()
+    {
+        const std::vector<int32_t> prompt = ints(*m_expected, "prompt_ids");
+        const std::vector<float> want = floats(*m_expected, "prompt_logits");
+        const std::vector<int32_t> greedy = ints(*m_expected, "greedy_ids");
+        const std::vector<float> greedyLogits = floats(*m_expected, "greedy_logits");
+        const int V = m_config.vocabSize;
+        const std::span<const float> last(&want[(prompt.size() - 1) * V], size_t(V));
+        const std::vector<int32_t> blocksA = {5, 2, 7, 0}, blocksB = {1, 3, 4, 6};
+        const size_t split = prompt.size() / 3;
+
+        auto backend = makeBackend();
+        std::vector<BatchSequence> step = {
+            {std::span(prompt.data(), split), 0, blocksA, false, {}},
+            {prompt, 0, blocksB, true, {}},
+        };
+        std::vector<float> logits = backend->logits(step);
+        QCOMPARE(logits.size(), size_t(V));
+        QVERIFY(testsupport::relativeError(logits, last) < 1e-4);
+
+        // B's first greedy token is greedy_ids[0]; its logits after it are greedy_logits[1].
+        const int32_t next = greedy.front();
+        step = {
+            {std::span(prompt.data() + split, prompt.size() - split), int(split), blocksA, true, {}},
+            {std::span(&next, 1), int(prompt.size()), blocksB, true, {}},
+        };
+        logits = backend->logits(step);
+        QCOMPARE(logits.size(), size_t(2) * V);
+        QVERIFY(testsupport::relativeError(std::span(logits.data(), size_t(V)), last) < 1e-4);
+        QVERIFY(testsupport::relativeError(std::span(logits.data() + V, size_t(V)),
+                                           std::span(&greedyLogits[size_t(V)], size_t(V))) < 1e-4);
+    }
+
     void greedyContinuationMatches()
     {
         auto backend = makeBackend();

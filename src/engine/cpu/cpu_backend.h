@@ -8,6 +8,7 @@
 
 #include "engine/backend.h"
 #include "engine/checkpoint.h"
+#include "engine/cpu/cpu_attention.h"
 #include "engine/cpu/cpu_features.h"
 #include "engine/cpu/cpu_gemm.h"
 #include "engine/cpu/cpu_model_weights.h"
@@ -69,6 +70,9 @@ private:
     // forward, then the head: m_logits [S, V] for the sampled sequences.
     void computeLogits(std::span<const BatchSequence> batch);
     void writeKv(int layer, const float* kvRows, std::span<const BatchSequence> batch);
+    // Moves each sampled sequence's last row of m_q and m_x to the front, in batch order, and
+    // adds its one query to `attention`; returns how many rows were kept.
+    int keepSampledRows(std::span<const BatchSequence> batch, std::vector<AttentionSequence>& attention);
     // One sequence of `tokens` dummy tokens through the whole model, head included, into the
     // first KV blocks (the block manager hands those out first; what it writes there is never
     // read: attention reads only the slots a request's own steps wrote).
