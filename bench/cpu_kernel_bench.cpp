@@ -6,6 +6,10 @@
 // once, GFLOP/s 2 T N K. Run it on an idle machine: every figure is wall time.
 // --read-bandwidth: the host's memory read rate this minute (the decode floor moves with it).
 // --compute-peak: the host's vdpbf16ps rate this minute (the prefill and batch-decode floor).
+// --attention N: one layer's attention for a prompt of N new tokens over --context cached ones
+// (ERNIE's 16 / 2 heads of 128, 16-slot blocks in shuffled order) on each path; GFLOP/s counts
+// the causal q.k and p.v products, 4 HD flops a (query, head, key).
+#include "engine/cpu/cpu_attention.h"
 #include "engine/cpu/cpu_features.h"
 #include "engine/cpu/cpu_gemm.h"
 #include "engine/cpu/cpu_matrix.h"
@@ -22,6 +26,7 @@
 #include <functional>
 #include <immintrin.h>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -182,6 +187,30 @@ void coldSweep(int layers, const std::vector<int>& tokens, int rounds, CpuThread
     }
 }
 
+void attentionSweep(int n, int context, const std::vector<CpuIsa>& isas, int repeats, CpuThreadPool* pool)
+{
+    constexpr int kHeads = 16, kKvHeads = 2, kHeadDim = 128, kBlockSize = 16;
+    const int keys = context + n, blocks = (keys + kBlockSize - 1) / kBlockSize;
+    const size_t cacheFloats = size_t(blocks) * kBlockSize * kKvHeads * kHeadDim;
+    const std::vector<float> k = randomFloats(cacheFloats, 21, 1.0f), v = randomFloats(cacheFloats, 22, 1.0f),
+                             q = randomFloats(size_t(n) * kHeads * kHeadDim, 23, 1.0f);
+    std::vector<int32_t> table(static_cast<size_t>(blocks));
+    std::iota(table.begin(), table.end(), 0);
+    std::shuffle(table.begin(), table.end(), std::mt19937(5));
+    std::vector<float> out(q.size());
+    const PagedKv kv{k.data(), v.data(), kBlockSize, kKvHeads, kHeadDim, PagedKv::KeyLayout::Tiles};
+    double pairs = 0;  // (query, key) pairs under the causal mask
+    for (int i = 0; i < n; ++i) pairs += context + i + 1;
+    for (CpuIsa isa : isas) {
+        const CpuVectorOps& ops = CpuVectorOps::forIsa(isa);
+        const double sec = bestSeconds(repeats, [&] {
+            pagedAttentionFast(q.data(), out.data(), n, kHeads, context, table, kv, ops, pool);
+        });
+        std::printf("attention %d tokens over %d cached, %-11s %8.3f ms %7.1f GFLOP/s\n", n, context,
+                    cpuIsaName(isa), sec * 1e3, 4.0 * kHeadDim * kHeads * pairs / sec / 1e9);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -191,7 +220,7 @@ int main(int argc, char** argv)
     std::vector<int> tokens = {1, 8, 128};
     std::string isaName;
     bool skipHead = false, samplerOnly = false, bandwidthOnly = false, peakOnly = false;
-    int coldLayers = 0;
+    int coldLayers = 0, attentionTokens = 0, context = 0;
     app.add_option("--repeats", repeats, "timed runs; the best is printed");
     app.add_option("--isa", isaName, "only this path: scalar, avx2, avx512, avx512bf16");
     app.add_option("--tokens", tokens, "token counts T of each matmul")->capture_default_str();
@@ -206,6 +235,8 @@ int main(int argc, char** argv)
     app.add_option("--cold-layers", coldLayers,
                    "only the decode step's bf16 Linears over this many layers' own weights and the head "
                    "(from memory), --tokens alternating, --repeats rounds");
+    app.add_option("--attention", attentionTokens, "only attention: a prompt of this many tokens on each path");
+    app.add_option("--context", context, "tokens cached before --attention's prompt")->capture_default_str();
     CLI11_PARSE(app, argc, argv);
 
     std::vector<CpuIsa> isas = supportedCpuIsas();
@@ -219,6 +250,10 @@ int main(int argc, char** argv)
     }
     if (peakOnly) {
         computePeak(repeats, pool.get());
+        return 0;
+    }
+    if (attentionTokens > 0) {
+        attentionSweep(attentionTokens, context, isas, repeats, pool.get());
         return 0;
     }
     if (coldLayers > 0) {

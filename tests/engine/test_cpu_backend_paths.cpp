@@ -30,6 +30,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <tuple>
 #include <numeric>
 #include <random>
 
@@ -148,30 +150,113 @@ private slots:
         }
     }
 
-    // Attention's block form (dotRows / axpyRows, q and y kept in registers) computes exactly the
-    // one-row ops it replaces, row after row, on every path and head size.
-    void attentionRowOpsEqualTheOneRowOps()
+    // Attention's block kernels on every path against plain double sums: a block's scores from
+    // its transposed K tile (blocks partly filled, heads in runs of 8 / 4 / 2 / 1) and the
+    // weighted sum of its V rows; and taking the heads one call at a time gives the same floats
+    // as all in one call (so a task's grouping changes no result).
+    void attentionTileKernelsMatchPlainSums()
     {
         std::mt19937 rng(17);
         std::normal_distribution<float> dist(0.0f, 1.0f);
-        for (auto [n, count] : {std::pair{64, 13}, {128, 13}, {256, 13}, {48, 13}, {128, 16}, {128, 37}, {64, 1}}) {
-            const int stride = 2 * n + 16;  // rows of one KV head among others
-            std::vector<float> q(static_cast<size_t>(n)), rows(static_cast<size_t>(count * stride)),
-                w(static_cast<size_t>(count));
-            for (float& f : q) f = dist(rng);
-            for (float& f : rows) f = dist(rng);
-            for (float& f : w) f = dist(rng);
+        for (auto [n, bs, count, heads] : {std::tuple{128, 16, 16, 8}, {128, 16, 5, 8}, {64, 16, 13, 15},
+                                          {256, 16, 16, 3}, {48, 8, 7, 6}, {128, 32, 29, 8}, {128, 16, 1, 1}}) {
+            const int64_t qStride = n + 16, outStride = bs + 3, stride = 2 * n + 16;
+            std::vector<float> q(size_t(heads * qStride)), kt(size_t(n * bs)), rows(size_t(count * stride)),
+                w(size_t(heads * outStride)), y0(size_t(heads * qStride));
+            for (auto* values : {&q, &kt, &rows, &w, &y0})
+                for (float& f : *values) f = dist(rng);
+            for (int j = count; j < bs; ++j)  // slots past `count` were never written: must not matter
+                for (int d = 0; d < n; ++d) kt[size_t(d * bs + j)] = std::numeric_limits<float>::quiet_NaN();
             for (CpuIsa isa : supportedCpuIsas()) {
                 const CpuVectorOps& ops = CpuVectorOps::forIsa(isa);
-                std::vector<float> got(static_cast<size_t>(count)), want(static_cast<size_t>(count));
-                ops.dotRows(q.data(), rows.data(), stride, count, n, 0.125f, got.data());
-                for (int r = 0; r < count; ++r)
-                    want[size_t(r)] = ops.dot(q.data(), &rows[size_t(r) * stride], n) * 0.125f;
-                QVERIFY2(got == want, qPrintable(QString("dotRows %1 n %2").arg(cpuIsaName(isa)).arg(n)));
-                std::vector<float> y(q), yWant(q);
-                ops.axpyRows(y.data(), w.data(), rows.data(), stride, count, n);
-                for (int r = 0; r < count; ++r) ops.axpy(yWant.data(), w[size_t(r)], &rows[size_t(r) * stride], n);
-                QVERIFY2(y == yWant, qPrintable(QString("axpyRows %1 n %2").arg(cpuIsaName(isa)).arg(n)));
+                const QString where = QString("%1 n %2 bs %3 count %4").arg(cpuIsaName(isa)).arg(n).arg(bs).arg(count);
+                std::vector<float> scores(size_t(heads * outStride), -7.0f), oneByOne(scores);
+                ops.scoresTile(q.data(), heads, qStride, kt.data(), bs, count, n, 0.125f, scores.data(), outStride);
+                for (int h = 0; h < heads; ++h)
+                    ops.scoresTile(&q[size_t(h * qStride)], 1, qStride, kt.data(), bs, count, n, 0.125f,
+                                   &oneByOne[size_t(h * outStride)], outStride);
+                QVERIFY2(scores == oneByOne, qPrintable("scoresTile grouping, " + where));
+                for (int h = 0; h < heads; ++h) {
+                    for (int j = 0; j < count; ++j) {
+                        double want = 0;
+                        for (int d = 0; d < n; ++d) want += double(q[size_t(h * qStride + d)]) * kt[size_t(d * bs + j)];
+                        want *= 0.125;
+                        const float got = scores[size_t(h * outStride + j)];
+                        QVERIFY2(std::abs(got - want) <= 1e-5 * (1 + std::abs(want)), qPrintable("scoresTile " + where));
+                    }
+                    QCOMPARE(scores[size_t(h * outStride + count)], -7.0f);  // nothing past `count` written
+                }
+
+                std::vector<float> y(y0), yOneByOne(y0);
+                ops.weightedRows(y.data(), heads, qStride, w.data(), outStride, rows.data(), stride, count, n);
+                for (int h = 0; h < heads; ++h)
+                    ops.weightedRows(&yOneByOne[size_t(h * qStride)], 1, qStride, &w[size_t(h * outStride)], outStride,
+                                     rows.data(), stride, count, n);
+                QVERIFY2(y == yOneByOne, qPrintable("weightedRows grouping, " + where));
+                for (int h = 0; h < heads; ++h)
+                    for (int i = 0; i < n; ++i) {
+                        double want = y0[size_t(h * qStride + i)];
+                        for (int r = 0; r < count; ++r)
+                            want += double(w[size_t(h * outStride + r)]) * rows[size_t(r * stride + i)];
+                        const float got = y[size_t(h * qStride + i)];
+                        QVERIFY2(std::abs(got - want) <= 1e-5 * (1 + std::abs(want)), qPrintable("weightedRows " + where));
+                    }
+
+                std::vector<float> x(size_t(count * 3 + 1));
+                for (float& f : x) f = dist(rng) * 10;
+                std::vector<float> e(x);
+                const float sum = ops.expShifted(e.data(), int(e.size()));
+                const float maxValue = *std::max_element(x.begin(), x.end());
+                double wantSum = 0;
+                for (size_t i = 0; i < x.size(); ++i) {
+                    const double want = std::exp(double(x[i]) - maxValue);
+                    wantSum += want;
+                    QVERIFY2(std::abs(e[i] - want) <= 1e-6, qPrintable("expShifted " + where));
+                }
+                QVERIFY2(std::abs(sum - wantSum) <= 1e-5 * wantSum, qPrintable("expShifted sum " + where));
+            }
+        }
+    }
+
+    // The whole attention of prompts over a cached history and of decodes, on every path, against
+    // cpu_ops' plain reference: K in the CPU backend's Tiles layout and the same keys as rows give
+    // the reference the same floats, and the fast kernels stay within fp32 reordering of it.
+    void attentionMatchesTheReferenceOnEveryPath()
+    {
+        constexpr int kHeads = 16, kKvHeads = 2, kHeadDim = 128;
+        std::mt19937 rng(29);
+        std::normal_distribution<float> dist(0.0f, 1.0f);
+        for (auto [blockSize, n, context] : {std::tuple{16, 40, 0}, {16, 17, 70}, {16, 1, 90}, {8, 9, 30}, {32, 3, 61}}) {
+            const int keys = context + n, blocks = (keys + blockSize - 1) / blockSize;
+            const size_t numSlots = size_t(blocks) * blockSize, rowFloats = size_t(kKvHeads) * kHeadDim;
+            std::vector<float> kRows(numSlots * rowFloats), v(numSlots * rowFloats), q(size_t(n) * kHeads * kHeadDim);
+            for (auto* values : {&kRows, &v, &q})
+                for (float& f : *values) f = dist(rng);
+            std::vector<int32_t> table(static_cast<size_t>(blocks));
+            std::iota(table.begin(), table.end(), 0);
+            std::shuffle(table.begin(), table.end(), rng);
+            std::vector<float> kTiles(kRows.size());  // [block][KVH][HD][blockSize]
+            for (size_t slot = 0; slot < numSlots; ++slot)
+                for (size_t e = 0; e < rowFloats; ++e)
+                    kTiles[(slot / blockSize * rowFloats + e) * blockSize + slot % blockSize] = kRows[slot * rowFloats + e];
+            const PagedKv rowsKv{kRows.data(), v.data(), blockSize, kKvHeads, kHeadDim, PagedKv::KeyLayout::Rows};
+            const PagedKv tilesKv{kTiles.data(), v.data(), blockSize, kKvHeads, kHeadDim, PagedKv::KeyLayout::Tiles};
+            std::vector<float> want(q.size()), fromTiles(q.size());
+            pagedAttention(q.data(), want.data(), n, kHeads, context, table, rowsKv);
+            pagedAttention(q.data(), fromTiles.data(), n, kHeads, context, table, tilesKv);
+            QVERIFY(fromTiles == want);
+            CpuThreadPool pool(2);
+            for (CpuIsa isa : supportedCpuIsas()) {
+                std::vector<float> got(q.size());
+                pagedAttentionFast(q.data(), got.data(), n, kHeads, context, table, tilesKv, CpuVectorOps::forIsa(isa),
+                                   &pool);
+                const double e = relativeError(got, want);
+                QVERIFY2(e < 1e-5, qPrintable(QString("%1 bs %2 n %3 context %4: %5")
+                                                  .arg(cpuIsaName(isa))
+                                                  .arg(blockSize)
+                                                  .arg(n)
+                                                  .arg(context)
+                                                  .arg(e)));
             }
         }
     }
@@ -191,7 +276,7 @@ private slots:
         std::vector<int32_t> tables(size_t(kSequences) * kBlocksPerSequence);
         std::iota(tables.begin(), tables.end(), 0);
         std::shuffle(tables.begin(), tables.end(), rng);  // blocks scattered, as a long-running cache has them
-        const PagedKv kv{k.data(), v.data(), kBlockSize, kKvHeads, kHeadDim};
+        const PagedKv kv{k.data(), v.data(), kBlockSize, kKvHeads, kHeadDim, PagedKv::KeyLayout::Tiles};
         CpuThreadPool pool(2);
         for (CpuIsa isa : supportedCpuIsas()) {
             const CpuVectorOps& ops = CpuVectorOps::forIsa(isa);

@@ -1,6 +1,7 @@
 #include "engine/cpu/cpu_attention.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <vector>
 
@@ -16,50 +17,46 @@ void prefetchRows(const float* rows, int64_t stride, int count, int HD)
         for (int d = 0; d < HD; d += kLineFloats) __builtin_prefetch(rows + r * stride + d, 0, 3);
 }
 
-// One query's GQA groups: `group` consecutive query heads share the K / V rows of one KV head,
-// and this takes `kvHeads` consecutive KV heads from kvHead0 (q and out [kvHeads * group, HD]),
-// over keys 0..position. Per head the same floats as one head at a time (each key's dot product,
-// the softmax over the head's scores, V summed block by block in key order), but block by block
-// for all the heads: a cache block's rows come from memory once, and the next block's rows are
-// prefetched while this one is computed. The rows of a decode step are cold (a step streams ~700
-// MB of weights past them), and walked one head at a time their misses were most of the
-// attention's time; with every KV head of a slot in one task a core reads whole slots
-// (contiguous lines) instead of every other 512 bytes.
+// The same for `floats` contiguous floats (K tiles: a block's KV heads lie one after the other).
+void prefetchFloats(const float* p, int64_t floats)
+{
+    for (int64_t i = 0; i < floats; i += 16) __builtin_prefetch(p + i, 0, 3);
+}
+
+// One query's GQA groups: `group` consecutive query heads share the K / V of one KV head, and
+// this takes `kvHeads` consecutive KV heads from kvHead0 (q and out [kvHeads * group, HD]), over
+// keys 0..position. Block by block for all the heads: a block's K tile scores all `group` heads
+// in one pass (cpu_attention_tiles.h), its V rows are read once for two heads, and the next
+// block is prefetched while this one is computed. The rows of a decode step are cold (a step
+// streams ~700 MB of weights past them); with every KV head of a slot in one task a core reads
+// whole K tiles and V slots (contiguous lines).
 void attendGroups(const float* q, float* out, int group, int kvHeads, int position, std::span<const int32_t> blockTable,
                   int kvHead0, const PagedKv& kv, const CpuVectorOps& ops, float scale)
 {
     const int HD = kv.headDim, bs = kv.blockSize, keys = position + 1, heads = group * kvHeads;
-    const int64_t stride = int64_t(kv.numKvHeads) * HD;  // floats from one slot's row to the next
+    const int64_t stride = int64_t(kv.numKvHeads) * HD;  // floats from one slot's V row to the next
+    const int64_t tileFloats = int64_t(HD) * bs * kvHeads;
     const int blocks = (keys + bs - 1) / bs;
     const auto rowsIn = [&](int b) { return std::min(bs, keys - b * bs); };
     thread_local std::vector<float> scores, denoms;  // [heads][keys], [heads]
     scores.resize(size_t(heads) * size_t(keys));
     denoms.resize(size_t(heads));
     for (int b = 0; b < blocks; ++b) {
-        if (b + 1 < blocks) prefetchRows(kv.kAt(blockTable[b + 1], 0, kvHead0), stride, rowsIn(b + 1), HD * kvHeads);
-        for (int h = 0; h < heads; ++h) {
-            const float* k = kv.kAt(blockTable[b], 0, kvHead0 + h / group);
-            ops.dotRows(q + int64_t(h) * HD, k, stride, rowsIn(b), HD, scale, &scores[size_t(h) * keys + b * bs]);
-        }
+        if (b + 1 < blocks) prefetchFloats(kv.kTile(blockTable[b + 1], kvHead0), tileFloats);
+        for (int g = 0; g < kvHeads; ++g)
+            ops.scoresTile(q + int64_t(g) * group * HD, group, HD, kv.kTile(blockTable[b], kvHead0 + g), bs, rowsIn(b),
+                           HD, scale, &scores[size_t(g) * group * keys + size_t(b) * bs], keys);
     }
     prefetchRows(kv.vAt(blockTable[0], 0, kvHead0), stride, rowsIn(0), HD * kvHeads);
     for (int h = 0; h < heads; ++h) {
-        float* sh = &scores[size_t(h) * keys];
-        float maxScore = -INFINITY;
-        for (int j = 0; j < keys; ++j) maxScore = std::max(maxScore, sh[j]);
-        for (int j = 0; j < keys; ++j) sh[j] -= maxScore;
-        ops.exp(sh, sh, keys);
-        float denom = 0.0f;
-        for (int j = 0; j < keys; ++j) denom += sh[j];
-        denoms[size_t(h)] = denom;
+        denoms[size_t(h)] = ops.expShifted(&scores[size_t(h) * keys], keys);
         std::fill(out + int64_t(h) * HD, out + int64_t(h + 1) * HD, 0.0f);
     }
     for (int b = 0; b < blocks; ++b) {
         if (b + 1 < blocks) prefetchRows(kv.vAt(blockTable[b + 1], 0, kvHead0), stride, rowsIn(b + 1), HD * kvHeads);
-        for (int h = 0; h < heads; ++h) {
-            const float* v = kv.vAt(blockTable[b], 0, kvHead0 + h / group);
-            ops.axpyRows(out + int64_t(h) * HD, &scores[size_t(h) * keys + b * bs], v, stride, rowsIn(b), HD);
-        }
+        for (int g = 0; g < kvHeads; ++g)
+            ops.weightedRows(out + int64_t(g) * group * HD, group, HD, &scores[size_t(g) * group * keys + size_t(b) * bs],
+                             keys, kv.vAt(blockTable[b], 0, kvHead0 + g), stride, rowsIn(b), HD);
     }
     for (int h = 0; h < heads; ++h) ops.scale(out + int64_t(h) * HD, 1.0f / denoms[size_t(h)], HD);
 }
@@ -69,6 +66,7 @@ void attendGroups(const float* q, float* out, int group, int kvHeads, int positi
 void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHeads, const PagedKv& kv,
                          const CpuVectorOps& ops, CpuThreadPool* pool)
 {
+    assert(kv.keyLayout == PagedKv::KeyLayout::Tiles);  // the kernels read K tiles
     const int HD = kv.headDim;
     const int group = numHeads / kv.numKvHeads;
     const float scale = 1.0f / std::sqrt(float(HD));

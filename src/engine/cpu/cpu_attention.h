@@ -1,7 +1,8 @@
 // pagedAttentionFast: cpu_ops' pagedAttention (same arguments, same causal GQA over the paged
-// cache) with the dot products, the exp and the weighted sum of V on a CpuVectorOps path, the
-// scores in a per-thread buffer (no allocation per head), and the division by the softmax
-// denominator applied once to the output row instead of to every probability.
+// cache, whose K must be in the Tiles layout) with the scores, the exp and the weighted sum of V
+// on a CpuVectorOps path, the scores in a per-thread buffer (no allocation per head), and the
+// division by the softmax denominator applied once to the output row instead of to every
+// probability.
 // Thread-safe for distinct `out`; runs on `pool` (when given) when the work is large enough.
 #pragma once
 

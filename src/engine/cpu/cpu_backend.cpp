@@ -128,7 +128,9 @@ void CpuBackend::writeKv(int layer, const float* qkvRows, std::span<const BatchS
             const int32_t block = s.blockTable[position / m_blockSize];
             const size_t slot = (size_t(block) * m_blockSize + position % m_blockSize) * kvDim;
             const float* src = qkvRows + row * rowWidth + qDim;
-            std::memcpy(kDst + slot, src, sizeof(float) * kvDim);
+            // K in the Tiles layout (PagedKv): [block][KVH][HD][blockSize], this slot a column.
+            float* kTile = kDst + size_t(block) * size_t(kvDim) * size_t(m_blockSize) + position % m_blockSize;
+            for (int d = 0; d < kvDim; ++d) kTile[size_t(d) * size_t(m_blockSize)] = src[d];
             std::memcpy(vDst + slot, src + kvDim, sizeof(float) * kvDim);
         }
     }
@@ -207,7 +209,7 @@ void CpuBackend::forward(std::span<const BatchSequence> batch)
             T = keepSampledRows(batch, attention);
             if (T == 0) break;  // a chunk that samples nothing needed only the cache
         }
-        const PagedKv kv{kLayer(layer), vLayer(layer), m_blockSize, KVH, HD};
+        const PagedKv kv{kLayer(layer), vLayer(layer), m_blockSize, KVH, HD, PagedKv::KeyLayout::Tiles};
         pagedAttentionBatch(attention, NH, kv, *m_ops, pool);
 
         matmul(w.o, m_attn.data(), m_h.data(), T, m_isa, pool, &m_matmulScratch);

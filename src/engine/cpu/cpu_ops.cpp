@@ -101,8 +101,9 @@ void pagedAttention(const float* q, float* out, int n, int numHeads, int startPo
         float maxScore = -INFINITY;
         for (int j = 0; j <= position; ++j) {
             const float* kj = kv.kAt(blockTable[j / kv.blockSize], j % kv.blockSize, kvHead);
+            const int64_t kd = kv.keyDimStride();
             float dot = 0.0f;
-            for (int d = 0; d < HD; ++d) dot += qh[d] * kj[d];
+            for (int d = 0; d < HD; ++d) dot += qh[d] * kj[d * kd];
             scores[j] = dot * scale;
             maxScore = std::max(maxScore, scores[j]);
         }

@@ -24,16 +24,29 @@ void ropeInterleavedHeads(float* heads, int numHeads, int HD, int position, doub
 // out[T, I] = silu(gateUp[T, :I]) * gateUp[T, I:]  (gate first, then up)
 void siluMul(const float* gateUp, float* out, int T, int I);
 
-// Paged KV cache geometry: cache[block][slot][KVH][HD] per layer, one array for K, one for V.
+// Paged KV cache geometry, one array for K and one for V per layer. V is [block][slot][KVH][HD].
+// K is the same (Rows: the CUDA backend's layout) or, in the CPU backend, transposed within a
+// block (Tiles: [block][KVH][HD][blockSize]), so that one vector load holds dimension d of a
+// block's keys and a query's scores for a block are HD broadcast FMAs with no horizontal sums.
 struct PagedKv {
+    enum class KeyLayout { Rows, Tiles };
     const float* k = nullptr;
     const float* v = nullptr;
     int blockSize = 16;
     int numKvHeads = 0;
     int headDim = 0;
+    KeyLayout keyLayout = KeyLayout::Rows;
+    // A key's first dimension; dimension d is keyDimStride() * d floats further.
     const float* kAt(int32_t block, int slot, int kvHead) const
     {
+        if (keyLayout == KeyLayout::Tiles) return kTile(block, kvHead) + slot;
         return k + ((int64_t(block) * blockSize + slot) * numKvHeads + kvHead) * headDim;
+    }
+    int64_t keyDimStride() const { return keyLayout == KeyLayout::Tiles ? blockSize : 1; }
+    // Tiles: one KV head's keys of a block, [HD][blockSize] (and the next KV heads' right after).
+    const float* kTile(int32_t block, int kvHead) const
+    {
+        return k + (int64_t(block) * numKvHeads + kvHead) * int64_t(headDim) * blockSize;
     }
     const float* vAt(int32_t block, int slot, int kvHead) const
     {

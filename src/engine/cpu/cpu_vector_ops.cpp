@@ -4,6 +4,7 @@
 // so 2^n stays a normal float; below that e^x is under 1e-38, which no caller can tell from 0.
 #include "engine/cpu/cpu_vector_ops.h"
 
+#include "engine/cpu/cpu_attention_tiles.h"
 #include "engine/cpu/cpu_ops.h"
 
 #include <immintrin.h>
@@ -12,6 +13,7 @@
 // (_mm512_undefined_* behind reductions and conversions): a known false positive.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
+#include <algorithm>
 #include <cmath>
 
 #define BROOK_AVX2 __attribute__((target("avx2,fma")))
@@ -47,16 +49,16 @@ void expScalar(const float* x, float* out, int n)
     for (int i = 0; i < n; ++i) out[i] = std::exp(x[i]);
 }
 
-// The row forms on top of a path's one-row dot / axpy (scalar and AVX2).
-template <float (*Dot)(const float*, const float*, int)>
-void dotRowsOf(const float* q, const float* rows, int64_t stride, int count, int n, float scale, float* out)
+float expShiftedScalar(float* x, int n)
 {
-    for (int r = 0; r < count; ++r) out[r] = Dot(q, rows + r * stride, n) * scale;
-}
-template <void (*Axpy)(float*, float, const float*, int)>
-void axpyRowsOf(float* y, const float* w, const float* rows, int64_t stride, int count, int n)
-{
-    for (int r = 0; r < count; ++r) Axpy(y, w[r], rows + r * stride, n);
+    float maxValue = -INFINITY;
+    for (int i = 0; i < n; ++i) maxValue = std::max(maxValue, x[i]);
+    float sum = 0.0f;
+    for (int i = 0; i < n; ++i) {
+        x[i] = std::exp(x[i] - maxValue);
+        sum += x[i];
+    }
+    return sum;
 }
 
 // ---- AVX2 ---------------------------------------------------------------------------------
@@ -119,6 +121,29 @@ BROOK_AVX2 void expAvx2(const float* x, float* out, int n)
     int i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, exp8(_mm256_loadu_ps(x + i)));
     for (; i < n; ++i) out[i] = std::exp(x[i]);
+}
+BROOK_AVX2 float expShiftedAvx2(float* x, int n)
+{
+    __m256 maxv = _mm256_set1_ps(-INFINITY);
+    int i = 0;
+    for (; i + 8 <= n; i += 8) maxv = _mm256_max_ps(maxv, _mm256_loadu_ps(x + i));
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(maxv), _mm256_extractf128_ps(maxv, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    float maxValue = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
+    for (int j = i; j < n; ++j) maxValue = std::max(maxValue, x[j]);
+    const __m256 mv = _mm256_set1_ps(maxValue);
+    __m256 sumv = _mm256_setzero_ps();
+    for (i = 0; i + 8 <= n; i += 8) {
+        const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv));
+        _mm256_storeu_ps(x + i, e);
+        sumv = _mm256_add_ps(sumv, e);
+    }
+    float sum = hsum(sumv);
+    for (; i < n; ++i) {
+        x[i] = std::exp(x[i] - maxValue);
+        sum += x[i];
+    }
+    return sum;
 }
 BROOK_AVX2 void rmsnormAvx2(const float* x, const float* weight, float* out, int T, int H, float eps)
 {
@@ -191,55 +216,6 @@ BROOK_AVX512 void axpyAvx512(float* y, float a, const float* x, int n)
         _mm512_storeu_ps(y + i, _mm512_fmadd_ps(av, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
     for (; i < n; ++i) y[i] += a * x[i];
 }
-// dotAvx512 per row with q in registers: for n = 16 V (V <= 16), the same s0 (even 16-float
-// chunks) / s1 (odd chunks) sums and the same reduction, so the same float as dotAvx512.
-template <int V>
-BROOK_AVX512 void dotRowsRegs(const float* q, const float* rows, int64_t stride, int count, float scale, float* out)
-{
-    __m512 qv[V];
-    for (int v = 0; v < V; ++v) qv[v] = _mm512_loadu_ps(q + 16 * v);
-    for (int r = 0; r < count; ++r) {
-        const float* k = rows + r * stride;
-        __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-        for (int v = 0; v + 1 < V; v += 2) {
-            s0 = _mm512_fmadd_ps(qv[v], _mm512_loadu_ps(k + 16 * v), s0);
-            s1 = _mm512_fmadd_ps(qv[v + 1], _mm512_loadu_ps(k + 16 * (v + 1)), s1);
-        }
-        if (V % 2) s0 = _mm512_fmadd_ps(qv[V - 1], _mm512_loadu_ps(k + 16 * (V - 1)), s0);
-        out[r] = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1)) * scale;
-    }
-}
-BROOK_AVX512 void dotRowsAvx512(const float* q, const float* rows, int64_t stride, int count, int n, float scale,
-                                float* out)
-{
-    switch (n) {
-    case 64: dotRowsRegs<4>(q, rows, stride, count, scale, out); return;
-    case 128: dotRowsRegs<8>(q, rows, stride, count, scale, out); return;
-    case 256: dotRowsRegs<16>(q, rows, stride, count, scale, out); return;
-    default: dotRowsOf<dotAvx512>(q, rows, stride, count, n, scale, out); return;
-    }
-}
-// axpyAvx512 row after row with y in registers: the same fma per element in the same order.
-template <int V>
-BROOK_AVX512 void axpyRowsRegs(float* y, const float* w, const float* rows, int64_t stride, int count)
-{
-    __m512 yv[V];
-    for (int v = 0; v < V; ++v) yv[v] = _mm512_loadu_ps(y + 16 * v);
-    for (int r = 0; r < count; ++r) {
-        const __m512 a = _mm512_set1_ps(w[r]);
-        for (int v = 0; v < V; ++v) yv[v] = _mm512_fmadd_ps(a, _mm512_loadu_ps(rows + r * stride + 16 * v), yv[v]);
-    }
-    for (int v = 0; v < V; ++v) _mm512_storeu_ps(y + 16 * v, yv[v]);
-}
-BROOK_AVX512 void axpyRowsAvx512(float* y, const float* w, const float* rows, int64_t stride, int count, int n)
-{
-    switch (n) {
-    case 64: axpyRowsRegs<4>(y, w, rows, stride, count); return;
-    case 128: axpyRowsRegs<8>(y, w, rows, stride, count); return;
-    case 256: axpyRowsRegs<16>(y, w, rows, stride, count); return;
-    default: axpyRowsOf<axpyAvx512>(y, w, rows, stride, count, n); return;
-    }
-}
 BROOK_AVX512 void scaleAvx512(float* y, float a, int n)
 {
     const __m512 av = _mm512_set1_ps(a);
@@ -255,6 +231,27 @@ BROOK_AVX512 void expAvx512(const float* x, float* out, int n)
         const __mmask16 m = __mmask16((1u << (n - i)) - 1);
         _mm512_mask_storeu_ps(out + i, m, exp16(_mm512_maskz_loadu_ps(m, x + i)));
     }
+}
+BROOK_AVX512 float expShiftedAvx512(float* x, int n)
+{
+    __m512 maxv = _mm512_set1_ps(-INFINITY);
+    int i = 0;
+    for (; i + 16 <= n; i += 16) maxv = _mm512_max_ps(maxv, _mm512_loadu_ps(x + i));
+    const __mmask16 tail = __mmask16((1u << (n - i)) - 1);
+    if (tail) maxv = _mm512_mask_max_ps(maxv, tail, maxv, _mm512_maskz_loadu_ps(tail, x + i));
+    const __m512 mv = _mm512_set1_ps(_mm512_reduce_max_ps(maxv));
+    __m512 sumv = _mm512_setzero_ps();
+    for (i = 0; i + 16 <= n; i += 16) {
+        const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), mv));
+        _mm512_storeu_ps(x + i, e);
+        sumv = _mm512_add_ps(sumv, e);
+    }
+    if (tail) {
+        const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + i), mv));
+        _mm512_mask_storeu_ps(x + i, tail, e);
+        sumv = _mm512_mask_add_ps(sumv, tail, sumv, e);
+    }
+    return _mm512_reduce_add_ps(sumv);
 }
 BROOK_AVX512 void rmsnormAvx512(const float* x, const float* weight, float* out, int T, int H, float eps)
 {
@@ -291,12 +288,16 @@ BROOK_AVX512 void siluMulAvx512(const float* gateUp, float* out, int T, int I)
 
 const CpuVectorOps& CpuVectorOps::forIsa(CpuIsa isa)
 {
-    static const CpuVectorOps scalar{dotScalar,    axpyScalar, scaleScalar,          cpu::rmsnorm,
-                                     cpu::siluMul, expScalar,  dotRowsOf<dotScalar>, axpyRowsOf<axpyScalar>};
-    static const CpuVectorOps avx2{dotAvx2,     axpyAvx2, scaleAvx2,          rmsnormAvx2,
-                                   siluMulAvx2, expAvx2,  dotRowsOf<dotAvx2>, axpyRowsOf<axpyAvx2>};
-    static const CpuVectorOps avx512{dotAvx512,     axpyAvx512, scaleAvx512,   rmsnormAvx512,
-                                     siluMulAvx512, expAvx512,  dotRowsAvx512, axpyRowsAvx512};
+    namespace tiles = attention_tiles;
+    static const CpuVectorOps scalar{dotScalar,    axpyScalar, scaleScalar, cpu::rmsnorm, cpu::siluMul,
+                                     expScalar,    tiles::scoresTileScalar, tiles::weightedRowsScalar,
+                                     expShiftedScalar};
+    static const CpuVectorOps avx2{dotAvx2,  axpyAvx2, scaleAvx2, rmsnormAvx2, siluMulAvx2,
+                                   expAvx2,  tiles::scoresTileAvx2, tiles::weightedRowsAvx2,
+                                   expShiftedAvx2};
+    static const CpuVectorOps avx512{dotAvx512, axpyAvx512, scaleAvx512, rmsnormAvx512, siluMulAvx512,
+                                     expAvx512, tiles::scoresTileAvx512, tiles::weightedRowsAvx512,
+                                     expShiftedAvx512};
     switch (isa) {
     case CpuIsa::Scalar: return scalar;
     case CpuIsa::Avx2: return avx2;

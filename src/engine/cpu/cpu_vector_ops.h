@@ -20,13 +20,15 @@ struct CpuVectorOps {
     void (*siluMul)(const float* gateUp, float* out, int T, int I) = nullptr;
     // out[n] = exp(x[n]) (x <= 0 in attention; any x is handled)
     void (*exp)(const float* x, float* out, int n) = nullptr;
-    // Attention over one block of the paged cache, `count` rows `stride` floats apart:
-    // out[r] = dot(q, rows + r * stride, n) * scale, each exactly as dot() computes it, and
-    // y += sum_r w[r] * (rows + r * stride), exactly as axpy() row after row. The vector paths
-    // keep q / y in registers across the rows instead of reloading (and storing) them per row.
-    void (*dotRows)(const float* q, const float* rows, int64_t stride, int count, int n, float scale,
-                    float* out) = nullptr;
-    void (*axpyRows)(float* y, const float* w, const float* rows, int64_t stride, int count, int n) = nullptr;
+    // Attention's block kernels (cpu_attention_tiles.h): a block's scores for several query
+    // heads from its transposed K tile, and their probability-weighted sum of its V rows.
+    void (*scoresTile)(const float* q, int heads, int64_t qStride, const float* kt, int blockSize, int count, int n,
+                       float scale, float* out, int64_t outStride) = nullptr;
+    void (*weightedRows)(float* y, int heads, int64_t yStride, const float* w, int64_t wStride, const float* rows,
+                         int64_t stride, int count, int n) = nullptr;
+    // x[i] = exp(x[i] - max(x)) for n >= 1 values; returns their sum (softmax's numerators and
+    // denominator, before the division).
+    float (*expShifted)(float* x, int n) = nullptr;
 
     static const CpuVectorOps& forIsa(CpuIsa isa);
 };
