@@ -27,11 +27,13 @@ void prefetchFloats(const float* p, int64_t floats)
 // this takes `kvHeads` consecutive KV heads from kvHead0 (q and out [kvHeads * group, HD]), over
 // keys 0..position. Block by block for all the heads: a block's K tile scores all `group` heads
 // in one pass (cpu_attention_tiles.h), its V rows are read once for two heads, and the next
-// block is prefetched while this one is computed. The rows of a decode step are cold (a step
-// streams ~700 MB of weights past them); with every KV head of a slot in one task a core reads
-// whole K tiles and V slots (contiguous lines).
+// block is prefetched while this one is computed (`prefetch`). The rows of a decode step are cold
+// (a step streams ~700 MB of weights past them); with every KV head of a slot in one task a core
+// reads whole K tiles and V slots (contiguous lines). A prompt's queries share their K / V, which
+// the first ones bring into cache; for them the prefetches only took load slots from the FMAs
+// (128 new over 1,000 cached: 3-11% slower with them, docs/benchmarks.md).
 void attendGroups(const float* q, float* out, int group, int kvHeads, int position, std::span<const int32_t> blockTable,
-                  int kvHead0, const PagedKv& kv, const CpuVectorOps& ops, float scale)
+                  int kvHead0, const PagedKv& kv, const CpuVectorOps& ops, float scale, bool prefetch)
 {
     const int HD = kv.headDim, bs = kv.blockSize, keys = position + 1, heads = group * kvHeads;
     const int64_t stride = int64_t(kv.numKvHeads) * HD;  // floats from one slot's V row to the next
@@ -42,18 +44,18 @@ void attendGroups(const float* q, float* out, int group, int kvHeads, int positi
     scores.resize(size_t(heads) * size_t(keys));
     denoms.resize(size_t(heads));
     for (int b = 0; b < blocks; ++b) {
-        if (b + 1 < blocks) prefetchFloats(kv.kTile(blockTable[b + 1], kvHead0), tileFloats);
+        if (prefetch && b + 1 < blocks) prefetchFloats(kv.kTile(blockTable[b + 1], kvHead0), tileFloats);
         for (int g = 0; g < kvHeads; ++g)
             ops.scoresTile(q + int64_t(g) * group * HD, group, HD, kv.kTile(blockTable[b], kvHead0 + g), bs, rowsIn(b),
                            HD, scale, &scores[size_t(g) * group * keys + size_t(b) * bs], keys);
     }
-    prefetchRows(kv.vAt(blockTable[0], 0, kvHead0), stride, rowsIn(0), HD * kvHeads);
+    if (prefetch) prefetchRows(kv.vAt(blockTable[0], 0, kvHead0), stride, rowsIn(0), HD * kvHeads);
     for (int h = 0; h < heads; ++h) {
         denoms[size_t(h)] = ops.expShifted(&scores[size_t(h) * keys], keys);
         std::fill(out + int64_t(h) * HD, out + int64_t(h + 1) * HD, 0.0f);
     }
     for (int b = 0; b < blocks; ++b) {
-        if (b + 1 < blocks) prefetchRows(kv.vAt(blockTable[b + 1], 0, kvHead0), stride, rowsIn(b + 1), HD * kvHeads);
+        if (prefetch && b + 1 < blocks) prefetchRows(kv.vAt(blockTable[b + 1], 0, kvHead0), stride, rowsIn(b + 1), HD * kvHeads);
         for (int g = 0; g < kvHeads; ++g)
             ops.weightedRows(out + int64_t(g) * group * HD, group, HD, &scores[size_t(g) * group * keys + size_t(b) * bs],
                              keys, kv.vAt(blockTable[b], 0, kvHead0 + g), stride, rowsIn(b), HD);
@@ -93,7 +95,7 @@ void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHe
         const int local = item - firstItem[s];
         const int i = local / numHeads, h = local % numHeads;
         attendGroups(seq.q + (int64_t(i) * numHeads + h) * HD, seq.out + (int64_t(i) * numHeads + h) * HD, group,
-                     groupsPerTask, seq.startPosition + i, seq.blockTable, h / group, kv, ops, scale);
+                     groupsPerTask, seq.startPosition + i, seq.blockTable, h / group, kv, ops, scale, seq.n == 1);
     };
     // ~1,000 (query, head, key) triples are ~10 us: below that the pool's hand-off costs more than
     // it saves. (At 4,096 a decode step's attention ran on the caller alone, the other core
