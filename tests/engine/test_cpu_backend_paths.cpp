@@ -158,8 +158,13 @@ private slots:
     {
         std::mt19937 rng(17);
         std::normal_distribution<float> dist(0.0f, 1.0f);
-        for (auto [n, bs, count, heads] : {std::tuple{128, 16, 16, 8}, {128, 16, 5, 8}, {64, 16, 13, 15},
-                                          {256, 16, 16, 3}, {48, 8, 7, 6}, {128, 32, 29, 8}, {128, 16, 1, 1}}) {
+        for (auto [n, bs, count, heads] : {std::tuple{128, 16, 16, 8},
+                                           {128, 16, 5, 8},
+                                           {64, 16, 13, 15},
+                                           {256, 16, 16, 3},
+                                           {48, 8, 7, 6},
+                                           {128, 32, 29, 8},
+                                           {128, 16, 1, 1}}) {
             const int64_t qStride = n + 16, outStride = bs + 3, stride = 2 * n + 16;
             std::vector<float> q(size_t(heads * qStride)), kt(size_t(n * bs)), rows(size_t(count * stride)),
                 w(size_t(heads * outStride)), y0(size_t(heads * qStride));
@@ -182,7 +187,8 @@ private slots:
                         for (int d = 0; d < n; ++d) want += double(q[size_t(h * qStride + d)]) * kt[size_t(d * bs + j)];
                         want *= 0.125;
                         const float got = scores[size_t(h * outStride + j)];
-                        QVERIFY2(std::abs(got - want) <= 1e-5 * (1 + std::abs(want)), qPrintable("scoresTile " + where));
+                        QVERIFY2(std::abs(got - want) <= 1e-5 * (1 + std::abs(want)),
+                                 qPrintable("scoresTile " + where));
                     }
                     QCOMPARE(scores[size_t(h * outStride + count)], -7.0f);  // nothing past `count` written
                 }
@@ -199,7 +205,8 @@ private slots:
                         for (int r = 0; r < count; ++r)
                             want += double(w[size_t(h * outStride + r)]) * rows[size_t(r * stride + i)];
                         const float got = y[size_t(h * qStride + i)];
-                        QVERIFY2(std::abs(got - want) <= 1e-5 * (1 + std::abs(want)), qPrintable("weightedRows " + where));
+                        QVERIFY2(std::abs(got - want) <= 1e-5 * (1 + std::abs(want)),
+                                 qPrintable("weightedRows " + where));
                     }
 
                 std::vector<float> x(size_t(count * 3 + 1));
@@ -226,7 +233,8 @@ private slots:
         constexpr int kHeads = 16, kKvHeads = 2, kHeadDim = 128;
         std::mt19937 rng(29);
         std::normal_distribution<float> dist(0.0f, 1.0f);
-        for (auto [blockSize, n, context] : {std::tuple{16, 40, 0}, {16, 17, 70}, {16, 1, 90}, {8, 9, 30}, {32, 3, 61}}) {
+        for (auto [blockSize, n, context] :
+             {std::tuple{16, 40, 0}, {16, 17, 70}, {16, 1, 90}, {8, 9, 30}, {32, 3, 61}}) {
             const int keys = context + n, blocks = (keys + blockSize - 1) / blockSize;
             const size_t numSlots = size_t(blocks) * blockSize, rowFloats = size_t(kKvHeads) * kHeadDim;
             std::vector<float> kRows(numSlots * rowFloats), v(numSlots * rowFloats), q(size_t(n) * kHeads * kHeadDim);
@@ -238,7 +246,8 @@ private slots:
             std::vector<float> kTiles(kRows.size());  // [block][KVH][HD][blockSize]
             for (size_t slot = 0; slot < numSlots; ++slot)
                 for (size_t e = 0; e < rowFloats; ++e)
-                    kTiles[(slot / blockSize * rowFloats + e) * blockSize + slot % blockSize] = kRows[slot * rowFloats + e];
+                    kTiles[(slot / blockSize * rowFloats + e) * blockSize + slot % blockSize] =
+                        kRows[slot * rowFloats + e];
             const PagedKv rowsKv{kRows.data(), v.data(), blockSize, kKvHeads, kHeadDim, PagedKv::KeyLayout::Rows};
             const PagedKv tilesKv{kTiles.data(), v.data(), blockSize, kKvHeads, kHeadDim, PagedKv::KeyLayout::Tiles};
             std::vector<float> want(q.size()), fromTiles(q.size());

@@ -26,7 +26,7 @@ void prefetchFloats(const float* p, int64_t floats)
 // One query's GQA groups: `group` consecutive query heads share the K / V of one KV head, and
 // this takes `kvHeads` consecutive KV heads from kvHead0 (q and out [kvHeads * group, HD]), over
 // keys 0..position. Block by block for all the heads: a block's K tile scores all `group` heads
-// in one pass (cpu_attention_tiles.h), its V rows are read once for two heads, and the next
+// in one pass (cpu_attention_tiles.h), its V rows are read once for four heads, and the next
 // block is prefetched while this one is computed (`prefetch`). The rows of a decode step are cold
 // (a step streams ~700 MB of weights past them); with every KV head of a slot in one task a core
 // reads whole K tiles and V slots (contiguous lines). A prompt's queries share their K / V, which
@@ -55,10 +55,12 @@ void attendGroups(const float* q, float* out, int group, int kvHeads, int positi
         std::fill(out + int64_t(h) * HD, out + int64_t(h + 1) * HD, 0.0f);
     }
     for (int b = 0; b < blocks; ++b) {
-        if (prefetch && b + 1 < blocks) prefetchRows(kv.vAt(blockTable[b + 1], 0, kvHead0), stride, rowsIn(b + 1), HD * kvHeads);
+        if (prefetch && b + 1 < blocks)
+            prefetchRows(kv.vAt(blockTable[b + 1], 0, kvHead0), stride, rowsIn(b + 1), HD * kvHeads);
         for (int g = 0; g < kvHeads; ++g)
-            ops.weightedRows(out + int64_t(g) * group * HD, group, HD, &scores[size_t(g) * group * keys + size_t(b) * bs],
-                             keys, kv.vAt(blockTable[b], 0, kvHead0 + g), stride, rowsIn(b), HD);
+            ops.weightedRows(out + int64_t(g) * group * HD, group, HD,
+                             &scores[size_t(g) * group * keys + size_t(b) * bs], keys,
+                             kv.vAt(blockTable[b], 0, kvHead0 + g), stride, rowsIn(b), HD);
     }
     for (int h = 0; h < heads; ++h) ops.scale(out + int64_t(h) * HD, 1.0f / denoms[size_t(h)], HD);
 }

@@ -49,8 +49,8 @@ BROOK_AVX2 void scoresRun8(const float* q, int64_t qStride, const float* kt, int
 // ---- AVX-512: 16 keys a vector ----------------------------------------------------------------
 
 template <int R>
-BROOK_AVX512 void scoresRun16(const float* q, int64_t qStride, const float* kt, int bs, int count, int n,
-                              float scale, float* out, int64_t outStride)
+BROOK_AVX512 void scoresRun16(const float* q, int64_t qStride, const float* kt, int bs, int count, int n, float scale,
+                              float* out, int64_t outStride)
 {
     for (int j0 = 0; j0 < count; j0 += 16) {
         const __mmask16 m = count - j0 >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (count - j0)) - 1);
