@@ -144,7 +144,24 @@ private slots:
         QCOMPARE(QString(requestPhaseName(RequestPhase::Preempted)), QStringLiteral("preempted"));
     }
 
+    // Request 0 must still be decoding when it is cancelled. A 4,000-token request on the tiny
+    // model lasts ~1-2 s; if this thread is starved that long (CI's 2 cores beside a compile),
+    // it ends by length first and the scenario runs again, up to 3 times.
     void theEnginePublishesItsRequests()
+    {
+        for (int attempt = 1;; ++attempt) {
+            bool raced = false;
+            publishesItsRequestsOnce(raced);
+            if (QTest::currentTestFailed() || !raced) return;
+            QVERIFY2(attempt < 3, "request 0 finished before its cancel in 3 attempts");
+            qInfo("attempt %d: request 0 finished before its cancel; again", attempt);
+        }
+    }
+
+private:
+    // `raced`: request 0 ended by itself before the cancel reached it (nothing is checked after
+    // that point then).
+    void publishesItsRequestsOnce(bool& raced)
     {
         LaunchOptions o = cpuOptions();
         o.maxNumSeqs = 2;  // the third request queues
@@ -180,6 +197,12 @@ private slots:
         engine->cancel(table[0].id);
         const Completion queued = drain(*streams[2]);
         const Completion decoding = drain(*streams[0]);
+        if (decoding.finish && *decoding.finish == FinishReason::Length) {
+            engine->cancel(table[1].id);
+            drain(*streams[1]);
+            raced = true;
+            return;
+        }
         QCOMPARE(*queued.finish, FinishReason::Abort);
         QVERIFY(queued.tokens.empty());
         QCOMPARE(*decoding.finish, FinishReason::Abort);
