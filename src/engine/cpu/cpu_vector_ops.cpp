@@ -36,19 +36,10 @@ float dotScalar(const float* a, const float* b, int n)
     for (int i = 0; i < n; ++i) s += a[i] * b[i];
     return s;
 }
-void axpyScalar(float* y, float a, const float* x, int n)
-{
-    for (int i = 0; i < n; ++i) y[i] += a * x[i];
-}
 void scaleScalar(float* y, float a, int n)
 {
     for (int i = 0; i < n; ++i) y[i] *= a;
 }
-void expScalar(const float* x, float* out, int n)
-{
-    for (int i = 0; i < n; ++i) out[i] = std::exp(x[i]);
-}
-
 float expShiftedScalar(float* x, int n)
 {
     float maxValue = -INFINITY;
@@ -101,26 +92,12 @@ BROOK_AVX2 float dotAvx2(const float* a, const float* b, int n)
     for (; i < n; ++i) s += a[i] * b[i];
     return s;
 }
-BROOK_AVX2 void axpyAvx2(float* y, float a, const float* x, int n)
-{
-    const __m256 av = _mm256_set1_ps(a);
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(av, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
-    for (; i < n; ++i) y[i] += a * x[i];
-}
 BROOK_AVX2 void scaleAvx2(float* y, float a, int n)
 {
     const __m256 av = _mm256_set1_ps(a);
     int i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(av, _mm256_loadu_ps(y + i)));
     for (; i < n; ++i) y[i] *= a;
-}
-BROOK_AVX2 void expAvx2(const float* x, float* out, int n)
-{
-    int i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, exp8(_mm256_loadu_ps(x + i)));
-    for (; i < n; ++i) out[i] = std::exp(x[i]);
 }
 BROOK_AVX2 float expShiftedAvx2(float* x, int n)
 {
@@ -208,29 +185,12 @@ BROOK_AVX512 float dotAvx512(const float* a, const float* b, int n)
     for (; i < n; ++i) s += a[i] * b[i];
     return s;
 }
-BROOK_AVX512 void axpyAvx512(float* y, float a, const float* x, int n)
-{
-    const __m512 av = _mm512_set1_ps(a);
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(y + i, _mm512_fmadd_ps(av, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
-    for (; i < n; ++i) y[i] += a * x[i];
-}
 BROOK_AVX512 void scaleAvx512(float* y, float a, int n)
 {
     const __m512 av = _mm512_set1_ps(a);
     int i = 0;
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_mul_ps(av, _mm512_loadu_ps(y + i)));
     for (; i < n; ++i) y[i] *= a;
-}
-BROOK_AVX512 void expAvx512(const float* x, float* out, int n)
-{
-    int i = 0;
-    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, exp16(_mm512_loadu_ps(x + i)));
-    if (i < n) {
-        const __mmask16 m = __mmask16((1u << (n - i)) - 1);
-        _mm512_mask_storeu_ps(out + i, m, exp16(_mm512_maskz_loadu_ps(m, x + i)));
-    }
 }
 BROOK_AVX512 float expShiftedAvx512(float* x, int n)
 {
@@ -289,15 +249,12 @@ BROOK_AVX512 void siluMulAvx512(const float* gateUp, float* out, int T, int I)
 const CpuVectorOps& CpuVectorOps::forIsa(CpuIsa isa)
 {
     namespace tiles = attention_tiles;
-    static const CpuVectorOps scalar{dotScalar,    axpyScalar, scaleScalar, cpu::rmsnorm, cpu::siluMul,
-                                     expScalar,    tiles::scoresTileScalar, tiles::weightedRowsScalar,
-                                     expShiftedScalar};
-    static const CpuVectorOps avx2{dotAvx2,  axpyAvx2, scaleAvx2, rmsnormAvx2, siluMulAvx2,
-                                   expAvx2,  tiles::scoresTileAvx2, tiles::weightedRowsAvx2,
-                                   expShiftedAvx2};
-    static const CpuVectorOps avx512{dotAvx512, axpyAvx512, scaleAvx512, rmsnormAvx512, siluMulAvx512,
-                                     expAvx512, tiles::scoresTileAvx512, tiles::weightedRowsAvx512,
-                                     expShiftedAvx512};
+    static const CpuVectorOps scalar{dotScalar, scaleScalar, cpu::rmsnorm, cpu::siluMul, tiles::scoresTileScalar,
+                                     tiles::weightedRowsScalar, expShiftedScalar};
+    static const CpuVectorOps avx2{dotAvx2, scaleAvx2, rmsnormAvx2, siluMulAvx2, tiles::scoresTileAvx2,
+                                   tiles::weightedRowsAvx2, expShiftedAvx2};
+    static const CpuVectorOps avx512{dotAvx512, scaleAvx512, rmsnormAvx512, siluMulAvx512, tiles::scoresTileAvx512,
+                                     tiles::weightedRowsAvx512, expShiftedAvx512};
     switch (isa) {
     case CpuIsa::Scalar: return scalar;
     case CpuIsa::Avx2: return avx2;
