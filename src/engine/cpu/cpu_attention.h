@@ -12,9 +12,16 @@
 
 namespace brook::cpu {
 
+// How sequences with more than one new token (prompts, chunks of one) compute attention. Fp32:
+// as decodes do. Bf16 (only where the CPU has AVX-512 BF16): the sequence's K and V, its queries
+// and their probabilities rounded to bf16 pairs, both products in vdpbf16ps with fp32 sums
+// (cpu_attention_bf16.h), about twice as fast; the backend picks it when its Linears already
+// round a prompt's inputs to bf16. Decodes always run in fp32.
+enum class PromptAttention { Fp32, Bf16 };
+
 void pagedAttentionFast(const float* q, float* out, int n, int numHeads, int startPosition,
                         std::span<const int32_t> blockTable, const PagedKv& kv, const CpuVectorOps& ops,
-                        CpuThreadPool* pool = nullptr);
+                        CpuThreadPool* pool = nullptr, PromptAttention prompts = PromptAttention::Fp32);
 
 // One sequence's part of a batched call: q and out are [n, NH, HD].
 struct AttentionSequence {
@@ -28,6 +35,7 @@ struct AttentionSequence {
 // Every sequence of a step in one parallel loop over (sequence, query, head), so a batch of
 // short decodes spreads over the team instead of running one small loop per sequence.
 void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHeads, const PagedKv& kv,
-                         const CpuVectorOps& ops, CpuThreadPool* pool = nullptr);
+                         const CpuVectorOps& ops, CpuThreadPool* pool = nullptr,
+                         PromptAttention prompts = PromptAttention::Fp32);
 
 }  // namespace brook::cpu

@@ -87,6 +87,9 @@ CpuBackend::CpuBackend(ModelConfig config, CpuModelWeights weights, CpuIsa isa, 
     : m_config(std::move(config)), m_weights(std::move(weights)), m_isa(isa), m_blockSize(blockSize),
       m_numBlocks(numBlocks), m_ops(&CpuVectorOps::forIsa(isa)), m_pool(std::make_unique<CpuThreadPool>(threads))
 {
+    if (m_isa == CpuIsa::Avx512Bf16 && !m_weights.layers.empty() &&
+        m_weights.layers.front().qkv.format() == MatrixFormat::BF16)
+        m_promptAttention = PromptAttention::Bf16;
     // Same arithmetic as ropeInterleavedHeads (and transformers): inv_freq in fp32.
     for (int i = 0; i < m_config.headDim / 2; ++i)
         m_invFreq.push_back(float(1.0 / std::pow(m_config.ropeTheta, double(2 * i) / m_config.headDim)));
@@ -210,7 +213,7 @@ void CpuBackend::forward(std::span<const BatchSequence> batch)
             if (T == 0) break;  // a chunk that samples nothing needed only the cache
         }
         const PagedKv kv{kLayer(layer), vLayer(layer), m_blockSize, KVH, HD, PagedKv::KeyLayout::Tiles};
-        pagedAttentionBatch(attention, NH, kv, *m_ops, pool);
+        pagedAttentionBatch(attention, NH, kv, *m_ops, pool, m_promptAttention);
 
         matmul(w.o, m_attn.data(), m_h.data(), T, m_isa, pool, &m_matmulScratch);
         // The residual add and the next norm, row by row in one pass.

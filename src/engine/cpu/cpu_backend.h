@@ -102,6 +102,9 @@ private:
     float* vLayer(int layer) const { return m_vCache.get() + m_layerFloats * size_t(layer); }
     // Step workspace, reused across steps.
     const CpuVectorOps* m_ops;
+    // Bf16 where the Linears round a prompt's inputs to bf16 (bf16 weights on Avx512Bf16): the
+    // prompt is then in bf16 throughout. fp32 and int8 weights keep their exact attention.
+    PromptAttention m_promptAttention = PromptAttention::Fp32;
     std::unique_ptr<CpuThreadPool> m_pool;    // the step's workers, created once
     std::vector<float> m_invFreq;             // [HD/2] RoPE inverse frequencies
     std::vector<float> m_ropeCos, m_ropeSin;  // [T, HD/2] this step's angles
