@@ -46,6 +46,28 @@ BROOK_AVX2 void scoresRun8(const float* q, int64_t qStride, const float* kt, int
     }
 }
 
+// R heads' y over VC vectors of 8 floats (from float `offset`) in registers across the rows, as
+// weightedRowsRegs below does with 16: the same fma per element, in row order.
+template <int VC, int R>
+BROOK_AVX2 void weightedRowsRegs8(float* y, int64_t yStride, const float* w, int64_t wStride, const float* rows,
+                                  int64_t stride, int count, int offset)
+{
+    __m256 acc[R][VC];
+    for (int h = 0; h < R; ++h)
+        for (int v = 0; v < VC; ++v) acc[h][v] = _mm256_loadu_ps(y + h * yStride + offset + 8 * v);
+    for (int r = 0; r < count; ++r) {
+        __m256 wr[R];
+        for (int h = 0; h < R; ++h) wr[h] = _mm256_set1_ps(w[h * wStride + r]);
+        for (int v = 0; v < VC; ++v) {
+            __m256 x = _mm256_loadu_ps(rows + r * stride + offset + 8 * v);
+            asm("" : "+x"(x));  // one load for R fmas
+            for (int h = 0; h < R; ++h) acc[h][v] = _mm256_fmadd_ps(wr[h], x, acc[h][v]);
+        }
+    }
+    for (int h = 0; h < R; ++h)
+        for (int v = 0; v < VC; ++v) _mm256_storeu_ps(y + h * yStride + offset + 8 * v, acc[h][v]);
+}
+
 // ---- AVX-512: 16 keys a vector ----------------------------------------------------------------
 
 template <int R>
@@ -153,7 +175,22 @@ BROOK_AVX2 void scoresTileAvx2(const float* q, int heads, int64_t qStride, const
 BROOK_AVX2 void weightedRowsAvx2(float* y, int heads, int64_t yStride, const float* w, int64_t wStride,
                                  const float* rows, int64_t stride, int count, int n)
 {
-    // 16 ymm registers cannot hold two heads of 128 floats: one head, y through L1, fma per element.
+    // 16 ymm registers hold two heads of 32 floats (8 accumulators, 2 weights, the loaded row):
+    // a row's 32 floats are loaded once for both heads, and y stays in registers over the rows
+    // (y through L1 cost a load and a store for every fma). An odd head, or n not a multiple of
+    // 32: one head, y through L1.
+    if (n % 32 == 0) {
+        int h = 0;
+        for (; h + 2 <= heads; h += 2)
+            for (int offset = 0; offset < n; offset += 32)
+                weightedRowsRegs8<4, 2>(y + h * yStride, yStride, w + h * wStride, wStride, rows, stride, count,
+                                        offset);
+        for (; h < heads; ++h)
+            for (int offset = 0; offset < n; offset += 32)
+                weightedRowsRegs8<4, 1>(y + h * yStride, yStride, w + h * wStride, wStride, rows, stride, count,
+                                        offset);
+        return;
+    }
     for (int h = 0; h < heads; ++h) {
         float* yh = y + h * yStride;
         for (int r = 0; r < count; ++r) {

@@ -4,8 +4,8 @@
 //                Tiles layout, [n][blockSize]). A vector holds 16 (8) keys, and heads are taken 8
 //                at a time, so each loaded line of the tile feeds 8 FMAs.
 //  weightedRows: y[h * yStride + i] += sum_r w[h * wStride + r] * rows[r * stride + i] for `heads`
-//                outputs that read the same V rows (one GQA group); AVX-512 takes two heads per
-//                load of a row.
+//                outputs that read the same V rows (one GQA group); AVX-512 takes four heads per
+//                load of a row, AVX2 two, each with y in registers across the rows.
 // Each head's floats do not depend on how many heads a call takes (the same fma chain over d,
 // the same one over r), so grouping work differently changes no result.
 #pragma once
