@@ -7,6 +7,7 @@
 //  - the whole attention stays within bf16 rounding of cpu_ops' fp32 reference, and a decode
 //    (one new token) still gets the fp32 path's floats exactly.
 #include "engine_test_support.h"
+#include "random_paged_cache.h"
 
 #include "engine/cpu/cpu_attention.h"
 #include "engine/cpu/cpu_attention_bf16.h"
@@ -176,28 +177,11 @@ private slots:
         CpuThreadPool pool(2);
         for (auto [blockSize, n, context] :
              {std::tuple{16, 40, 0}, {16, 17, 70}, {16, 1, 90}, {8, 9, 30}, {32, 3, 61}, {16, 2, 15}}) {
-            const int keys = context + n, blocks = (keys + blockSize - 1) / blockSize;
-            const size_t numSlots = size_t(blocks) * blockSize, rowFloats = size_t(kKvHeads) * kHeadDim;
-            std::vector<float> kRows(numSlots * rowFloats), v(numSlots * rowFloats), q(size_t(n) * kHeads * kHeadDim);
-            for (auto* values : {&kRows, &v, &q})
-                for (float& f : *values) f = dist(rng);
-            std::vector<int32_t> table(static_cast<size_t>(blocks));
-            std::iota(table.begin(), table.end(), 0);
-            std::shuffle(table.begin(), table.end(), rng);
-            // Slots past the sequence's last key were never written: the table's last block's tail.
-            const float nan = std::numeric_limits<float>::quiet_NaN();
-            for (size_t slot = size_t(keys); slot < numSlots; ++slot) {
-                const size_t physical = size_t(table[slot / blockSize]) * blockSize + slot % blockSize;
-                std::fill_n(&kRows[physical * rowFloats], rowFloats, nan);
-                std::fill_n(&v[physical * rowFloats], rowFloats, nan);
-            }
-            std::vector<float> kTiles(kRows.size());  // [block][KVH][HD][blockSize]
-            for (size_t slot = 0; slot < numSlots; ++slot)
-                for (size_t e = 0; e < rowFloats; ++e)
-                    kTiles[(slot / blockSize * rowFloats + e) * blockSize + slot % blockSize] =
-                        kRows[slot * rowFloats + e];
-            const PagedKv rowsKv{kRows.data(), v.data(), blockSize, kKvHeads, kHeadDim, PagedKv::KeyLayout::Rows};
-            const PagedKv tilesKv{kTiles.data(), v.data(), blockSize, kKvHeads, kHeadDim, PagedKv::KeyLayout::Tiles};
+            const testsupport::RandomPagedCache cache(blockSize, context + n, kKvHeads, kHeadDim, rng);
+            std::vector<float> q(size_t(n) * kHeads * kHeadDim);
+            for (float& f : q) f = dist(rng);
+            const std::vector<int32_t>& table = cache.table;
+            const PagedKv rowsKv = cache.rows(), tilesKv = cache.tiles();
             std::vector<float> want(q.size()), fp32(q.size()), paired(q.size());
             pagedAttention(q.data(), want.data(), n, kHeads, context, table, rowsKv);
             pagedAttentionFast(q.data(), fp32.data(), n, kHeads, context, table, tilesKv, ops, &pool,

@@ -19,6 +19,7 @@
 //    against transformers, docs/benchmarks.md). We allow 2e-2. Decode steps read K/V the prompt
 //    wrote, so they get the same bound.
 #include "engine_test_support.h"
+#include "random_paged_cache.h"
 
 #include "engine/checkpoint.h"
 #include "engine/cpu/cpu_attention.h"
@@ -230,7 +231,8 @@ private slots:
 
     // The whole attention of prompts over a cached history and of decodes, on every path, against
     // cpu_ops' plain reference: K in the CPU backend's Tiles layout and the same keys as rows give
-    // the reference the same floats, and the fast kernels stay within fp32 reordering of it.
+    // the reference the same floats, and the fast kernels stay within fp32 reordering of it (the
+    // never-written slots of the last block hold NaN, which must not reach any output).
     void attentionMatchesTheReferenceOnEveryPath()
     {
         constexpr int kHeads = 16, kKvHeads = 2, kHeadDim = 128;
@@ -238,21 +240,11 @@ private slots:
         std::normal_distribution<float> dist(0.0f, 1.0f);
         for (auto [blockSize, n, context] :
              {std::tuple{16, 40, 0}, {16, 17, 70}, {16, 1, 90}, {8, 9, 30}, {32, 3, 61}}) {
-            const int keys = context + n, blocks = (keys + blockSize - 1) / blockSize;
-            const size_t numSlots = size_t(blocks) * blockSize, rowFloats = size_t(kKvHeads) * kHeadDim;
-            std::vector<float> kRows(numSlots * rowFloats), v(numSlots * rowFloats), q(size_t(n) * kHeads * kHeadDim);
-            for (auto* values : {&kRows, &v, &q})
-                for (float& f : *values) f = dist(rng);
-            std::vector<int32_t> table(static_cast<size_t>(blocks));
-            std::iota(table.begin(), table.end(), 0);
-            std::shuffle(table.begin(), table.end(), rng);
-            std::vector<float> kTiles(kRows.size());  // [block][KVH][HD][blockSize]
-            for (size_t slot = 0; slot < numSlots; ++slot)
-                for (size_t e = 0; e < rowFloats; ++e)
-                    kTiles[(slot / blockSize * rowFloats + e) * blockSize + slot % blockSize] =
-                        kRows[slot * rowFloats + e];
-            const PagedKv rowsKv{kRows.data(), v.data(), blockSize, kKvHeads, kHeadDim, PagedKv::KeyLayout::Rows};
-            const PagedKv tilesKv{kTiles.data(), v.data(), blockSize, kKvHeads, kHeadDim, PagedKv::KeyLayout::Tiles};
+            const testsupport::RandomPagedCache cache(blockSize, context + n, kKvHeads, kHeadDim, rng);
+            std::vector<float> q(size_t(n) * kHeads * kHeadDim);
+            for (float& f : q) f = dist(rng);
+            const std::vector<int32_t>& table = cache.table;
+            const PagedKv rowsKv = cache.rows(), tilesKv = cache.tiles();
             std::vector<float> want(q.size()), fromTiles(q.size());
             pagedAttention(q.data(), want.data(), n, kHeads, context, table, rowsKv);
             pagedAttention(q.data(), fromTiles.data(), n, kHeads, context, table, tilesKv);
