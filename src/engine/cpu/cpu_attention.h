@@ -15,8 +15,8 @@ namespace brook::cpu {
 // How sequences with more than one new token (prompts, chunks of one) compute attention. Fp32:
 // as decodes do. Bf16 (only where the CPU has AVX-512 BF16): the sequence's K and V, its queries
 // and their probabilities rounded to bf16 pairs, both products in vdpbf16ps with fp32 sums
-// (cpu_attention_bf16.h), about twice as fast; the backend picks it when its Linears already
-// round a prompt's inputs to bf16. Decodes always run in fp32.
+// (cpu_attention_bf16.h), about twice as fast; the backend picks it unless its weights are
+// fp32 (CpuBackend::m_promptAttention). Decodes always run in fp32.
 enum class PromptAttention { Fp32, Bf16 };
 
 void pagedAttentionFast(const float* q, float* out, int n, int numHeads, int startPosition,

@@ -88,7 +88,7 @@ CpuBackend::CpuBackend(ModelConfig config, CpuModelWeights weights, CpuIsa isa, 
       m_numBlocks(numBlocks), m_ops(&CpuVectorOps::forIsa(isa)), m_pool(std::make_unique<CpuThreadPool>(threads))
 {
     if (m_isa == CpuIsa::Avx512Bf16 && !m_weights.layers.empty() &&
-        m_weights.layers.front().qkv.format() == MatrixFormat::BF16)
+        m_weights.layers.front().qkv.format() != MatrixFormat::F32)
         m_promptAttention = PromptAttention::Bf16;
     // Same arithmetic as ropeInterleavedHeads (and transformers): inv_freq in fp32.
     for (int i = 0; i < m_config.headDim / 2; ++i)

@@ -102,11 +102,10 @@ private:
     float* vLayer(int layer) const { return m_vCache.get() + m_layerFloats * size_t(layer); }
     // Step workspace, reused across steps.
     const CpuVectorOps* m_ops;
-    // Bf16 where the Linears round a prompt's inputs to bf16 (bf16 weights on Avx512Bf16): the
-    // prompt is then in bf16 throughout. fp32 weights keep fp32 attention (and their 1e-4 parity
-    // with transformers); so do int8 and int4, whose activations are rounded to int8 codes: a
-    // bf16 attention's small shifts flip codes there, 1.5-1.9e-2 from the scalar int8 path on
-    // the tiny model against 3.3e-3 for bf16 weights.
+    // Bf16 on Avx512Bf16 unless the weights are fp32: a bf16 model's prompt Linears round their
+    // inputs to bf16 (an int8 or int4 model's to int8 codes), so attention in bf16 pairs costs
+    // them nothing measurable (test_cpu_backend_paths) for up to twice its speed. fp32 weights
+    // keep fp32 attention, and their 1e-4 parity with transformers (test_hf_reference).
     PromptAttention m_promptAttention = PromptAttention::Fp32;
     std::unique_ptr<CpuThreadPool> m_pool;    // the step's workers, created once
     std::vector<float> m_invFreq;             // [HD/2] RoPE inverse frequencies
