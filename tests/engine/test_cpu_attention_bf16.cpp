@@ -87,9 +87,8 @@ private slots:
             bf16::keyTilePairs(kt.data(), bs, count, n, kp.data());
             for (int p = 0; p < n / 2; ++p)
                 for (int j = 0; j < bs; ++j)
-                    QCOMPARE(kp[size_t(p * bs + j)], j < count ? pairOf(kt[size_t(2 * p * bs + j)],
-                                                                        kt[size_t((2 * p + 1) * bs + j)])
-                                                               : 0u);
+                    QCOMPARE(kp[size_t(p * bs + j)],
+                             j < count ? pairOf(kt[size_t(2 * p * bs + j)], kt[size_t((2 * p + 1) * bs + j)]) : 0u);
             const int64_t stride = 2 * n + 16;
             std::vector<float> rows(size_t(bs * stride));
             for (int r = 0; r < bs; ++r)
@@ -122,7 +121,8 @@ private slots:
             for (uint32_t& w : qp) w = pairOf(dist(rng), dist(rng));
             for (uint32_t& w : kp) w = pairOf(dist(rng), dist(rng));
             std::vector<float> scores(size_t(heads * outStride), -7.0f);
-            bf16::scoresPairs(qp.data(), heads, qpStride, kp.data(), bs, count, pairs, 0.125f, scores.data(), outStride);
+            bf16::scoresPairs(qp.data(), heads, qpStride, kp.data(), bs, count, pairs, 0.125f, scores.data(),
+                              outStride);
             for (int h = 0; h < heads; ++h) {
                 for (int j = 0; j < count; ++j) {
                     double want = 0, magnitude = 0;

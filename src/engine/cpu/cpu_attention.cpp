@@ -67,7 +67,6 @@ void attendGroups(const float* q, float* out, int group, int kvHeads, int positi
     for (int h = 0; h < heads; ++h) ops.scale(out + int64_t(h) * HD, 1.0f / denoms[size_t(h)], HD);
 }
 
-
 // One sequence's K and V in bf16 pairs (attention_bf16.h), converted once a layer for all its
 // queries. K: per (KV head, block) a pair tile of HD * blockSize / 2 words. V: per KV head, the
 // pair rows of all its blocks in order (row r: slots 2r and 2r + 1, HD words), so that one call
@@ -86,19 +85,16 @@ struct PairedKv {
     }
 };
 
-// Converts blocks [b0, b1) of a sequence whose slots 0..written-1 hold keys and values.
-void pairBlocks(const PagedKv& kv, std::span<const int32_t> blockTable, int written, int b0, int b1,
-                const PairedKv& paired)
+// Converts block b of a sequence whose slots 0..written-1 hold keys and values.
+void pairBlock(const PagedKv& kv, std::span<const int32_t> blockTable, int written, int b, const PairedKv& paired)
 {
     const int HD = kv.headDim, bs = kv.blockSize;
     const int64_t stride = int64_t(kv.numKvHeads) * HD;
-    for (int b = b0; b < b1; ++b) {
-        const int count = std::min(bs, written - b * bs);
-        for (int g = 0; g < kv.numKvHeads; ++g) {
-            attention_bf16::keyTilePairs(kv.kTile(blockTable[b], g), bs, count, HD, paired.k(b, g));
-            attention_bf16::valueRowPairs(kv.vAt(blockTable[b], 0, g), stride, bs, count, HD,
-                                          paired.v(g) + paired.tileWords * b);
-        }
+    const int count = std::min(bs, written - b * bs);
+    for (int g = 0; g < kv.numKvHeads; ++g) {
+        attention_bf16::keyTilePairs(kv.kTile(blockTable[b], g), bs, count, HD, paired.k(b, g));
+        attention_bf16::valueRowPairs(kv.vAt(blockTable[b], 0, g), stride, bs, count, HD,
+                                      paired.v(g) + paired.tileWords * b);
     }
 }
 
@@ -131,8 +127,8 @@ void attendGroupsPaired(const float* q, float* out, int group, int kvHeads, int 
         std::fill(out + int64_t(h) * HD, out + int64_t(h + 1) * HD, 0.0f);
     }
     for (int g = 0; g < kvHeads; ++g)
-        attention_bf16::weightedPairs(out + int64_t(g) * group * HD, group, HD, &pp[size_t(g) * group * pPairs],
-                                      pPairs, paired.v(kvHead0 + g), (keys + 1) / 2, HD);
+        attention_bf16::weightedPairs(out + int64_t(g) * group * HD, group, HD, &pp[size_t(g) * group * pPairs], pPairs,
+                                      paired.v(kvHead0 + g), (keys + 1) / 2, HD);
     for (int h = 0; h < heads; ++h) ops.scale(out + int64_t(h) * HD, 1.0f / denoms[size_t(h)], HD);
 }
 
@@ -169,19 +165,20 @@ void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHe
         for (size_t s = 0; s < sequences.size(); ++s) {
             const int blocks = pairedFirst[s + 1] - pairedFirst[s];
             if (blocks > 0)
-                paired[s] = {words.data() + PairedKv::wordsFor(kv.numKvHeads, pairedFirst[s], tileWords),
-                             kv.numKvHeads, blocks, tileWords};
+                paired[s] = {words.data() + PairedKv::wordsFor(kv.numKvHeads, pairedFirst[s], tileWords), kv.numKvHeads,
+                             blocks, tileWords};
         }
         auto convert = [&](int item) {
             const size_t s =
                 size_t(std::upper_bound(pairedFirst.begin(), pairedFirst.end(), item) - pairedFirst.begin()) - 1;
             const int b = item - pairedFirst[s];
-            pairBlocks(kv, sequences[s].blockTable, sequences[s].startPosition + sequences[s].n, b, b + 1, paired[s]);
+            pairBlock(kv, sequences[s].blockTable, sequences[s].startPosition + sequences[s].n, b, paired[s]);
         };
-        if (pool)
+        if (pool) {
             pool->run(pairedFirst.back(), convert);
-        else
+        } else {
             for (int item = 0; item < pairedFirst.back(); ++item) convert(item);
+        }
     }
     // firstItem[s]: index of sequence s's first (query, head) item; cost ~ keys read in all.
     std::vector<int> firstItem(sequences.size() + 1, 0);

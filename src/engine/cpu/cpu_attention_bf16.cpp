@@ -135,7 +135,8 @@ BROOK_AVX512BF16 void weightedPairs(float* y, int heads, int64_t yStride, const 
     int h = 0;
     for (; h + 4 <= heads; h += 4)
         weightedPairsHeads<4>(y + h * yStride, yStride, wp + h * wpStride, wpStride, vp, pairRows, n);
-    for (; h < heads; ++h) weightedPairsHeads<1>(y + h * yStride, yStride, wp + h * wpStride, wpStride, vp, pairRows, n);
+    for (; h < heads; ++h)
+        weightedPairsHeads<1>(y + h * yStride, yStride, wp + h * wpStride, wpStride, vp, pairRows, n);
 }
 
 }  // namespace brook::cpu::attention_bf16
