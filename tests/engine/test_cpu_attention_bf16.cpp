@@ -12,6 +12,7 @@
 #include "engine/cpu/cpu_attention.h"
 #include "engine/cpu/cpu_attention_bf16.h"
 #include "engine/cpu/cpu_features.h"
+#include "engine/cpu/cpu_gemm_kernels.h"
 
 #include <QtTest/QtTest>
 
@@ -73,7 +74,7 @@ private slots:
             std::vector<float> x(static_cast<size_t>(n));
             for (float& f : x) f = dist(rng);
             std::vector<uint32_t> out(size_t(n + 1) / 2 + 1, 0xDEADBEEFu);
-            bf16::toPairs(x.data(), n, out.data());
+            kernels::toBf16PairsAvx512Bf16(x.data(), 1, n, out.data());  // queries and probabilities
             for (int i = 0; i < n; i += 2)
                 QCOMPARE(out[size_t(i / 2)], pairOf(x[size_t(i)], i + 1 < n ? x[size_t(i + 1)] : 0.0f));
             QCOMPARE(out.back(), 0xDEADBEEFu);  // nothing past (n + 1) / 2 words

@@ -156,6 +156,13 @@ private slots:
         kernels::toBf16PairsScalar(x.data(), T, K, scalarPairs.data());
         kernels::toBf16PairsAvx512Bf16(x.data(), T, K, vectorPairs.data());
         QVERIFY(scalarPairs == vectorPairs);  // normal numbers: the same round-to-nearest-even
+        for (int k : {1, 9, 16, 37, 48}) {    // masked tails, an odd K's zero high half
+            const std::vector<float> xk = randomFloats(size_t(3) * k, rng);
+            std::vector<uint32_t> a(size_t(3) * ((k + 1) / 2), 7u), b(a);
+            kernels::toBf16PairsScalar(xk.data(), 3, k, a.data());
+            kernels::toBf16PairsAvx512Bf16(xk.data(), 3, k, b.data());
+            QVERIFY2(a == b, qPrintable(QString("K %1").arg(k)));
+        }
         std::vector<float> want(size_t(T) * N), got(size_t(T) * N);
         kernels::bf16DotScalar(w, scalarPairs.data(), T, want.data(), 0, w.numBlocks());
         kernels::bf16DotAvx512(w, vectorPairs.data(), T, got.data(), 0, w.numBlocks());

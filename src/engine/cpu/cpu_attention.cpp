@@ -1,6 +1,7 @@
 #include "engine/cpu/cpu_attention.h"
 
 #include "engine/cpu/cpu_attention_bf16.h"
+#include "engine/cpu/cpu_gemm_kernels.h"
 
 #include <algorithm>
 #include <cassert>
@@ -113,7 +114,7 @@ void attendGroupsPaired(const float* q, float* out, int group, int kvHeads, int 
     denoms.resize(size_t(heads));
     qp.resize(size_t(heads) * size_t(qPairs));
     pp.resize(size_t(heads) * size_t(pPairs));
-    for (int h = 0; h < heads; ++h) attention_bf16::toPairs(q + int64_t(h) * HD, HD, &qp[size_t(h) * qPairs]);
+    kernels::toBf16PairsAvx512Bf16(q, heads, HD, qp.data());  // heads' rows are consecutive
     for (int b = 0; b < blocks; ++b)
         for (int g = 0; g < kvHeads; ++g)
             attention_bf16::scoresPairs(&qp[size_t(g) * group * qPairs], group, qPairs, paired.k(b, kvHead0 + g), bs,
@@ -123,7 +124,7 @@ void attendGroupsPaired(const float* q, float* out, int group, int kvHeads, int 
         float* row = &scores[size_t(h) * padded];
         denoms[size_t(h)] = ops.expShifted(row, keys);
         std::fill(row + keys, row + padded, 0.0f);
-        attention_bf16::toPairs(row, padded, &pp[size_t(h) * pPairs]);
+        kernels::toBf16PairsAvx512Bf16(row, 1, padded, &pp[size_t(h) * pPairs]);
         std::fill(out + int64_t(h) * HD, out + int64_t(h + 1) * HD, 0.0f);
     }
     for (int g = 0; g < kvHeads; ++g)

@@ -77,18 +77,6 @@ BROOK_AVX512BF16 void weightedPairsHeads(float* y, int64_t yStride, const uint32
 
 }  // namespace
 
-BROOK_AVX512BF16 void toPairs(const float* x, int n, uint32_t* out)
-{
-    for (int i = 0; i < n; i += 32) {
-        const int left = n - i;
-        const __m512 lo = _mm512_maskz_loadu_ps(firstLanes(left), x + i);
-        const __m512 hi = _mm512_maskz_loadu_ps(firstLanes(left > 16 ? left - 16 : 0), x + i + 16);
-        // cvtne2ps(hi, lo): inputs i..i+31 in order, so each word holds the pair (2p, 2p + 1).
-        const __m512i v = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
-        _mm512_mask_storeu_epi32(out + i / 2, firstLanes((left + 1) / 2), v);
-    }
-}
-
 BROOK_AVX512BF16 void keyTilePairs(const float* kt, int blockSize, int count, int n, uint32_t* out)
 {
     for (int p = 0; p < n / 2; ++p) {

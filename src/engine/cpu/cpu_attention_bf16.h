@@ -9,6 +9,8 @@
 //    d + 1 of one slot in a word), a query row n / 2 pairs;
 //  - the weighted sum of V sums over the keys: V becomes [blockSize / 2][n] pairs (slots 2r and
 //    2r + 1 of one dimension in a word), the probabilities blockSize / 2 pairs a block.
+// Query rows and probabilities are plain rows of pairs: the prompt GEMM's activation conversion
+// (kernels::toBf16PairsAvx512Bf16, cpu_gemm_kernels.h) makes them.
 // Converting a sequence's K and V once a layer is shared by all its queries and heads, and each
 // vdpbf16ps then does twice the multiply-adds of an fp32 fma (tests: test_cpu_backend_paths).
 #pragma once
@@ -16,9 +18,6 @@
 #include <cstdint>
 
 namespace brook::cpu::attention_bf16 {
-
-// out[i / 2] = pair(x[i], x[i + 1]) for even i < n; an odd n's last pair takes 0 as its high half.
-void toPairs(const float* x, int n, uint32_t* out);
 
 // out[p * blockSize + j] = pair(kt[2p * blockSize + j], kt[(2p + 1) * blockSize + j]) for p < n / 2
 // and j < blockSize: a K tile ([n][blockSize], PagedKv's Tiles layout) in pairs along d. Slots

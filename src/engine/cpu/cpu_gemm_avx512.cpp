@@ -225,19 +225,20 @@ BROOK_AVX512BF16 void bf16DotAvx512(const CpuMatrix& w, const uint32_t* xPairs, 
 
 BROOK_AVX512BF16 void toBf16PairsAvx512Bf16(const float* x, int T, int K, uint32_t* xPairs)
 {
-    if (K % 32 != 0) {  // the vector loop below converts 32 inputs at a time
-        toBf16PairsScalar(x, T, K, xPairs);
-        return;
-    }
-    const int P = K / 2;
+    const int P = (K + 1) / 2;
+    const auto lanes = [](int count) {  // the first min(count, 16) of 16 lanes
+        return count >= 16 ? __mmask16(0xFFFF) : count <= 0 ? __mmask16(0) : __mmask16((1u << count) - 1);
+    };
     for (int t = 0; t < T; ++t) {
         const float* xt = x + int64_t(t) * K;
         uint32_t* dst = xPairs + int64_t(t) * P;
         for (int k = 0; k < K; k += 32) {
             // cvtne2ps(hi, lo): the low 16 bf16 come from the second operand, in order, so the
-            // 32 results are inputs k..k+31 and each uint32 holds the pair (2p, 2p + 1).
-            const __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(xt + k + 16), _mm512_loadu_ps(xt + k));
-            _mm512_storeu_si512(dst + k / 2, (__m512i)v);
+            // 32 results are inputs k..k+31 and each uint32 holds the pair (2p, 2p + 1). Past K
+            // the loads read 0: an odd K's last pair gets 0 as its high half, as the scalar code.
+            const __m512bh v = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(lanes(K - k - 16), xt + k + 16),
+                                                   _mm512_maskz_loadu_ps(lanes(K - k), xt + k));
+            _mm512_mask_storeu_epi32(dst + k / 2, lanes((K - k + 1) / 2), (__m512i)v);
         }
     }
 }
