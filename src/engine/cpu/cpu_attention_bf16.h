@@ -12,7 +12,7 @@
 // Query rows and probabilities are plain rows of pairs: the prompt GEMM's activation conversion
 // (kernels::toBf16PairsAvx512Bf16, cpu_gemm_kernels.h) makes them.
 // Converting a sequence's K and V once a layer is shared by all its queries and heads, and each
-// vdpbf16ps then does twice the multiply-adds of an fp32 fma (tests: test_cpu_backend_paths).
+// vdpbf16ps then does twice the multiply-adds of an fp32 fma (tests: test_cpu_attention_bf16).
 #pragma once
 
 #include <cstdint>
