@@ -150,7 +150,7 @@ void computePeak(int rounds, CpuThreadPool* pool)
 // weights from memory. Rounds alternate the token counts (the same minutes for each), and the
 // median round of each is printed: the excess of T = 8 over T = 1 is the compute that does not
 // overlap the weight stream.
-void coldSweep(int layers, const std::vector<int>& tokens, int rounds, CpuThreadPool* pool)
+void coldSweep(int layers, const std::vector<int>& tokens, int rounds, CpuIsa isa, CpuThreadPool* pool)
 {
     const std::vector<Shape> shapes = {
         {"qkv", 2560, 1024}, {"o", 1024, 2048}, {"gate_up", 6144, 1024}, {"down", 1024, 3072}};
@@ -170,9 +170,9 @@ void coldSweep(int layers, const std::vector<int>& tokens, int rounds, CpuThread
     for (int r = 0; r < rounds; ++r) {
         for (size_t i = 0; i < tokens.size(); ++i) {
             auto start = std::chrono::steady_clock::now();
-            for (const CpuMatrix& w : weights) matmul(w, x.data(), out.data(), tokens[i], detectCpuIsa(), pool);
+            for (const CpuMatrix& w : weights) matmul(w, x.data(), out.data(), tokens[i], isa, pool);
             auto mid = std::chrono::steady_clock::now();
-            matmul(head, x.data(), out.data(), tokens[i], detectCpuIsa(), pool);
+            matmul(head, x.data(), out.data(), tokens[i], isa, pool);
             auto end = std::chrono::steady_clock::now();
             layerMs[i].push_back(std::chrono::duration<double, std::milli>(mid - start).count());
             headMs[i].push_back(std::chrono::duration<double, std::milli>(end - mid).count());
@@ -263,7 +263,7 @@ int main(int argc, char** argv)
         return 0;
     }
     if (coldLayers > 0) {
-        coldSweep(coldLayers, tokens, repeats, pool.get());
+        coldSweep(coldLayers, tokens, repeats, isaName.empty() ? detectCpuIsa() : isas.front(), pool.get());
         return 0;
     }
     std::vector<Shape> shapes;
