@@ -1,6 +1,7 @@
 // cpu/sampler_kernels against the scalar definitions of engine/sampler_math.h, bit for bit, on
-// every path this CPU supports: probRow on random rows and on every edge of samplerProbBits
-// (0, -0, positive, -87 and just above, -inf, NaN, subnormals, |x| < 2^-32), and buildKeys'
+// every path this CPU supports (scalar, AVX2, AVX-512): probRow on random rows, on every edge of
+// samplerProbBits (0, -0, positive, -87 and just above, -inf, NaN, subnormals, |x| < 2^-32) and on
+// a sweep of the float line, and buildKeys'
 // keys (order, count, token ids past the vector part) and exact total mass, bucketMasses' per-bucket
 // masses and keysInBucket's keys, and drawIndex's token. Equality is the
 // contract: the seeded sampler must pick the same token whichever path ran.
@@ -64,6 +65,30 @@ private slots:
                                                                .arg(got[i])
                                                                .arg(want[i])));
             }
+        }
+    }
+
+    // A sweep of the float line over [-87, 0]: every 997th bit pattern (every exponent, subnormals
+    // and |x| < 2^-32 included), and the neighbours of each integer, where the vector paths' split
+    // of -x into whole and fractional parts changes. Temperature 1 and max 0 make x the logit.
+    void probRowMatchesOnAFloatSweep()
+    {
+        std::vector<float> logits;
+        for (uint32_t bits = 0x80000000u; bits <= 0xC2AE0000u; bits += 997) logits.push_back(bitsFloat(bits));
+        for (int k = 0; k <= 87; ++k)
+            for (int d = -2; d <= 2; ++d) logits.push_back(bitsFloat(floatBits(-float(k)) + uint32_t(d)));
+        std::vector<uint32_t> want(logits.size());
+        for (size_t i = 0; i < logits.size(); ++i) want[i] = samplerProbBits(logits[i] / 1.0f - 0.0f);
+        for (CpuIsa isa : supportedCpuIsas()) {
+            std::vector<uint32_t> got(logits.size(), 0xDEADBEEF);
+            probRow(logits.data(), logits.size(), 1.0f, 0.0f, got.data(), isa);
+            for (size_t i = 0; i < logits.size(); ++i)
+                QVERIFY2(got[i] == want[i], qPrintable(QString("%1 logit %2 (bits %3): %4 != %5")
+                                                           .arg(cpuIsaName(isa))
+                                                           .arg(logits[i], 0, 'g', 9)
+                                                           .arg(floatBits(logits[i]), 0, 16)
+                                                           .arg(got[i])
+                                                           .arg(want[i])));
         }
     }
 

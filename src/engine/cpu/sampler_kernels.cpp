@@ -1,5 +1,7 @@
 #include "engine/cpu/sampler_kernels.h"
 
+#include "engine/cpu/sampler_kernels_avx2.h"
+#include "engine/cpu/sampler_kernels_scalar.h"
 #include "engine/sampler_math.h"
 
 #include <immintrin.h>
@@ -16,6 +18,8 @@
 
 namespace brook::cpu {
 
+using namespace sampler_scalar;
+
 namespace {
 
 bool cpuHasDq()
@@ -24,75 +28,10 @@ bool cpuHasDq()
     return dq;
 }
 
-void probRowScalar(const float* logits, size_t V, float temperature, float maxScaled, uint32_t* probs)
-{
-    for (size_t i = 0; i < V; ++i) probs[i] = samplerProbBits(logits[i] / temperature - maxScaled);
-}
-
-size_t buildKeysScalar(const uint32_t* probs, size_t V, uint32_t minBits, int shift, uint64_t* keys, uint64_t* mass)
-{
-    size_t count = 0;
-    uint64_t total = 0;
-    for (size_t i = 0; i < V; ++i) {
-        const uint32_t p = probs[i];
-        keys[count] = (uint64_t(p) << 32) | uint32_t(~uint32_t(i));
-        count += p >= minBits;
-        total += samplerWeight(p, shift);
-    }
-    *mass = total;
-    return count;
-}
-
-uint64_t bucketMassesScalar(const uint32_t* probs, size_t V, uint32_t minBits, int shift, uint64_t* masses,
-                            size_t* candidates)
-{
-    const uint32_t base = minBits >> kProbBucketShift;
-    const size_t last = probBucketCount(minBits) - 1;
-    size_t count = 0;
-    uint64_t total = 0;
-    for (size_t i = 0; i < V; ++i) {
-        const uint32_t p = probs[i];
-        if (p < minBits) continue;  // weight 0
-        const uint64_t w = samplerWeight(p, shift);
-        total += w;
-        ++count;
-        if (masses) masses[std::min(size_t((p >> kProbBucketShift) - base), last)] += w;
-    }
-    *candidates = count;
-    return total;
-}
-
-size_t keysInBucketScalar(const uint32_t* probs, size_t V, uint32_t bucketBits, uint64_t* keys)
-{
-    size_t count = 0;
-    for (size_t i = 0; i < V; ++i) {
-        const uint32_t p = probs[i];
-        keys[count] = (uint64_t(p) << 32) | uint32_t(~uint32_t(i));
-        count += (p >> kProbBucketShift) == bucketBits;
-    }
-    return count;
-}
-
 // One term of samplerProbBits' series: c - mulHi32(frac, q), per 64-bit lane.
 BROOK_AVX512DQ inline __m512i seriesStep(uint32_t c, __m512i frac, __m512i q)
 {
     return _mm512_sub_epi64(_mm512_set1_epi64(c), _mm512_srli_epi64(_mm512_mul_epu32(frac, q), 32));
-}
-
-// Continues the draw's walk from index `begin` with running mass `cumulative`; `last` is the last
-// kept index before `begin`. Returns the token, or -1 (with cumulative / last updated) if the walk
-// reached `end` without crossing.
-int32_t drawScalar(const uint32_t* probs, size_t begin, size_t end, uint32_t minBits, uint64_t floor, int shift,
-                   double target, uint64_t& cumulative, int32_t& last)
-{
-    for (size_t i = begin; i < end; ++i) {
-        const uint32_t p = probs[i];
-        if (p < minBits || ((uint64_t(p) << 32) | uint32_t(~uint32_t(i))) < floor) continue;
-        cumulative += samplerWeight(p, shift);
-        last = int32_t(i);
-        if (double(cumulative) > target) return last;
-    }
-    return -1;
 }
 
 // samplerProbBits on M x 8 lanes of 64 bits (x[m] as 8 floats), step for step. The series is a
@@ -181,15 +120,6 @@ BROOK_AVX512DQ inline size_t compressKeys8(__m256i p, size_t i, __mmask8 mask, u
         _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(p), 32), _mm512_cvtepu32_epi64(notIndex));
     _mm512_mask_compressstoreu_epi64(dst, mask, key);
     return size_t(__builtin_popcount(mask));
-}
-
-// A scalar tail numbers its tokens from 0: renumber its n keys from `first`.
-void rebaseKeys(uint64_t* keys, size_t n, size_t first)
-{
-    for (size_t k = 0; k < n; ++k) {
-        const uint32_t token = ~uint32_t(keys[k]) + uint32_t(first);
-        keys[k] = (keys[k] & 0xFFFFFFFF00000000ull) | uint32_t(~token);
-    }
 }
 
 BROOK_AVX512DQ size_t buildKeysAvx512(const uint32_t* probs, size_t V, uint32_t minBits, int shift, uint64_t* keys,
@@ -294,14 +224,6 @@ BROOK_AVX512DQ int32_t drawAvx512(const uint32_t* probs, size_t V, uint32_t minB
     return token >= 0 ? token : last;
 }
 
-float maxScalar(const float* values, size_t n)
-{
-    float m = -INFINITY;
-    for (size_t i = 0; i < n; ++i)
-        if (values[i] > m) m = values[i];
-    return m;
-}
-
 BROOK_AVX512DQ float maxAvx512(const float* values, size_t n)
 {
     __m512 m = _mm512_set1_ps(-INFINITY);
@@ -319,15 +241,33 @@ BROOK_AVX512DQ float maxAvx512(const float* values, size_t n)
 
 }  // namespace
 
+// Which kernels a call runs: AVX-512 (with DQ's 64-bit conversions), else AVX2, else scalar.
+enum class SamplerPath { Scalar, Avx2, Avx512 };
+
+SamplerPath samplerPath(CpuIsa isa)
+{
+    if (isa >= CpuIsa::Avx512 && cpuHasDq()) return SamplerPath::Avx512;
+    return isa >= CpuIsa::Avx2 ? SamplerPath::Avx2 : SamplerPath::Scalar;
+}
+
 float maxValue(const float* values, size_t n, CpuIsa isa)
 {
-    return samplerKernelsVectorized(isa) ? maxAvx512(values, n) : maxScalar(values, n);
+    switch (samplerPath(isa)) {
+    case SamplerPath::Avx512: return maxAvx512(values, n);
+    case SamplerPath::Avx2: return sampler_avx2::maxValue(values, n);
+    case SamplerPath::Scalar: break;
+    }
+    return maxScalar(values, n);
 }
 
 int32_t drawIndex(const uint32_t* probs, size_t V, uint32_t minBits, uint64_t floor, int shift, double target,
                   CpuIsa isa)
 {
-    if (samplerKernelsVectorized(isa)) return drawAvx512(probs, V, minBits, floor, shift, target);
+    switch (samplerPath(isa)) {
+    case SamplerPath::Avx512: return drawAvx512(probs, V, minBits, floor, shift, target);
+    case SamplerPath::Avx2: return sampler_avx2::drawIndex(probs, V, minBits, floor, shift, target);
+    case SamplerPath::Scalar: break;
+    }
     uint64_t cumulative = 0;
     int32_t last = 0;
     const int32_t token = drawScalar(probs, 0, V, minBits, floor, shift, target, cumulative, last);
@@ -337,29 +277,46 @@ int32_t drawIndex(const uint32_t* probs, size_t V, uint32_t minBits, uint64_t fl
 uint64_t bucketMasses(const uint32_t* probs, size_t V, uint32_t minBits, int shift, uint64_t* masses,
                       size_t* candidates, CpuIsa isa)
 {
-    if (!samplerKernelsVectorized(isa)) return bucketMassesScalar(probs, V, minBits, shift, masses, candidates);
-    return masses ? bucketMassesAvx512<true>(probs, V, minBits, shift, masses, candidates)
-                  : bucketMassesAvx512<false>(probs, V, minBits, shift, masses, candidates);
+    switch (samplerPath(isa)) {
+    case SamplerPath::Avx512:
+        return masses ? bucketMassesAvx512<true>(probs, V, minBits, shift, masses, candidates)
+                      : bucketMassesAvx512<false>(probs, V, minBits, shift, masses, candidates);
+    case SamplerPath::Avx2: return sampler_avx2::bucketMasses(probs, V, minBits, shift, masses, candidates);
+    case SamplerPath::Scalar: break;
+    }
+    return bucketMassesScalar(probs, V, minBits, shift, masses, candidates);
 }
 
 size_t keysInBucket(const uint32_t* probs, size_t V, uint32_t bucketBits, uint64_t* keys, CpuIsa isa)
 {
-    if (samplerKernelsVectorized(isa)) return keysInBucketAvx512(probs, V, bucketBits, keys);
+    switch (samplerPath(isa)) {
+    case SamplerPath::Avx512: return keysInBucketAvx512(probs, V, bucketBits, keys);
+    case SamplerPath::Avx2: return sampler_avx2::keysInBucket(probs, V, bucketBits, keys);
+    case SamplerPath::Scalar: break;
+    }
     return keysInBucketScalar(probs, V, bucketBits, keys);
 }
 
-bool samplerKernelsVectorized(CpuIsa isa) { return isa >= CpuIsa::Avx512 && cpuHasDq(); }
+bool samplerKernelsVectorized(CpuIsa isa) { return samplerPath(isa) != SamplerPath::Scalar; }
 
 void probRow(const float* logits, size_t V, float temperature, float maxScaled, uint32_t* probs, CpuIsa isa)
 {
-    if (samplerKernelsVectorized(isa)) probRowAvx512(logits, V, temperature, maxScaled, probs);
-    else probRowScalar(logits, V, temperature, maxScaled, probs);
+    switch (samplerPath(isa)) {
+    case SamplerPath::Avx512: probRowAvx512(logits, V, temperature, maxScaled, probs); return;
+    case SamplerPath::Avx2: sampler_avx2::probRow(logits, V, temperature, maxScaled, probs); return;
+    case SamplerPath::Scalar: break;
+    }
+    probRowScalar(logits, V, temperature, maxScaled, probs);
 }
 
 size_t buildKeys(const uint32_t* probs, size_t V, uint32_t minBits, int shift, uint64_t* keys, uint64_t* mass,
                  CpuIsa isa)
 {
-    if (samplerKernelsVectorized(isa)) return buildKeysAvx512(probs, V, minBits, shift, keys, mass);
+    switch (samplerPath(isa)) {
+    case SamplerPath::Avx512: return buildKeysAvx512(probs, V, minBits, shift, keys, mass);
+    case SamplerPath::Avx2: return sampler_avx2::buildKeys(probs, V, minBits, shift, keys, mass);
+    case SamplerPath::Scalar: break;
+    }
     return buildKeysScalar(probs, V, minBits, shift, keys, mass);
 }
 

@@ -1,4 +1,4 @@
-// The two passes over the whole vocabulary in Sampler's draw, vectorized (AVX-512 F+DQ) with
+// The two passes over the whole vocabulary in Sampler's draw, vectorized (AVX-512 F+DQ, or AVX2) with
 // bit-identical results to the scalar definitions in engine/sampler_math.h: the same integer
 // and single IEEE float operations per lane, so a seeded request picks the very same token.
 //   probRow:   probs[i] = samplerProbBits(logits[i] / temperature - maxScaled)
@@ -9,7 +9,8 @@
 //              total mass; keysInBucket: the keys of one bucket's tokens, in index order.
 //   drawIndex: the draw's walk in index order over the kept tokens (p >= minBits and key >=
 //              floor): the first whose running mass C has double(C) > target, else the last kept.
-// Scalar versions beside them are the references (tests/engine/test_cpu_sampler_kernels.cpp).
+// The scalar versions (sampler_kernels_scalar.h) are the references
+// (tests/engine/test_cpu_sampler_kernels.cpp); the AVX2 ones are in sampler_kernels_avx2.cpp.
 // Stateless; thread-safe.
 #pragma once
 
@@ -20,7 +21,7 @@
 
 namespace brook::cpu {
 
-// True when this CPU (and BROOK_CPU_ISA) allows the AVX-512 versions.
+// True when this CPU (and BROOK_CPU_ISA) allows vector versions (AVX-512 F+DQ or AVX2).
 bool samplerKernelsVectorized(CpuIsa isa);
 
 void probRow(const float* logits, size_t V, float temperature, float maxScaled, uint32_t* probs, CpuIsa isa);
