@@ -6,9 +6,9 @@
 #include "engine/tokenizer.h"
 
 #include "engine/regular_file.h"
-
 #include "engine/special_token_trie.h"
 #include "engine/spm_model_info.h"
+#include "engine/token_chunk_cache.h"
 #include "engine/tokenizer_files.h"
 #include "engine/tokenizer_spm_bpe.h"
 
@@ -59,6 +59,9 @@ struct Tokenizer::Impl {
     std::string surfaces;
     std::vector<uint32_t> surfaceStart;
     std::vector<uint8_t> surfaceKind;
+    // A chat prompt repeats its earlier turns on every request: each turn is one chunk between
+    // special tokens, so those are looked up instead of encoded (null: off).
+    std::unique_ptr<TokenChunkCache> chunkCache;
 
     void buildSurfaces(const SpmModelInfo& info)
     {
@@ -103,24 +106,27 @@ struct Tokenizer::Impl {
 
     void encodeChunk(std::string_view chunk, std::vector<int32_t>& out) const
     {
-        if (chunk.empty()) return;
+        if (chunk.empty() || (chunkCache && chunkCache->lookup(chunk, out))) return;
+        const size_t first = out.size();
         if (fastBpe) {
             fastBpe->encode(chunk, out);
-            return;
+        } else {
+            std::vector<int> ids;
+            if (const auto status = sp.Encode(chunk, &ids); !status.ok()) {
+                spdlog::error("tokenizer: sentencepiece failed to encode {} bytes: {}", chunk.size(),
+                              status.ToString());
+                return;
+            }
+            out.insert(out.end(), ids.begin(), ids.end());
         }
-        std::vector<int> ids;
-        if (const auto status = sp.Encode(chunk, &ids); !status.ok()) {
-            spdlog::error("tokenizer: sentencepiece failed to encode {} bytes: {}", chunk.size(), status.ToString());
-            return;
-        }
-        out.insert(out.end(), ids.begin(), ids.end());
+        if (chunkCache) chunkCache->insert(chunk, std::span<const int32_t>(out).subspan(first));
     }
 };
 
 Tokenizer::Tokenizer() : m_impl(std::make_unique<Impl>()) {}
 Tokenizer::~Tokenizer() = default;
 
-Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::filesystem::path& modelDir)
+Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::filesystem::path& modelDir, size_t chunkCacheBytes)
 {
     const auto modelPath = modelDir / "tokenizer.model";
     std::error_code ec;
@@ -136,6 +142,7 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::filesystem::path& 
     if (!info)
         return makeError("tokenizer: " + modelPath.string() + " is not a sentencepiece model (" + info.error() + ")");
     std::unique_ptr<Tokenizer> tokenizer(new Tokenizer());
+    if (chunkCacheBytes > 0) tokenizer->m_impl->chunkCache = std::make_unique<TokenChunkCache>(chunkCacheBytes);
     Impl& impl = *tokenizer->m_impl;
     if (const auto status = impl.sp.LoadFromSerializedProto(serialized); !status.ok())
         return makeError("tokenizer: " + modelPath.string() + " is not a sentencepiece model (" + status.ToString() +

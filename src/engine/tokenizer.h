@@ -26,8 +26,15 @@ struct TextSpan {
 
 class Tokenizer {
 public:
-    // Loads tokenizer.model and the JSON files beside it from a model folder.
-    static Result<std::unique_ptr<Tokenizer>> load(const std::filesystem::path& modelDir);
+    // The default size of the chunk cache: encode() remembers the ids of recent chunks (text
+    // between special tokens, e.g. a chat's earlier turns) and looks them up instead of running
+    // sentencepiece again. 8 MB holds ~250 conversations of 4,096 tokens.
+    static constexpr size_t kChunkCacheBytes = size_t(8) << 20;
+
+    // Loads tokenizer.model and the JSON files beside it from a model folder. chunkCacheBytes 0
+    // turns the chunk cache off (the ids are the same either way).
+    static Result<std::unique_ptr<Tokenizer>> load(const std::filesystem::path& modelDir,
+                                                   size_t chunkCacheBytes = kChunkCacheBytes);
     ~Tokenizer();
 
     // parseSpecial: split special/added token strings out of the text (true for chat prompts).

@@ -114,6 +114,31 @@ private slots:
         }
     }
 
+    // Chat prompts repeat their earlier turns, whose chunks (text between special tokens) come
+    // from the tokenizer's chunk cache on later encodes: the ids must be those of a tokenizer
+    // without the cache.
+    void repeatedChunksEncodeAsWithoutTheCache()
+    {
+        const QJsonObject map = readJson(m_path / "special_tokens_map.json");
+        const std::string cls = map["cls_token"].toString().toStdString();
+        const std::string sep = map["sep_token"].toString().toStdString();
+        auto uncached = Tokenizer::load(m_path, 0);
+        QVERIFY(uncached.ok());
+        QRandomGenerator rng(77);
+        const std::vector<std::string> words = {"the river", " mill", "河水", "春天", " 🙂", "\n", " x = 1;", "  "};
+        std::string history = cls;
+        for (int turn = 0; turn < 12; ++turn) {
+            std::string user = "User: ", reply = "Assistant: ";
+            for (int i = rng.bounded(10, 40); i > 0; --i) user += words[rng.bounded(int(words.size()))];
+            for (int i = rng.bounded(10, 40); i > 0; --i) reply += words[rng.bounded(int(words.size()))];
+            const std::string prompt = history + user + "\nAssistant: ";
+            const auto cached = m_tok->encode(prompt);  // the history's chunks were seen before
+            QCOMPARE(cached, uncached.value()->encode(prompt));
+            QCOMPARE(m_tok->encode(prompt), cached);  // every chunk seen before
+            history += user + "\n" + reply + sep;
+        }
+    }
+
     void specialTokensSplitOutAndMappedWhole()
     {
         const QJsonObject map = readJson(m_path / "special_tokens_map.json");
