@@ -47,13 +47,20 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 struct Scratch {
     std::vector<float> raw;         // [V] raw logits, kept for logprobs
     std::vector<uint32_t> probs;    // [V] bits of the unnormalised probabilities of the draw
-    std::vector<uint64_t> keys;     // candidate keys (see makeKey)
+    std::vector<uint64_t> keys;     // candidate keys (see makeKey): only grows, see keyRoom
     std::vector<uint64_t> subsetA;  // radix-selection working sets
     std::vector<uint64_t> subsetB;
     std::vector<uint64_t> bucketMass;  // the top-p cut's first level (cpu::bucketMasses)
-    std::vector<uint64_t> bucketKeys;  // [>= V] its crossing bucket's keys (cpu::keysInBucket)
     std::vector<int32_t> counts;       // [V] occurrences in the output (all zero between calls)
     std::vector<uint8_t> seen;         // [V] repetition-penalty marks (all zero between calls)
+
+    // Room for n keys. The vector only grows: resizing it down to the keys found and back up
+    // to V on the next draw zero-filled 827 KB at ERNIE's vocabulary, ~4% of a draw.
+    std::span<uint64_t> keyRoom(size_t n)
+    {
+        if (keys.size() < n) keys.resize(n);
+        return {keys.data(), n};
+    }
 };
 
 Scratch& scratch()
@@ -191,12 +198,9 @@ Crossing topPWithoutKeys(const std::vector<uint32_t>& probs, uint32_t minBits, i
         if (bucketMass == 0) continue;  // every candidate weighs at least 1
         if (static_cast<double>(before + bucketMass) >= goal) {
             const auto bucketBits = static_cast<uint32_t>(b) + (minBits >> cpu::kProbBucketShift);
-            // keysInBucket needs room for V keys; the vector only grows, so it is not zero-filled
-            // again on every draw (827 KB at ERNIE's vocabulary, ~4% of a draw).
-            std::vector<uint64_t>& keys = s.bucketKeys;
-            if (keys.size() < probs.size()) keys.resize(probs.size());
-            const size_t count = cpu::keysInBucket(probs.data(), probs.size(), bucketBits, keys.data(), isa);
-            return findCrossing(std::span<const uint64_t>(keys.data(), count), 0, goal, shift, before);
+            const std::span<uint64_t> keys = s.keyRoom(probs.size());  // keysInBucket writes up to V
+            return findCrossing(keys.first(cpu::keysInBucket(probs.data(), probs.size(), bucketBits, keys.data(), isa)),
+                                0, goal, shift, before);
         }
         before += bucketMass;
     }
@@ -278,10 +282,9 @@ int32_t drawToken(std::span<const float> logits, const SamplingParams& params, d
                               u * static_cast<double>(cut.cumulative), isa);
     }
 
-    std::vector<uint64_t>& keys = s.keys;
-    keys.resize(logits.size());
+    std::span<uint64_t> keys = s.keyRoom(logits.size());
     uint64_t mass = 0;
-    keys.resize(cpu::buildKeys(probs.data(), probs.size(), minBits, shift, keys.data(), &mass, isa));
+    keys = keys.first(cpu::buildKeys(probs.data(), probs.size(), minBits, shift, keys.data(), &mass, isa));
     if (keys.empty()) return argmax(logits);
 
     // The kept set is always {candidate keys >= floor}: a prefix of the candidate order.
@@ -291,7 +294,7 @@ int32_t drawToken(std::span<const float> logits, const SamplingParams& params, d
         const auto kth = keys.begin() + (params.topK - 1);
         std::nth_element(keys.begin(), kth, keys.end(), std::greater<>());
         floor = *kth;
-        keys.resize(static_cast<size_t>(params.topK));
+        keys = keys.first(static_cast<size_t>(params.topK));
         mass = 0;
         for (uint64_t key : keys) mass += keyWeight(key, shift);
     }
@@ -338,8 +341,7 @@ void fillLogprobs(SampleResult& result, std::span<const float> raw, int topN)
     const size_t n = std::min(static_cast<size_t>(topN), raw.size());
     result.topLogprobs.clear();
     if (n == 0) return;
-    std::vector<uint64_t>& keys = scratch().keys;
-    keys.resize(raw.size());
+    const std::span<uint64_t> keys = scratch().keyRoom(raw.size());
     for (size_t i = 0; i < raw.size(); ++i) keys[i] = makeKey(orderedFloatBits(raw[i]), static_cast<int32_t>(i));
     const auto middle = keys.begin() + static_cast<std::ptrdiff_t>(n);
     std::nth_element(keys.begin(), middle, keys.end(), std::greater<>());
