@@ -157,7 +157,9 @@ int main(int argc, char** argv)
         ->check(CLI::Range(0, 7));
     bool noGemmRowPadding = false, noSplitKvPrefill = false;
     app.add_flag("--no-split-kv-prefill", noSplitKvPrefill, "prefill attention: one CTA per query tile, never split");
-    bool noPrefillGraphs = false;
+    bool noPrefillGraphs = false, noPdlPrefill = false;
+    app.add_flag("--no-pdl-prefill", noPdlPrefill,
+                 "RoPE + cache write, SiLU*up and prefill attention launch without PDL (the rest keep it)");
     app.add_flag("--no-prefill-graphs", noPrefillGraphs, "single-sequence prefill steps launch kernel by kernel");
     app.add_flag("--no-gemm-row-padding", noGemmRowPadding, "cuBLASLt plans every distinct row count (a new length)");
     app.add_option("--skinny-max-rows", features.skinnyMaxRows,
@@ -169,6 +171,7 @@ int main(int argc, char** argv)
     features.padGemmRows = !noGemmRowPadding;
     features.splitKvPrefill = !noSplitKvPrefill;
     features.prefillGraphs = !noPrefillGraphs;
+    features.pdlPrefillKernels = !noPdlPrefill;
     spdlog::set_level(spdlog::level::warn);
 
     std::filesystem::path temp;

@@ -40,7 +40,8 @@ namespace {
 
 constexpr unsigned pack(const CudaFeatures& f)
 {
-    return (f.programmaticDependentLaunch ? 1u : 0u) | (f.threadBlockClusters ? 2u : 0u) |
+    return (f.programmaticDependentLaunch ? 1u : 0u) | (f.threadBlockClusters ? 2u : 0u) | (f.padGemmRows ? 4u : 0u) |
+           (f.splitKvPrefill ? 8u : 0u) | (f.prefillGraphs ? 16u : 0u) | (f.pdlPrefillKernels ? 32u : 0u) |
            (unsigned(f.pdlEarlyWaitMask & 0xFF) << 8) | (unsigned(f.skinnyMaxRows & 0xFF) << 16);
 }
 
@@ -49,6 +50,10 @@ CudaFeatures unpack(unsigned bits)
     CudaFeatures f;
     f.programmaticDependentLaunch = bits & 1u;
     f.threadBlockClusters = bits & 2u;
+    f.padGemmRows = bits & 4u;
+    f.splitKvPrefill = bits & 8u;
+    f.prefillGraphs = bits & 16u;
+    f.pdlPrefillKernels = bits & 32u;
     f.pdlEarlyWaitMask = int((bits >> 8) & 0xFF);
     f.skinnyMaxRows = int((bits >> 16) & 0xFF);
     return f;
@@ -67,8 +72,10 @@ bool hopperDevice()
     return hopper;
 }
 
-// The active CudaFeatures, packed so that launches on any thread read them without a lock:
-// bit 0 PDL, bit 1 clusters, bits 8-15 the early-wait mask, bits 16-23 skinnyMaxRows.
+// The active CudaFeatures, packed so that launches on any thread read them without a lock: bits
+// 0-5 the switches, bits 8-15 the early-wait mask, bits 16-23 skinnyMaxRows. Every field must be
+// packed: one that is not reads as its default whatever was set (splitKvPrefill did, so
+// --no-split-kv-prefill changed nothing until 2026-12-03).
 std::atomic<unsigned> activeFeatures{pack(CudaFeatures{})};
 
 }  // namespace
@@ -78,6 +85,8 @@ void setCudaFeatures(const CudaFeatures& features) { activeFeatures.store(pack(f
 CudaFeatures cudaFeatures() { return unpack(activeFeatures.load()); }
 
 bool pdlSupported() { return hopperDevice() && cudaFeatures().programmaticDependentLaunch; }
+
+bool pdlPrefillKernels() { return pdlSupported() && cudaFeatures().pdlPrefillKernels; }
 
 bool threadBlockClustersSupported() { return hopperDevice() && cudaFeatures().threadBlockClusters; }
 

@@ -13,6 +13,9 @@ bool cudaDeviceHasBf16(int device = 0);
 // Whether kernels may be launched as programmatic dependents (pdl.cuh): compute capability 9.0
 // or newer (decided once per process) and CudaFeatures::programmaticDependentLaunch.
 bool pdlSupported();
+// Whether the unfused layer kernels and prefill attention launch as programmatic dependents:
+// pdlSupported() and CudaFeatures::pdlPrefillKernels.
+bool pdlPrefillKernels();
 // Whether kernels may be launched in thread-block clusters that share shared memory: sm_90 and
 // newer and CudaFeatures::threadBlockClusters.
 bool threadBlockClustersSupported();

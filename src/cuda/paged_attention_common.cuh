@@ -220,10 +220,10 @@ __device__ inline void loadQFragments(uint32_t (&qf)[HD / 16][4], const void* ro
     const uint32_t* r1 = static_cast<const uint32_t*>(row1);
 #pragma unroll
     for (int kk = 0; kk < HD / 16; ++kk) {  // 32-bit words: dims kk*16 + 2t -> word kk*8 + t
-        qf[kk][0] = r0 ? __ldg(r0 + kk * 8 + t) : 0u;
-        qf[kk][1] = r1 ? __ldg(r1 + kk * 8 + t) : 0u;
-        qf[kk][2] = r0 ? __ldg(r0 + kk * 8 + t + 4) : 0u;
-        qf[kk][3] = r1 ? __ldg(r1 + kk * 8 + t + 4) : 0u;
+        qf[kk][0] = r0 ? __ldcg(r0 + kk * 8 + t) : 0u;
+        qf[kk][1] = r1 ? __ldcg(r1 + kk * 8 + t) : 0u;
+        qf[kk][2] = r0 ? __ldcg(r0 + kk * 8 + t + 4) : 0u;
+        qf[kk][3] = r1 ? __ldcg(r1 + kk * 8 + t + 4) : 0u;
     }
 }
 

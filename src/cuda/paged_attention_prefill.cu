@@ -18,10 +18,18 @@
 // ranges, as many as fill one wave of the GPU (paged_attention_prefill_splits). Each CTA writes
 // its rows' unnormalised output and softmax state (m, l) to the workspace, and a second kernel
 // merges the ranges (flash-decoding's scheme, applied to prefill tiles).
+// Both kernels launch as programmatic dependents (pdl.cuh) when CudaFeatures::pdlPrefillKernels.
+// The attention kernel reads only host-uploaded step inputs before its wait, and, when its first
+// kStages key tiles all lie before the sequence's new tokens (the cached history, which no kernel
+// of this step writes: RoPE writes the new tokens' slots only), issues their loads there too, so
+// a prefix-cache hit's CTAs start streaming the history while the RoPE kernel still runs. q, the
+// new tokens' K/V and the merge's partials are read after the wait, through L2.
 #include "cuda/paged_attention.h"
 #include "cuda/paged_attention_common.cuh"
 
 #include "cuda/cuda_check.h"
+#include "cuda/cuda_device.h"
+#include "cuda/pdl.cuh"
 
 #include <algorithm>
 #include <string>
@@ -64,7 +72,7 @@ __global__ void __launch_bounds__(kThreads)
                                    const T* __restrict__ vCache, const int32_t* __restrict__ queryStart,
                                    const int32_t* __restrict__ contextLens, const int32_t* __restrict__ blockTables,
                                    int maxBlocksPerSeq, int numHeads, int numKvHeads, int blockShift, int qTokenStride,
-                                   float scaleLog2, float* __restrict__ partials, int splits)
+                                   float scaleLog2, float* __restrict__ partials, int splits, bool earlyHistory)
 {
     constexpr int S = smemStride<HD>();
     extern __shared__ __align__(16) unsigned char tileMemory[];
@@ -82,6 +90,7 @@ __global__ void __launch_bounds__(kThreads)
     const int rowBegin = tile * kRowsPerCta;
     if (rowBegin >= rows) return;
     if (!Split && start < 0) {  // malformed or padded (context shorter than its queries): zeros, no cache reads
+        pdlWaitForPrevious();   // out may still be read by the kernel before (an eager step's o GEMM)
         for (int i = threadIdx.x; i < kRowsPerCta * HD; i += kThreads) {
             const int R = rowBegin + i / HD;
             if (R < rows)
@@ -105,16 +114,23 @@ __global__ void __launch_bounds__(kThreads)
     // Q rows (g, g + 8 of the warp) behind them.
     auto kTile = [&](int i) { return ks + (i % kStages) * kTileKeys * S; };
     auto vTile = [&](int i) { return vs + (i % kStages) * kTileKeys * S; };
+    auto issueFirstTiles = [&] {
 #pragma unroll
-    for (int stage = 0; stage < kStages; ++stage) {
-        const int i = tileBegin + stage;
-        if (i < tileEnd)
-            loadKvTile<T, HD>(kTile(i), kCache, blockTable, i * kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
-        copyCommit();
-        if (i < tileEnd)
-            loadKvTile<T, HD>(vTile(i), vCache, blockTable, i * kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
-        copyCommit();
-    }
+        for (int stage = 0; stage < kStages; ++stage) {
+            const int i = tileBegin + stage;
+            if (i < tileEnd)
+                loadKvTile<T, HD>(kTile(i), kCache, blockTable, i * kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
+            copyCommit();
+            if (i < tileEnd)
+                loadKvTile<T, HD>(vTile(i), vCache, blockTable, i * kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
+            copyCommit();
+        }
+    };
+    // Tiles [0, start / kTileKeys) hold only keys before the new tokens.
+    const bool historyFirst = earlyHistory && min(tileBegin + kStages, tileEnd) <= max(start, 0) / kTileKeys;
+    if (historyFirst) issueFirstTiles();
+    pdlWaitForPrevious();
+    if (!historyFirst) issueFirstTiles();
     const int warpFirstRow = rowBegin + warp * 16;
     auto qRow = [&](int R) -> const T* {
         return R < rows ? q + (qBegin + int64_t(R / G)) * qTokenStride + int64_t(kvh * G + R % G) * HD : nullptr;
@@ -154,6 +170,7 @@ __global__ void __launch_bounds__(kThreads)
         copyCommit();
     }
     copyWait<0>();
+    pdlAllowNext();  // the merge (or the o GEMM) may launch while the rows are stored
 
     // Normalise and store: lane (g, t) holds dims 8n + 2t, 8n + 2t + 1 of rows g and g + 8.
     float l0 = st.l[0], l1 = st.l[1];
@@ -196,19 +213,22 @@ __global__ void __launch_bounds__(kThreads)
     merge_prefill_splits_kernel(const float* __restrict__ partials, T* __restrict__ out, int numRows, int splits)
 {
     constexpr int kPerLane = HD / 32;
+    pdlAllowNext();
+    pdlWaitForPrevious();
     const int row = blockIdx.x * (kThreads / 32) + int(threadIdx.x >> 5), lane = threadIdx.x & 31;
     if (row >= numRows) return;
     const float* first = partials + int64_t(row) * splits * partialFloats<HD>();
     float m = -INFINITY;
-    for (int s = 0; s < splits; ++s) m = fmaxf(m, first[s * partialFloats<HD>() + HD]);
+    for (int s = 0; s < splits; ++s) m = fmaxf(m, __ldcg(first + s * partialFloats<HD>() + HD));
     float acc[kPerLane] = {}, l = 0.0f;
     for (int s = 0; s < splits; ++s) {
         const float* p = first + s * partialFloats<HD>();
-        if (p[HD] == -INFINITY) continue;  // a range with no key for this row
-        const float w = exp2f(p[HD] - m);
-        l += w * p[HD + 1];
+        const float ms = __ldcg(p + HD);
+        if (ms == -INFINITY) continue;  // a range with no key for this row
+        const float w = exp2f(ms - m);
+        l += w * __ldcg(p + HD + 1);
 #pragma unroll
-        for (int k = 0; k < kPerLane; ++k) acc[k] += w * p[lane + 32 * k];
+        for (int k = 0; k < kPerLane; ++k) acc[k] += w * __ldcg(p + lane + 32 * k);
     }
     const float inv = l > 0.0f ? 1.0f / l : 0.0f;
 #pragma unroll
@@ -239,16 +259,17 @@ void launchPrefill(const void* q, void* out, const void* kCache, const void* vCa
     auto kernel =
         splitKeys ? paged_attention_prefill_kernel<T, HD, true> : paged_attention_prefill_kernel<T, HD, false>;
     auto* partials = splitKeys ? static_cast<float*>(split.workspace) : nullptr;
-    kernel<<<grid, kThreads, size_t(sharedBytes), stream>>>(
-        static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache), static_cast<const T*>(vCache),
-        batch.queryStart, batch.contextLens, batch.blockTables, batch.maxBlocksPerSeq, shape.numHeads, shape.numKvHeads,
-        blockShiftOf(shape.blockSize), qStride, scaleLog2, partials, splits);
-    BROOK_CUDA_CHECK_LAUNCH();
+    const bool dependent = pdlPrefillKernels();
+    launchDependentIf(dependent, dim3(1, 1, 1), kernel, grid, dim3(kThreads), size_t(sharedBytes), stream,
+                      static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache),
+                      static_cast<const T*>(vCache), batch.queryStart, batch.contextLens, batch.blockTables,
+                      batch.maxBlocksPerSeq, shape.numHeads, shape.numKvHeads, blockShiftOf(shape.blockSize), qStride,
+                      scaleLog2, partials, splits, dependent);
     if (splitKeys) {
         const int rows = split.numTokens * shape.numHeads, rowsPerCta = kThreads / 32;
-        merge_prefill_splits_kernel<T, HD><<<unsigned((rows + rowsPerCta - 1) / rowsPerCta), kThreads, 0, stream>>>(
-            partials, static_cast<T*>(out), rows, splits);
-        BROOK_CUDA_CHECK_LAUNCH();
+        launchDependentIf(dependent, dim3(1, 1, 1), merge_prefill_splits_kernel<T, HD>,
+                          dim3(unsigned((rows + rowsPerCta - 1) / rowsPerCta)), dim3(kThreads), 0, stream,
+                          static_cast<const float*>(partials), static_cast<T*>(out), rows, splits);
     }
 }
 

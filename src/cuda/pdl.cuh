@@ -41,9 +41,11 @@ __device__ __forceinline__ void pdlAllowNext()
 // kernel<<<grid, block, sharedBytes, stream>>>(args...) with the programmatic-serialization
 // attribute when supported, in thread-block clusters of `cluster` CTAs when that is more than one
 // (the caller checks threadBlockClustersSupported() and makes grid a multiple of cluster).
+// dependent: whether to ask for the attribute at all (a kernel that reads a feature switch);
+// pdlSupported() decides as well.
 template <typename... KernelArgs, typename... Args>
-void launchDependentClustered(dim3 cluster, void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t sharedBytes,
-                              cudaStream_t stream, Args&&... args)
+void launchDependentIf(bool dependent, dim3 cluster, void (*kernel)(KernelArgs...), dim3 grid, dim3 block,
+                       size_t sharedBytes, cudaStream_t stream, Args&&... args)
 {
     cudaLaunchConfig_t config{};
     config.gridDim = grid;
@@ -52,7 +54,7 @@ void launchDependentClustered(dim3 cluster, void (*kernel)(KernelArgs...), dim3 
     config.stream = stream;
     cudaLaunchAttribute attributes[2];
     unsigned count = 0;
-    if (pdlSupported()) {
+    if (dependent && pdlSupported()) {
         attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
         attributes[count].val.programmaticStreamSerializationAllowed = 1;
         ++count;
@@ -70,10 +72,17 @@ void launchDependentClustered(dim3 cluster, void (*kernel)(KernelArgs...), dim3 
 }
 
 template <typename... KernelArgs, typename... Args>
+void launchDependentClustered(dim3 cluster, void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t sharedBytes,
+                              cudaStream_t stream, Args&&... args)
+{
+    launchDependentIf(true, cluster, kernel, grid, block, sharedBytes, stream, std::forward<Args>(args)...);
+}
+
+template <typename... KernelArgs, typename... Args>
 void launchDependent(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t sharedBytes, cudaStream_t stream,
                      Args&&... args)
 {
-    launchDependentClustered(dim3(1, 1, 1), kernel, grid, block, sharedBytes, stream, std::forward<Args>(args)...);
+    launchDependentIf(true, dim3(1, 1, 1), kernel, grid, block, sharedBytes, stream, std::forward<Args>(args)...);
 }
 
 }  // namespace brook::cuda

@@ -326,7 +326,23 @@ private slots:
         off.threadBlockClusters = false;
         off.pdlEarlyWaitMask = 7;
         off.skinnyMaxRows = 1;
+        off.pdlPrefillKernels = false;
+        off.splitKvPrefill = false;
+        off.prefillGraphs = false;
+        off.padGemmRows = false;
         const auto changed = run(off);
+        // Every field reaches the kernels' process-wide set (a field left out of its packing read
+        // as its default whatever was set).
+        const cuda::CudaFeatures active = cuda::cudaFeatures();
+        QCOMPARE(active.programmaticDependentLaunch, false);
+        QCOMPARE(active.threadBlockClusters, false);
+        QCOMPARE(active.pdlPrefillKernels, false);
+        QCOMPARE(active.splitKvPrefill, false);
+        QCOMPARE(active.prefillGraphs, false);
+        QCOMPARE(active.padGemmRows, false);
+        QCOMPARE(active.pdlEarlyWaitMask, 7);
+        QCOMPARE(active.skinnyMaxRows, 1);
+        QVERIFY(!cuda::pdlPrefillKernels());
         QVERIFY(!cuda::pdlSupported());
         QVERIFY(!cuda::threadBlockClustersSupported());
         QCOMPARE(cuda::pdlEarlyWait(), 7);
