@@ -20,7 +20,7 @@ struct CudaFeatures {
     // bit 2 the skinny GEMV's RoPE inputs only. 0 in use; for measuring what the early work buys
     // and for hunting ordering bugs.
     int pdlEarlyWaitMask = 0;
-    // The unfused layer kernels (RoPE + cache write, SiLU*up) and prefill attention launch as
+    // The unfused layer kernels (RoPE + cache write, SiLU*up) and split prefill attention launch as
     // programmatic dependents too; prefill attention then issues its first K/V tiles of the cached
     // history (keys no kernel of this step writes) before the wait. Off: ordinary launches.
     bool pdlPrefillKernels = true;

@@ -18,8 +18,8 @@
 // ranges, as many as fill one wave of the GPU (paged_attention_prefill_splits). Each CTA writes
 // its rows' unnormalised output and softmax state (m, l) to the workspace, and a second kernel
 // merges the ranges (flash-decoding's scheme, applied to prefill tiles).
-// Both kernels launch as programmatic dependents (pdl.cuh) when CudaFeatures::pdlPrefillKernels.
-// The attention kernel reads only host-uploaded step inputs before its wait, and, when its first
+// Split launches run both kernels as programmatic dependents (pdl.cuh) when
+// CudaFeatures::pdlPrefillKernels (see launchPrefill for why only those). The attention kernel reads only host-uploaded step inputs before its wait, and, when its first
 // kStages key tiles all lie before the sequence's new tokens (the cached history, which no kernel
 // of this step writes: RoPE writes the new tokens' slots only), issues their loads there too, so
 // a prefix-cache hit's CTAs start streaming the history while the RoPE kernel still runs. q, the
@@ -259,7 +259,13 @@ void launchPrefill(const void* q, void* out, const void* kCache, const void* vCa
     auto kernel =
         splitKeys ? paged_attention_prefill_kernel<T, HD, true> : paged_attention_prefill_kernel<T, HD, false>;
     auto* partials = splitKeys ? static_cast<float*>(split.workspace) : nullptr;
-    const bool dependent = pdlPrefillKernels();
+    // Only a split launch is a programmatic dependent: its grid is one wave by construction
+    // (paged_attention_prefill_splits), so CTAs that start early and wait cost nothing, and a
+    // prefix-cache hit's CTAs stream the cached history during RoPE (83 new tokens over 1,717:
+    // -2% a step). A long prompt's grid runs in several waves, ordered longest tile first; launched
+    // early, its CTAs settle on the SMs in the order RoPE's CTAs leave them, and a 2,048-token step
+    // took 5% longer (docs/benchmarks.md).
+    const bool dependent = pdlPrefillKernels() && splitKeys;
     launchDependentIf(dependent, dim3(1, 1, 1), kernel, grid, dim3(kThreads), size_t(sharedBytes), stream,
                       static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache),
                       static_cast<const T*>(vCache), batch.queryStart, batch.contextLens, batch.blockTables,
