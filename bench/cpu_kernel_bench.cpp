@@ -16,6 +16,7 @@
 #include "engine/cpu/cpu_thread_pool.h"
 #include "engine/cpu/cpu_vector_ops.h"
 #include "engine/cpu/huge_page_allocator.h"
+#include "engine/cpu/weight_prefetch.h"
 #include "engine/sampler.h"
 
 #include <CLI/CLI.hpp>
@@ -150,40 +151,69 @@ void computePeak(int rounds, CpuThreadPool* pool)
 // weights from memory. Rounds alternate the token counts (the same minutes for each), and the
 // median round of each is printed: the excess of T = 8 over T = 1 is the compute that does not
 // overlap the weight stream.
-void coldSweep(int layers, const std::vector<int>& tokens, int rounds, CpuIsa isa, CpuThreadPool* pool)
+// One matrix of the cold sweep: bf16, or int8 as brook-quantize makes it (RTN, groups of 128).
+CpuMatrix coldMatrix(int N, int K, bool int8, const std::function<float(int, int)>& value)
+{
+    if (!int8)
+        return CpuMatrix::fromBf16(N, K, [&](int n, uint16_t* row) {
+            for (int k = 0; k < K; ++k) row[k] = floatToBf16(value(n, k));
+        });
+    std::vector<float> values(size_t(N) * K);
+    for (int n = 0; n < N; ++n)
+        for (int k = 0; k < K; ++k) values[size_t(n) * K + k] = value(n, k);
+    return CpuMatrix::fromQ8(*quantizeRtn(values, N, K, 8, 128));
+}
+
+void coldSweep(int layers, const std::vector<int>& tokens, int rounds, CpuIsa isa, CpuThreadPool* pool, bool int8)
 {
     const std::vector<Shape> shapes = {
         {"qkv", 2560, 1024}, {"o", 1024, 2048}, {"gate_up", 6144, 1024}, {"down", 1024, 3072}};
     std::vector<CpuMatrix> weights;
+    size_t layerBytes = 0;
     for (int l = 0; l < layers; ++l)
-        for (const Shape& s : shapes)
-            weights.push_back(CpuMatrix::fromBf16(s.N, s.K, [&](int n, uint16_t* row) {
-                for (int k = 0; k < s.K; ++k) row[k] = floatToBf16(float((n * 31 + k * 7 + l) % 97) * 1e-3f);
-            }));
-    const CpuMatrix head = CpuMatrix::fromBf16(103424, 1024, [](int n, uint16_t* row) {
-        for (int k = 0; k < 1024; ++k) row[k] = floatToBf16(float((n + k) % 89) * 1e-3f);
-    });
+        for (const Shape& s : shapes) {
+            weights.push_back(
+                coldMatrix(s.N, s.K, int8, [&](int n, int k) { return float((n * 31 + k * 7 + l) % 97) * 1e-3f; }));
+            layerBytes += weights.back().bytes();
+        }
+    const CpuMatrix head = coldMatrix(103424, 1024, int8, [](int n, int k) { return float((n + k) % 89) * 1e-3f; });
+    std::printf("cold sweep: %s weights, %.1f MB of Linears, %.1f MB of head\n", int8 ? "int8" : "bf16",
+                double(layerBytes) / 1e6, double(head.bytes()) / 1e6);
     const int maxT = *std::max_element(tokens.begin(), tokens.end());
     const std::vector<float> x = randomFloats(size_t(maxT) * 3072, 9, 1.0f);
     std::vector<float> out(size_t(maxT) * 103424);
-    std::vector<std::vector<double>> layerMs(tokens.size()), headMs(tokens.size());
+    // int8: the few-token kernel with and without its software prefetch (weight_prefetch.h),
+    // alternating within each round as the backend's calibration does.
+    const std::vector<bool> prefetch = int8 ? std::vector<bool>{true, false} : std::vector<bool>{true};
+    const size_t runs = tokens.size() * prefetch.size();
+    std::vector<std::vector<double>> layerMs(runs), headMs(runs);
     for (int r = 0; r < rounds; ++r) {
         for (size_t i = 0; i < tokens.size(); ++i) {
-            auto start = std::chrono::steady_clock::now();
-            for (const CpuMatrix& w : weights) matmul(w, x.data(), out.data(), tokens[i], isa, pool);
-            auto mid = std::chrono::steady_clock::now();
-            matmul(head, x.data(), out.data(), tokens[i], isa, pool);
-            auto end = std::chrono::steady_clock::now();
-            layerMs[i].push_back(std::chrono::duration<double, std::milli>(mid - start).count());
-            headMs[i].push_back(std::chrono::duration<double, std::milli>(end - mid).count());
+            for (size_t p = 0; p < prefetch.size(); ++p) {
+                setWeightPrefetch(prefetch[p]);
+                auto start = std::chrono::steady_clock::now();
+                for (const CpuMatrix& w : weights) matmul(w, x.data(), out.data(), tokens[i], isa, pool);
+                auto mid = std::chrono::steady_clock::now();
+                matmul(head, x.data(), out.data(), tokens[i], isa, pool);
+                auto end = std::chrono::steady_clock::now();
+                layerMs[i * prefetch.size() + p].push_back(
+                    std::chrono::duration<double, std::milli>(mid - start).count());
+                headMs[i * prefetch.size() + p].push_back(std::chrono::duration<double, std::milli>(end - mid).count());
+            }
         }
     }
-    for (size_t i = 0; i < tokens.size(); ++i) {
-        std::sort(layerMs[i].begin(), layerMs[i].end());
-        std::sort(headMs[i].begin(), headMs[i].end());
-        std::printf("cold T=%-3d %d layers' Linears: median %.2f ms (best %.2f), head: median %.2f ms (best %.2f)\n",
-                    tokens[i], layers, layerMs[i][layerMs[i].size() / 2], layerMs[i].front(),
-                    headMs[i][headMs[i].size() / 2], headMs[i].front());
+    setWeightPrefetch(true);
+    for (size_t run = 0; run < runs; ++run) {
+        std::sort(layerMs[run].begin(), layerMs[run].end());
+        std::sort(headMs[run].begin(), headMs[run].end());
+        const double layersMedian = layerMs[run][layerMs[run].size() / 2],
+                     headMedian = headMs[run][headMs[run].size() / 2];
+        std::printf("cold T=%-3d%s %d layers' Linears: median %.2f ms (best %.2f, %.1f GB/s), head: median %.2f ms "
+                    "(best %.2f, %.1f GB/s)\n",
+                    tokens[run / prefetch.size()],
+                    !int8 ? "" : (prefetch[run % prefetch.size()] ? " prefetch" : " no prefetch"), layers, layersMedian,
+                    layerMs[run].front(), double(layerBytes) / layersMedian / 1e6, headMedian, headMs[run].front(),
+                    double(head.bytes()) / headMedian / 1e6);
     }
 }
 
@@ -225,7 +255,7 @@ int main(int argc, char** argv)
     int repeats = 5, threads = 1;
     std::vector<int> tokens = {1, 8, 128};
     std::string isaName;
-    bool skipHead = false, samplerOnly = false, bandwidthOnly = false, peakOnly = false;
+    bool skipHead = false, samplerOnly = false, bandwidthOnly = false, peakOnly = false, coldInt8 = false;
     int coldLayers = 0, attentionTokens = 0, context = 0;
     app.add_option("--repeats", repeats, "timed runs; the best is printed");
     app.add_option("--isa", isaName, "only this path: scalar, avx2, avx512, avx512bf16");
@@ -241,6 +271,9 @@ int main(int argc, char** argv)
     app.add_option("--cold-layers", coldLayers,
                    "only the decode step's bf16 Linears over this many layers' own weights and the head "
                    "(from memory), --tokens alternating, --repeats rounds");
+    app.add_flag("--int8", coldInt8,
+                 "with --cold-layers: int8 weights (RTN, groups of 128) instead of bf16, with and without the "
+                 "kernel's software prefetch");
     app.add_option("--attention", attentionTokens, "only attention: a prompt of this many tokens on each path");
     app.add_option("--context", context, "tokens cached before --attention's prompt")->capture_default_str();
     CLI11_PARSE(app, argc, argv);
@@ -263,7 +296,7 @@ int main(int argc, char** argv)
         return 0;
     }
     if (coldLayers > 0) {
-        coldSweep(coldLayers, tokens, repeats, isaName.empty() ? detectCpuIsa() : isas.front(), pool.get());
+        coldSweep(coldLayers, tokens, repeats, isaName.empty() ? detectCpuIsa() : isas.front(), pool.get(), coldInt8);
         return 0;
     }
     std::vector<Shape> shapes;

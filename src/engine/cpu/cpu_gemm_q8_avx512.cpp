@@ -2,6 +2,7 @@
 // vpdpbusd kernel (AVX-512 VNNI). GCC target attributes, as cpu_gemm_avx512.cpp: the binary runs
 // on CPUs without them, and matmul calls these only when cpuid says so.
 #include "engine/cpu/cpu_gemm_q8.h"
+#include "engine/cpu/weight_prefetch.h"
 
 #include <immintrin.h>
 
@@ -23,9 +24,10 @@ constexpr int kB = CpuMatrix::kBlockRows;
 constexpr int kQ = CpuMatrix::kQ8Block;
 constexpr int kStepBytes = 64;          // 16 rows x 4 inputs
 constexpr int kStepsPerBlock = kQ / 4;  // 8 vpdpbusd per token per 32 inputs
-// 4 KB ahead: on the 2-core EPYC VM a 106 MB int8 lm head streamed 5-10% faster than at 2 KB
-// and 15-20% faster than with none (the hardware prefetcher alone lags a one-instruction loop).
-constexpr int kPrefetchBytes = 4096;
+// The few-token kernel's software prefetch, kWeightPrefetchBytes ahead or none, as the backend
+// chose at load (weight_prefetch.h: it helps on some CPUs and hurts on others). 4 KB: on the Zen 5
+// VM a 106 MB int8 lm head streamed 5-10% faster than at 2 KB.
+constexpr int kPrefetchBytes = kWeightPrefetchBytes;
 
 inline int32_t load4(const int8_t* p)
 {
@@ -59,8 +61,9 @@ BROOK_AVX512 inline void storeRows(float* dst, __m512 v, int lanes)
 }
 
 // TT tokens (t0 ..) of one 16-row block. For TT <= 2 two int32 chains per token alternate steps,
-// so a decode GEMV does not wait on vpdpbusd's latency.
-template <int TT, bool kNib>
+// so a decode GEMV does not wait on vpdpbusd's latency. kPrefetch: one software prefetch per
+// 64-byte step, kPrefetchBytes ahead.
+template <int TT, bool kNib, bool kPrefetch>
 BROOK_AVX512VNNI void vnniTokens(const uint8_t* wb, const float* ws, const float* wo, const Q8Activations& a, int t0,
                                  float* out, int N, int lanes)
 {
@@ -77,8 +80,9 @@ BROOK_AVX512VNNI void vnniTokens(const uint8_t* wb, const float* ws, const float
             __m512i d0[TT], d1[TT];
             for (int t = 0; t < TT; ++t) d0[t] = d1[t] = _mm512_setzero_si512();
             for (int s = 0; s < kStepsPerBlock; ++s) {
-                _mm_prefetch(reinterpret_cast<const char*>(wk + (s * kStepBytes >> kNib) + kPrefetchBytes),
-                             _MM_HINT_T0);
+                if constexpr (kPrefetch)
+                    _mm_prefetch(reinterpret_cast<const char*>(wk + (s * kStepBytes >> kNib) + kPrefetchBytes),
+                                 _MM_HINT_T0);
                 const __m512i w = loadStep<kNib>(wk, s);
                 for (int t = 0; t < TT; ++t) {
                     const __m512i x = _mm512_set1_epi32(load4(act + int64_t(t) * K + kb * kQ + 4 * s));
@@ -177,7 +181,7 @@ BROOK_AVX512 void quantizeQ8Avx512(const float* x, int64_t blocks, int8_t* codes
 
 namespace {
 
-template <bool kNib>
+template <bool kNib, bool kPrefetch>
 BROOK_AVX512VNNI void vnniMatmul(const CpuMatrix& w, const Q8Activations& a, float* out, int b0, int b1)
 {
     const int N = w.rows();
@@ -203,14 +207,14 @@ BROOK_AVX512VNNI void vnniMatmul(const CpuMatrix& w, const Q8Activations& a, flo
         for (int t = 0; t < a.T; t += 8) {
             float* ob = out + b * kB;
             switch (std::min(8, a.T - t)) {
-            case 1: vnniTokens<1, kNib>(wb, ws, wo, a, t, ob, N, lanes); break;
-            case 2: vnniTokens<2, kNib>(wb, ws, wo, a, t, ob, N, lanes); break;
-            case 3: vnniTokens<3, kNib>(wb, ws, wo, a, t, ob, N, lanes); break;
-            case 4: vnniTokens<4, kNib>(wb, ws, wo, a, t, ob, N, lanes); break;
-            case 5: vnniTokens<5, kNib>(wb, ws, wo, a, t, ob, N, lanes); break;
-            case 6: vnniTokens<6, kNib>(wb, ws, wo, a, t, ob, N, lanes); break;
-            case 7: vnniTokens<7, kNib>(wb, ws, wo, a, t, ob, N, lanes); break;
-            default: vnniTokens<8, kNib>(wb, ws, wo, a, t, ob, N, lanes); break;
+            case 1: vnniTokens<1, kNib, kPrefetch>(wb, ws, wo, a, t, ob, N, lanes); break;
+            case 2: vnniTokens<2, kNib, kPrefetch>(wb, ws, wo, a, t, ob, N, lanes); break;
+            case 3: vnniTokens<3, kNib, kPrefetch>(wb, ws, wo, a, t, ob, N, lanes); break;
+            case 4: vnniTokens<4, kNib, kPrefetch>(wb, ws, wo, a, t, ob, N, lanes); break;
+            case 5: vnniTokens<5, kNib, kPrefetch>(wb, ws, wo, a, t, ob, N, lanes); break;
+            case 6: vnniTokens<6, kNib, kPrefetch>(wb, ws, wo, a, t, ob, N, lanes); break;
+            case 7: vnniTokens<7, kNib, kPrefetch>(wb, ws, wo, a, t, ob, N, lanes); break;
+            default: vnniTokens<8, kNib, kPrefetch>(wb, ws, wo, a, t, ob, N, lanes); break;
             }
         }
     }
@@ -220,8 +224,14 @@ BROOK_AVX512VNNI void vnniMatmul(const CpuMatrix& w, const Q8Activations& a, flo
 
 BROOK_AVX512VNNI void q8Avx512Vnni(const CpuMatrix& w, const Q8Activations& a, float* out, int b0, int b1)
 {
-    if (w.nibbles()) vnniMatmul<true>(w, a, out, b0, b1);
-    else vnniMatmul<false>(w, a, out, b0, b1);
+    const bool prefetch = weightPrefetchBytes() > 0;
+    if (w.nibbles()) {
+        if (prefetch) vnniMatmul<true, true>(w, a, out, b0, b1);
+        else vnniMatmul<true, false>(w, a, out, b0, b1);
+    } else {
+        if (prefetch) vnniMatmul<false, true>(w, a, out, b0, b1);
+        else vnniMatmul<false, false>(w, a, out, b0, b1);
+    }
 }
 
 }  // namespace brook::cpu::kernels

@@ -1,0 +1,32 @@
+// How far ahead the int8 / int4 VNNI kernel (cpu_gemm_q8_avx512.cpp) prefetches its weight stream
+// with software prefetches, chosen at run time because the right answer depends on the CPU's
+// memory system rather than on its instruction set, and one binary ships for every CPU:
+//   - On a Zen 5 EPYC VM, prefetching 4 KB ahead streamed the 106 MB int8 lm head 15-20% faster
+//     than the hardware prefetcher alone (2026-12-01).
+//   - On a Zen 4 EPYC VM of the same type, the same prefetches made a batch-1 decode step 17%
+//     slower: 15-16 ms against 18-19 ms a step (docs/benchmarks.md, 2026-12-03).
+// CpuBackend times both on the model's own int8 lm head at load (calibrateWeightPrefetch) and
+// keeps the faster. The setting changes no result: the kernels compute the same bits either way.
+// Process-wide, like the ISA override (cpu_features.h): one process drives one backend.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <vector>
+
+namespace brook::cpu {
+
+inline constexpr int kWeightPrefetchBytes = 4096;
+
+// Bytes ahead the VNNI kernel prefetches: kWeightPrefetchBytes (the default) or 0 (none).
+int weightPrefetchBytes();
+void setWeightPrefetch(bool on);
+
+// The candidate whose timings have the lowest median. time(candidate) is called `rounds` times
+// per candidate, the candidates alternating within each round, so a slow minute of a shared
+// machine weighs on each alike. Ties go to the earlier candidate. medians (optional) gets each
+// candidate's median, in the candidates' order.
+int fastestCandidate(std::span<const int> candidates, int rounds, const std::function<double(int)>& time,
+                     std::vector<double>* medians = nullptr);
+
+}  // namespace brook::cpu
