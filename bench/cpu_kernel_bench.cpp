@@ -182,9 +182,9 @@ void coldSweep(int layers, const std::vector<int>& tokens, int rounds, CpuIsa is
     const int maxT = *std::max_element(tokens.begin(), tokens.end());
     const std::vector<float> x = randomFloats(size_t(maxT) * 3072, 9, 1.0f);
     std::vector<float> out(size_t(maxT) * 103424);
-    // int8: the few-token kernel with and without its software prefetch (weight_prefetch.h),
-    // alternating within each round as the backend's calibration does.
-    const std::vector<bool> prefetch = int8 ? std::vector<bool>{true, false} : std::vector<bool>{true};
+    // With and without the kernels' software prefetch (weight_prefetch.h: the int8 few-token
+    // kernel and the vdpbf16ps one), alternating within each round as the backend's calibration does.
+    const std::vector<bool> prefetch = {true, false};
     const size_t runs = tokens.size() * prefetch.size();
     std::vector<std::vector<double>> layerMs(runs), headMs(runs);
     for (int r = 0; r < rounds; ++r) {
@@ -210,10 +210,9 @@ void coldSweep(int layers, const std::vector<int>& tokens, int rounds, CpuIsa is
                      headMedian = headMs[run][headMs[run].size() / 2];
         std::printf("cold T=%-3d%s %d layers' Linears: median %.2f ms (best %.2f, %.1f GB/s), head: median %.2f ms "
                     "(best %.2f, %.1f GB/s)\n",
-                    tokens[run / prefetch.size()],
-                    !int8 ? "" : (prefetch[run % prefetch.size()] ? " prefetch" : " no prefetch"), layers, layersMedian,
-                    layerMs[run].front(), double(layerBytes) / layersMedian / 1e6, headMedian, headMs[run].front(),
-                    double(head.bytes()) / headMedian / 1e6);
+                    tokens[run / prefetch.size()], prefetch[run % prefetch.size()] ? " prefetch" : " no prefetch",
+                    layers, layersMedian, layerMs[run].front(), double(layerBytes) / layersMedian / 1e6, headMedian,
+                    headMs[run].front(), double(head.bytes()) / headMedian / 1e6);
     }
 }
 
@@ -269,11 +268,9 @@ int main(int argc, char** argv)
     app.add_flag("--compute-peak", peakOnly,
                  "only the host's vdpbf16ps rate (bf16 GFLOP/s): --threads threads, --repeats rounds");
     app.add_option("--cold-layers", coldLayers,
-                   "only the decode step's bf16 Linears over this many layers' own weights and the head "
-                   "(from memory), --tokens alternating, --repeats rounds");
-    app.add_flag("--int8", coldInt8,
-                 "with --cold-layers: int8 weights (RTN, groups of 128) instead of bf16, with and without the "
-                 "kernel's software prefetch");
+                   "only the decode step's Linears over this many layers' own weights and the head (from "
+                   "memory), --tokens and software prefetch on / off alternating, --repeats rounds");
+    app.add_flag("--int8", coldInt8, "with --cold-layers: int8 weights (RTN, groups of 128) instead of bf16");
     app.add_option("--attention", attentionTokens, "only attention: a prompt of this many tokens on each path");
     app.add_option("--context", context, "tokens cached before --attention's prompt")->capture_default_str();
     CLI11_PARSE(app, argc, argv);

@@ -1,4 +1,4 @@
-// The int8 / int4 kernel's software prefetch switch (engine/cpu/weight_prefetch.h): choosing it by
+// The weight-streaming kernels' software prefetch switch (engine/cpu/weight_prefetch.h): choosing it by
 // timing picks the faster candidate by median, and the switch changes no output bit.
 #include "engine/cpu/cpu_features.h"
 #include "engine/cpu/cpu_gemm.h"
@@ -91,6 +91,28 @@ private slots:
                 matmul(w, x.data(), without.data(), T, CpuIsa::Avx512Vnni, &pool);
                 QVERIFY2(with == without, qPrintable(QString("int%1, T = %2").arg(bits).arg(T)));
             }
+        }
+    }
+
+    // The same for the vdpbf16ps kernel, which decode batches and prompts of a bf16 model take.
+    void prefetchChangesNoBf16OutputBit()
+    {
+        if (detectCpuIsa() < CpuIsa::Avx512Bf16) QSKIP("the prefetching bf16 kernel needs AVX-512 BF16");
+        std::mt19937 rng(8);
+        const int N = 1024, K = 2048;
+        const std::vector<float> values = randomFloats(size_t(N) * K, rng, 0.05f);
+        const CpuMatrix w = CpuMatrix::fromBf16(N, K, [&](int n, uint16_t* row) {
+            for (int k = 0; k < K; ++k) row[k] = cpu::floatToBf16(values[size_t(n) * K + k]);
+        });
+        CpuThreadPool pool(2);
+        for (int T : {kBf16DotMinTokens, 8, 20}) {
+            const std::vector<float> x = randomFloats(size_t(T) * K, rng, 1.0f);
+            std::vector<float> with(size_t(T) * N, NAN), without(size_t(T) * N, NAN);
+            setWeightPrefetch(true);
+            matmul(w, x.data(), with.data(), T, CpuIsa::Avx512Bf16, &pool);
+            setWeightPrefetch(false);
+            matmul(w, x.data(), without.data(), T, CpuIsa::Avx512Bf16, &pool);
+            QVERIFY2(with == without, qPrintable(QString("T = %1").arg(T)));
         }
     }
 };

@@ -295,13 +295,17 @@ void CpuBackend::warmUp(int tokens)
 
 void CpuBackend::calibrateWeightPrefetch()
 {
+    // The lm head, the longest weight stream of a step (ERNIE: 103,424 x 1,024), through the
+    // kernel that prefetches: one decode row of int8 / int4 codes (VNNI), or a batch of 8 rows of
+    // bf16 (vdpbf16ps; one row takes a kernel without software prefetch).
     const CpuMatrix& head = m_weights.lmHead();
     const bool quantized = head.format() == MatrixFormat::Q8 || head.format() == MatrixFormat::Q4;
-    if (!quantized || m_isa < CpuIsa::Avx512Vnni) return;  // only the VNNI kernel prefetches
-    // One decode row through the lm head (ERNIE: 103,424 x 1,024 codes, 106 MB at int8), the
-    // longest weight stream of a step; its values do not change the kernel's speed.
-    const std::vector<float> x(size_t(head.cols()), 0.5f);
-    std::vector<float> out(size_t(head.rows()));
+    int rows = 0;
+    if (quantized && m_isa >= CpuIsa::Avx512Vnni) rows = 1;
+    else if (head.format() == MatrixFormat::BF16 && m_isa == CpuIsa::Avx512Bf16) rows = 8;
+    if (rows == 0) return;                                         // no kernel of this model prefetches on this CPU
+    const std::vector<float> x(size_t(rows) * head.cols(), 0.5f);  // values do not change the speed
+    std::vector<float> out(size_t(rows) * head.rows());
     const int candidates[] = {kWeightPrefetchBytes, 0};
     std::vector<double> medians;
     const int best = fastestCandidate(
@@ -309,14 +313,14 @@ void CpuBackend::calibrateWeightPrefetch()
         [&](int bytes) {
             setWeightPrefetch(bytes > 0);
             const auto start = std::chrono::steady_clock::now();
-            matmul(head, x.data(), out.data(), 1, m_isa, m_pool.get(), &m_matmulScratch);
+            matmul(head, x.data(), out.data(), rows, m_isa, m_pool.get(), &m_matmulScratch);
             return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         },
         &medians);
     setWeightPrefetch(best > 0);
-    spdlog::info("CPU backend: int8 weight stream with{} software prefetch (lm head {:.2f} ms with it, {:.2f} ms "
-                 "without; median of 3)",
-                 best > 0 ? "" : "out", medians[0] * 1e3, medians[1] * 1e3);
+    spdlog::info("CPU backend: weight streams with{} software prefetch ({} lm head x {} rows: {:.2f} ms with it, "
+                 "{:.2f} ms without; median of 3)",
+                 best > 0 ? "" : "out", matrixFormatName(head.format()), rows, medians[0] * 1e3, medians[1] * 1e3);
 }
 
 void CpuBackend::warmUpSamplers()

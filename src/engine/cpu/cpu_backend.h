@@ -80,8 +80,8 @@ private:
     // Samples the warm-up's logits rows on the pool, so that the pool threads' per-thread sampler
     // scratch is touched at load (best effort: a row goes to whichever thread claims it).
     void warmUpSamplers();
-    // Times the int8 / int4 lm head with and without the VNNI kernel's software prefetch and keeps
-    // the faster (weight_prefetch.h); nothing for other weights or CPUs without VNNI.
+    // Times the lm head with and without the kernels' software prefetch and keeps the faster
+    // (weight_prefetch.h): int8 / int4 with VNNI, bf16 with vdpbf16ps; nothing otherwise.
     void calibrateWeightPrefetch();
 
     ModelConfig m_config;

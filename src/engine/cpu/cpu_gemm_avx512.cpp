@@ -2,6 +2,7 @@
 // -mavx512f and the binary still runs on CPUs without it; matmul calls them only when cpuid says so).
 // Register use per 16-row block: TT tokens x {even, odd input} fp32 accumulators, lanes = rows.
 #include "engine/cpu/cpu_gemm_kernels.h"
+#include "engine/cpu/weight_prefetch.h"
 
 #include <immintrin.h>
 
@@ -20,8 +21,9 @@ namespace {
 
 constexpr int kB = CpuMatrix::kBlockRows;
 constexpr int kPrefetchPairs = 32;  // 32 x 64 bytes
-// The vdpbf16ps kernel's distance, 4 KB a stream: a batch-8 decode does 16 products per 128 bytes
-// of weights, so 2 KB ahead was too close to cover this VM's memory latency. Measured in one
+// The vdpbf16ps kernel's distance when it prefetches (weight_prefetch.h), 4 KB a stream: a
+// batch-8 decode does 16 products per 128 bytes of weights, so 2 KB ahead was too close to cover
+// the Zen 5 VM's memory latency. Measured in one
 // process, steps alternating between distances (cpu_step_bench, batch 8, 150 steps, four runs):
 // medians 0.6-1.5 ms a step lower at 64 pairs than at 32; 48, 96 and 128 in between or worse; a
 // prompt (compute-bound) the same at every distance.
@@ -116,8 +118,10 @@ BROOK_AVX512 void bf16TwoBlocks(const uint16_t* w0, const uint16_t* w1, int P, c
     }
 }
 
-// Two blocks (32 rows) x TT tokens of bf16 products: the prefill micro-kernel.
-template <int TT>
+// Two blocks (32 rows) x TT tokens of bf16 products: the prefill micro-kernel. kPrefetch: the
+// weight streams prefetched kDotPrefetchPairs ahead, or left to the hardware prefetcher (chosen
+// at load, weight_prefetch.h).
+template <int TT, bool kPrefetch>
 BROOK_AVX512BF16 void dotBlocks(const uint16_t* w0, const uint16_t* w1, int P, const uint32_t* xPairs, float* out,
                                 int N, int lanes0, int lanes1)
 {
@@ -126,8 +130,10 @@ BROOK_AVX512BF16 void dotBlocks(const uint16_t* w0, const uint16_t* w1, int P, c
     for (int p = 0; p < P; ++p) {
         // As in bf16TwoBlocks: a decode batch streams the weights from memory with enough work
         // between loads that the hardware prefetcher alone falls behind.
-        _mm_prefetch(reinterpret_cast<const char*>(w0 + size_t(p + kDotPrefetchPairs) * 32), _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(w1 + size_t(p + kDotPrefetchPairs) * 32), _MM_HINT_T0);
+        if constexpr (kPrefetch) {
+            _mm_prefetch(reinterpret_cast<const char*>(w0 + size_t(p + kDotPrefetchPairs) * 32), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(w1 + size_t(p + kDotPrefetchPairs) * 32), _MM_HINT_T0);
+        }
         const __m512bh a = (__m512bh)_mm512_loadu_si512(w0 + size_t(p) * 32);
         const __m512bh b = (__m512bh)_mm512_loadu_si512(w1 + size_t(p) * 32);
         for (int t = 0; t < TT; ++t) {
@@ -190,7 +196,10 @@ BROOK_AVX512 void bf16Avx512(const CpuMatrix& w, const float* x, int T, float* o
     }
 }
 
-BROOK_AVX512BF16 void bf16DotAvx512(const CpuMatrix& w, const uint32_t* xPairs, int T, float* out, int b0, int b1)
+namespace {
+
+template <bool kPrefetch>
+BROOK_AVX512BF16 void bf16Dot(const CpuMatrix& w, const uint32_t* xPairs, int T, float* out, int b0, int b1)
 {
     const int N = w.rows(), P = w.pairs();
     // Tokens in tiles: a long prompt's bf16 activations (T x K x 2 bytes, 8 MB for 4,096 tokens)
@@ -209,18 +218,26 @@ BROOK_AVX512BF16 void bf16DotAvx512(const CpuMatrix& w, const uint32_t* xPairs, 
                 const uint32_t* xt = xPairs + int64_t(t) * P;
                 float* ot = out + int64_t(t) * N + b * kB;
                 switch (std::min(8, t1 - t)) {
-                case 1: dotBlocks<1>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
-                case 2: dotBlocks<2>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
-                case 3: dotBlocks<3>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
-                case 4: dotBlocks<4>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
-                case 5: dotBlocks<5>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
-                case 6: dotBlocks<6>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
-                case 7: dotBlocks<7>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
-                default: dotBlocks<8>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
+                case 1: dotBlocks<1, kPrefetch>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
+                case 2: dotBlocks<2, kPrefetch>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
+                case 3: dotBlocks<3, kPrefetch>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
+                case 4: dotBlocks<4, kPrefetch>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
+                case 5: dotBlocks<5, kPrefetch>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
+                case 6: dotBlocks<6, kPrefetch>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
+                case 7: dotBlocks<7, kPrefetch>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
+                default: dotBlocks<8, kPrefetch>(w0, w1, P, xt, ot, N, lanes0, lanes1); break;
                 }
             }
         }
     }
+}
+
+}  // namespace
+
+BROOK_AVX512BF16 void bf16DotAvx512(const CpuMatrix& w, const uint32_t* xPairs, int T, float* out, int b0, int b1)
+{
+    if (weightPrefetchBytes() > 0) bf16Dot<true>(w, xPairs, T, out, b0, b1);
+    else bf16Dot<false>(w, xPairs, T, out, b0, b1);
 }
 
 BROOK_AVX512BF16 void toBf16PairsAvx512Bf16(const float* x, int T, int K, uint32_t* xPairs)

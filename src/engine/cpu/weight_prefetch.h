@@ -1,12 +1,15 @@
-// How far ahead the int8 / int4 VNNI kernel (cpu_gemm_q8_avx512.cpp) prefetches its weight stream
-// with software prefetches, chosen at run time because the right answer depends on the CPU's
-// memory system rather than on its instruction set, and one binary ships for every CPU:
+// Whether the weight-streaming kernels that prefetch in software do so: the int8 / int4 VNNI
+// kernel of 1-8 tokens (cpu_gemm_q8_avx512.cpp) and the vdpbf16ps kernel of decode batches and
+// prompts (cpu_gemm_avx512.cpp), each 4 KB ahead. Chosen at run time because the right answer
+// depends on the CPU's memory system rather than on its instruction set, and one binary ships
+// for every CPU:
 //   - On a Zen 5 EPYC VM, prefetching 4 KB ahead streamed the 106 MB int8 lm head 15-20% faster
 //     than the hardware prefetcher alone (2026-12-01).
-//   - On a Zen 4 EPYC VM of the same type, the same prefetches made a batch-1 decode step 17%
-//     slower: 15-16 ms against 18-19 ms a step (docs/benchmarks.md, 2026-12-03).
-// CpuBackend times both on the model's own int8 lm head at load (calibrateWeightPrefetch) and
-// keeps the faster. The setting changes no result: the kernels compute the same bits either way.
+//   - On a Zen 4 EPYC VM of the same type, the same prefetches made an int8 batch-1 decode step
+//     17% slower (15-16 ms against 18-19 ms a step) and bf16 batch-8 Linears 4-5% slower
+//     (docs/benchmarks.md, 2026-12-03).
+// CpuBackend times both on the model's own lm head at load (calibrateWeightPrefetch) and keeps
+// the faster. The setting changes no result: the kernels compute the same bits either way.
 // Process-wide, like the ISA override (cpu_features.h): one process drives one backend.
 #pragma once
 
@@ -18,7 +21,7 @@ namespace brook::cpu {
 
 inline constexpr int kWeightPrefetchBytes = 4096;
 
-// Bytes ahead the VNNI kernel prefetches: kWeightPrefetchBytes (the default) or 0 (none).
+// Bytes ahead those kernels prefetch: kWeightPrefetchBytes (the default) or 0 (none).
 int weightPrefetchBytes();
 void setWeightPrefetch(bool on);
 
