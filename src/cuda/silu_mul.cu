@@ -50,9 +50,9 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <typename T, int kVector>
-void launchSiluMul(const void* gateUp, void* out, int T_, int I, cudaStream_t stream)
+void launchSiluMul(const void* gateUp, void* out, int tokens, int I, cudaStream_t stream)
 {
-    const int64_t vectors = int64_t(T_) * (I / kVector);
+    const int64_t vectors = int64_t(tokens) * (I / kVector);
     const int blocks = int(std::min<int64_t>((vectors + kThreads - 1) / kThreads, 65535));
     launchDependentIf(pdlPrefillKernels(), dim3(1, 1, 1), silu_mul_kernel<T, kVector>, dim3(blocks), dim3(kThreads), 0,
                       stream, static_cast<const T*>(gateUp), static_cast<T*>(out), I, vectors);

@@ -9,7 +9,6 @@
 
 #include <QtTest/QtTest>
 
-#include <map>
 #include <random>
 #include <vector>
 
@@ -36,38 +35,37 @@ private slots:
 
     // The median decides, not the best or the mean: one fast outlier of a candidate whose usual
     // time is slower does not win, nor does one slow outlier lose.
-    void fastestCandidateTakesTheLowestMedian()
+    void fastestOptionTakesTheLowestMedian()
     {
-        const int candidates[] = {4096, 0};
-        std::map<int, std::vector<double>> times = {{4096, {5.0, 1.0, 5.0}}, {0, {4.0, 100.0, 4.0}}};
-        std::map<int, size_t> calls;
-        std::vector<int> order;
+        std::vector<std::vector<double>> times = {{5.0, 1.0, 5.0}, {4.0, 100.0, 4.0}};
+        std::vector<size_t> calls(2);
+        std::vector<size_t> order;
         std::vector<double> medians;
-        const int best = fastestCandidate(
-            candidates, 3,
-            [&](int c) {
-                order.push_back(c);
-                return times[c][calls[c]++];
+        const size_t best = fastestOption(
+            2, 3,
+            [&](size_t o) {
+                order.push_back(o);
+                return times[o][calls[o]++];
             },
             &medians);
-        QCOMPARE(best, 0);
+        QCOMPARE(best, size_t(1));
         QCOMPARE(medians, (std::vector<double>{5.0, 4.0}));
         // Alternating within each round, so a slow minute weighs on both.
-        QCOMPARE(order, (std::vector<int>{4096, 0, 4096, 0, 4096, 0}));
+        QCOMPARE(order, (std::vector<size_t>{0, 1, 0, 1, 0, 1}));
 
-        times = {{4096, {3.0, 3.0, 9.0}}, {0, {1.0, 4.0, 4.0}}};
-        calls.clear();
-        QCOMPARE(fastestCandidate(candidates, 3, [&](int c) { return times[c][calls[c]++]; }), 4096);
-        // A tie goes to the earlier candidate.
-        QCOMPARE(fastestCandidate(candidates, 2, [](int) { return 1.0; }), 4096);
+        times = {{3.0, 3.0, 9.0}, {1.0, 4.0, 4.0}};
+        calls.assign(2, 0);
+        QCOMPARE(fastestOption(2, 3, [&](size_t o) { return times[o][calls[o]++]; }), size_t(0));
+        // A tie goes to the lower option.
+        QCOMPARE(fastestOption(2, 2, [](size_t) { return 1.0; }), size_t(0));
     }
 
-    void switchSetsTheDistance()
+    void switchReadsBack()
     {
         setWeightPrefetch(false);
-        QCOMPARE(weightPrefetchBytes(), 0);
+        QCOMPARE(weightPrefetch(), false);
         setWeightPrefetch(true);
-        QCOMPARE(weightPrefetchBytes(), kWeightPrefetchBytes);
+        QCOMPARE(weightPrefetch(), true);
     }
 
     // The prefetch only moves data early: with and without it every int8 and int4 product is the

@@ -306,21 +306,22 @@ void CpuBackend::calibrateWeightPrefetch()
     if (rows == 0) return;                                         // no kernel of this model prefetches on this CPU
     const std::vector<float> x(size_t(rows) * head.cols(), 0.5f);  // values do not change the speed
     std::vector<float> out(size_t(rows) * head.rows());
-    const int candidates[] = {kWeightPrefetchBytes, 0};
+    const bool settings[] = {true, false};
     std::vector<double> medians;
-    const int best = fastestCandidate(
-        candidates, 3,
-        [&](int bytes) {
-            setWeightPrefetch(bytes > 0);
+    const size_t best = fastestOption(
+        2, 3,
+        [&](size_t option) {
+            setWeightPrefetch(settings[option]);
             const auto start = std::chrono::steady_clock::now();
             matmul(head, x.data(), out.data(), rows, m_isa, m_pool.get(), &m_matmulScratch);
             return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         },
         &medians);
-    setWeightPrefetch(best > 0);
+    setWeightPrefetch(settings[best]);
     spdlog::info("CPU backend: weight streams with{} software prefetch ({} lm head x {} rows: {:.2f} ms with it, "
                  "{:.2f} ms without; median of 3)",
-                 best > 0 ? "" : "out", matrixFormatName(head.format()), rows, medians[0] * 1e3, medians[1] * 1e3);
+                 settings[best] ? "" : "out", matrixFormatName(head.format()), rows, medians[0] * 1e3,
+                 medians[1] * 1e3);
 }
 
 void CpuBackend::warmUpSamplers()

@@ -23,11 +23,11 @@ constexpr int kB = CpuMatrix::kBlockRows;
 constexpr int kPrefetchPairs = 32;  // 32 x 64 bytes
 // The vdpbf16ps kernel's distance when it prefetches (weight_prefetch.h), 4 KB a stream: a
 // batch-8 decode does 16 products per 128 bytes of weights, so 2 KB ahead was too close to cover
-// the Zen 5 VM's memory latency. Measured in one
-// process, steps alternating between distances (cpu_step_bench, batch 8, 150 steps, four runs):
-// medians 0.6-1.5 ms a step lower at 64 pairs than at 32; 48, 96 and 128 in between or worse; a
-// prompt (compute-bound) the same at every distance.
-constexpr int kDotPrefetchPairs = 64;
+// the Zen 5 VM's memory latency. Measured in one process, steps alternating between distances
+// (cpu_step_bench, batch 8, 150 steps, four runs): medians 0.6-1.5 ms a step lower at 64 pairs
+// than at 32; 48, 96 and 128 in between or worse; a prompt (compute-bound) the same at every
+// distance.
+constexpr int kDotPrefetchPairs = kWeightPrefetchBytes / 64;
 // bf16 activations of one token tile in the vdpbf16ps kernel: 128 KB (64 tokens at K = 1,024,
 // 16 at K = 3,072) leaves most of a 1-2 MB L2 to the thread's weight blocks.
 constexpr int kDotTokenTileBytes = 128 * 1024;
@@ -236,7 +236,7 @@ BROOK_AVX512BF16 void bf16Dot(const CpuMatrix& w, const uint32_t* xPairs, int T,
 
 BROOK_AVX512BF16 void bf16DotAvx512(const CpuMatrix& w, const uint32_t* xPairs, int T, float* out, int b0, int b1)
 {
-    if (weightPrefetchBytes() > 0) bf16Dot<true>(w, xPairs, T, out, b0, b1);
+    if (weightPrefetch()) bf16Dot<true>(w, xPairs, T, out, b0, b1);
     else bf16Dot<false>(w, xPairs, T, out, b0, b1);
 }
 

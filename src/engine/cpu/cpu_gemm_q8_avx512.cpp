@@ -224,7 +224,7 @@ BROOK_AVX512VNNI void vnniMatmul(const CpuMatrix& w, const Q8Activations& a, flo
 
 BROOK_AVX512VNNI void q8Avx512Vnni(const CpuMatrix& w, const Q8Activations& a, float* out, int b0, int b1)
 {
-    const bool prefetch = weightPrefetchBytes() > 0;
+    const bool prefetch = weightPrefetch();
     if (w.nibbles()) {
         if (prefetch) vnniMatmul<true, true>(w, a, out, b0, b1);
         else vnniMatmul<true, false>(w, a, out, b0, b1);

@@ -2,40 +2,38 @@
 
 #include <algorithm>
 #include <atomic>
-#include <vector>
 
 namespace brook::cpu {
 
 namespace {
-std::atomic<int> prefetchBytes{kWeightPrefetchBytes};
+std::atomic<bool> prefetchOn{true};
 }  // namespace
 
-int weightPrefetchBytes() { return prefetchBytes.load(std::memory_order_relaxed); }
+bool weightPrefetch() { return prefetchOn.load(std::memory_order_relaxed); }
 
-void setWeightPrefetch(bool on) { prefetchBytes.store(on ? kWeightPrefetchBytes : 0); }
+void setWeightPrefetch(bool on) { prefetchOn.store(on); }
 
-int fastestCandidate(std::span<const int> candidates, int rounds, const std::function<double(int)>& time,
+size_t fastestOption(size_t options, int rounds, const std::function<double(size_t)>& time,
                      std::vector<double>* medians)
 {
     if (medians) medians->clear();
-    if (candidates.empty()) return 0;
-    std::vector<std::vector<double>> seconds(candidates.size());
+    if (options == 0 || rounds <= 0) return 0;
+    std::vector<std::vector<double>> seconds(options);
     for (int r = 0; r < rounds; ++r)
-        for (size_t c = 0; c < candidates.size(); ++c) seconds[c].push_back(time(candidates[c]));
+        for (size_t o = 0; o < options; ++o) seconds[o].push_back(time(o));
     size_t best = 0;
     double bestMedian = 0.0;
-    for (size_t c = 0; c < candidates.size(); ++c) {
-        std::vector<double>& s = seconds[c];
-        if (s.empty()) return candidates.front();
+    for (size_t o = 0; o < options; ++o) {
+        std::vector<double>& s = seconds[o];
         std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
         const double median = s[s.size() / 2];
         if (medians) medians->push_back(median);
-        if (c == 0 || median < bestMedian) {
-            best = c;
+        if (o == 0 || median < bestMedian) {
+            best = o;
             bestMedian = median;
         }
     }
-    return candidates[best];
+    return best;
 }
 
 }  // namespace brook::cpu

@@ -13,23 +13,24 @@
 // Process-wide, like the ISA override (cpu_features.h): one process drives one backend.
 #pragma once
 
+#include <cstddef>
 #include <functional>
-#include <span>
 #include <vector>
 
 namespace brook::cpu {
 
+// How far ahead the kernels prefetch when they do.
 inline constexpr int kWeightPrefetchBytes = 4096;
 
-// Bytes ahead those kernels prefetch: kWeightPrefetchBytes (the default) or 0 (none).
-int weightPrefetchBytes();
+// Whether they do (the default: yes).
+bool weightPrefetch();
 void setWeightPrefetch(bool on);
 
-// The candidate whose timings have the lowest median. time(candidate) is called `rounds` times
-// per candidate, the candidates alternating within each round, so a slow minute of a shared
-// machine weighs on each alike. Ties go to the earlier candidate. medians (optional) gets each
-// candidate's median, in the candidates' order.
-int fastestCandidate(std::span<const int> candidates, int rounds, const std::function<double(int)>& time,
+// The option (0 .. options - 1) whose timings have the lowest median. time(option) is called
+// `rounds` times per option, the options alternating within each round, so a slow minute of a
+// shared machine weighs on each alike. Ties go to the lower option. medians (optional) gets each
+// option's median, in order.
+size_t fastestOption(size_t options, int rounds, const std::function<double(size_t)>& time,
                      std::vector<double>* medians = nullptr);
 
 }  // namespace brook::cpu
