@@ -2,11 +2,15 @@
 // download, sync) for a few sampling settings and row counts. Logits are normal with a standard
 // deviation of 2..4 per row plus four spikes of 8..16 (a real model's rows are peakier, which
 // only shortens the exp pass). With --profile one call per setting runs between
-// cudaProfilerStart/Stop for `ncu --profile-from-start off`.
-//   sampler_bench [--rows 1 256] [--calls 50] [--profile]
+// cudaProfilerStart/Stop for `ncu --profile-from-start off`. --cluster 1 0 times each setting
+// with one CTA a row, then with the cluster size the launcher picks (CudaFeatures::samplerClusterSize),
+// alternating, for A/B runs in one process.
+//   sampler_bench [--rows 1 256] [--calls 50] [--cluster 0] [--profile]
 #include "cuda/device_buffer.h"
 #include "cuda/cuda_check.h"
+#include "cuda/cuda_features.h"
 #include "cuda/gpu_sampler.h"
+#include "cuda/gpu_sampler_kernel.h"
 #include "engine/sampling_params.h"
 
 #include <CLI/CLI.hpp>
@@ -24,7 +28,11 @@ int main(int argc, char** argv)
     std::vector<int> rowCounts = {1, 8, 64, 256};
     int calls = 50;
     bool profile = false;
+    std::vector<int> clusters = {0};
     app.add_option("--rows", rowCounts)->capture_default_str();
+    app.add_option("--cluster", clusters, "CTAs a row: 0 the launcher's choice, 1 one, 2..8 forced")
+        ->check(CLI::Range(0, 8))
+        ->capture_default_str();
     app.add_option("--calls", calls)->capture_default_str();
     app.add_flag("--profile", profile, "one call per setting under cudaProfilerStart/Stop");
     CLI11_PARSE(app, argc, argv);
@@ -51,7 +59,7 @@ int main(int argc, char** argv)
         int topK;
         float topP;
     };
-    std::printf("%-22s %6s %12s\n", "setting", "rows", "us/call");
+    std::printf("%-22s %6s %8s %12s\n", "setting", "rows", "CTAs/row", "us/call");
     for (const Setting s : {Setting{"greedy", 0.0f, 0, 1.0f}, Setting{"temperature 0.6", 0.6f, 0, 1.0f},
                             Setting{"top-k 50", 0.8f, 50, 1.0f}, Setting{"top-p 0.95", 0.8f, 0, 0.95f},
                             Setting{"top-k 50 + top-p 0.9", 0.8f, 50, 0.9f}}) {
@@ -65,20 +73,25 @@ int main(int argc, char** argv)
                 contexts[size_t(r)].params = &params;
                 contexts[size_t(r)].seed = uint64_t(r);
             }
-            sampler.sample(logits.as<float>(), contexts, nullptr);  // warm-up
-            if (profile) {
-                cudaProfilerStart();
-                sampler.sample(logits.as<float>(), contexts, nullptr);
-                cudaProfilerStop();
+            for (int cluster : clusters) {
+                cuda::CudaFeatures features;
+                features.samplerClusterSize = cluster;
+                cuda::setCudaFeatures(features);
+                sampler.sample(logits.as<float>(), contexts, nullptr);  // warm-up
+                if (profile) {
+                    cudaProfilerStart();
+                    sampler.sample(logits.as<float>(), contexts, nullptr);
+                    cudaProfilerStop();
+                }
+                const auto start = std::chrono::steady_clock::now();
+                for (int k = 0; k < calls; ++k) {
+                    for (auto& c : contexts) c.step = k;
+                    sampler.sample(logits.as<float>(), contexts, nullptr);
+                }
+                const double us =
+                    std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+                std::printf("%-22s %6d %8d %12.1f\n", s.name, rows, cuda::gpu_sample_cluster_size(rows), us / calls);
             }
-            const auto start = std::chrono::steady_clock::now();
-            for (int k = 0; k < calls; ++k) {
-                for (auto& c : contexts) c.step = k;
-                sampler.sample(logits.as<float>(), contexts, nullptr);
-            }
-            const double us =
-                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-            std::printf("%-22s %6d %12.1f\n", s.name, rows, us / calls);
         }
     }
     return 0;

@@ -162,6 +162,9 @@ int main(int argc, char** argv)
                  "RoPE + cache write, SiLU*up and prefill attention launch without PDL (the rest keep it)");
     app.add_flag("--no-prefill-graphs", noPrefillGraphs, "single-sequence prefill steps launch kernel by kernel");
     app.add_flag("--no-gemm-row-padding", noGemmRowPadding, "cuBLASLt plans every distinct row count (a new length)");
+    app.add_option("--sampler-cluster", features.samplerClusterSize,
+                   "CTAs that sample one row: 0 chosen by batch, 1 one CTA a row, 2..8 forced")
+        ->check(CLI::Range(0, 8));
     app.add_option("--skinny-max-rows", features.skinnyMaxRows,
                    "decode steps of up to this many tokens take the skinny GEMM (0: built-in crossover)")
         ->check(CLI::Range(0, 8));

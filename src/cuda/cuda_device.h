@@ -23,5 +23,7 @@ bool threadBlockClustersSupported();
 int pdlEarlyWait();
 // CudaFeatures::skinnyMaxRows of the active set, 0 outside 1..8.
 int skinnyMaxRowsOverride();
+// CudaFeatures::samplerClusterSize of the active set, 0 (choose by batch) outside 1..8.
+int samplerClusterOverride();
 
 }  // namespace brook::cuda

@@ -36,6 +36,10 @@ struct CudaFeatures {
     // Single-sequence prefill steps of 2..256 tokens replay a CUDA graph (ForwardGraphs), as decode
     // steps do; off: they launch their kernels one by one. Needs graphs (not --enforce-eager).
     bool prefillGraphs = true;
+    // CTAs that sample one row together (gpu_sampler_kernel.cu, sm_90 thread-block clusters of up
+    // to 8): 0 picks by batch (the GPU's SMs over the rows), 1 is one CTA a row, 2..8 force that
+    // many. Needs threadBlockClusters.
+    int samplerClusterSize = 0;
 };
 
 // Installs `features` for the kernels launched from now on.

@@ -1,5 +1,5 @@
 // The GPU sampling kernel's interface: the packed per-row inputs GpuSampler uploads, the per-row
-// results it reads back, and the launcher. One CTA per row; see gpu_sampler_kernel.cu for the
+// results it reads back, and the launcher. One CTA or one cluster per row; see gpu_sampler_kernel.cu for the
 // algorithm and engine/sampler.cpp for the definition it reproduces.
 // Letters: R rows, V vocabulary, E edits (all rows).
 // Compiled as C++17 by nvcc: includes nothing of the engine beyond engine/sampler_math.h.
@@ -55,5 +55,8 @@ struct GpuSampleOut {
 // rows [R], edits [E] (raw written back), out [R]. weightShift = samplerWeightShift(V).
 void launch_gpu_sample(float* logits, uint32_t* scratch, const GpuSampleRow* rows, GpuSampleEdit* edits,
                        GpuSampleOut* out, int R, int V, int weightShift, cudaStream_t stream);
+// CTAs per row that launch uses for R rows: 1, or a thread-block cluster of up to 8 where the
+// GPU has clusters and the batch leaves SMs idle (CudaFeatures::samplerClusterSize forces one).
+int gpu_sample_cluster_size(int R);
 
 }  // namespace brook::cuda

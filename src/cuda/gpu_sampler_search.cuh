@@ -1,7 +1,8 @@
-// Device-side building blocks of the GPU sampling kernel (gpu_sampler_kernel.cu), one CTA of
-// kThreads threads per row: block and warp reductions with fixed trees, the contiguous index
-// ranges the draw splits a row into, and the radix search (top-k, top-p, top-N logprobs) that
-// finds, among keys walked in descending order, the first whose running (count, mass) meets a goal.
+// Device-side building blocks of the GPU sampling kernel (gpu_sampler_kernel.cu), CTAs of
+// kThreads threads: block and warp reductions with fixed trees, the CTAs of one row's cluster
+// (RowCluster), the contiguous index ranges the draw splits a row into, and the radix search
+// (top-k, top-p, top-N logprobs) that finds, among keys walked in descending order, the first
+// whose running (count, mass) meets a goal.
 // The search takes 11-bit digits from the top. Each level is a histogram of (count, mass) in
 // shared memory built with integer atomics (exact, so arrival order cannot change a result);
 // once the chosen bucket holds <= kListCapacity keys they are gathered into shared memory and
@@ -12,6 +13,10 @@
 #include "engine/sampler_math.h"
 
 #include <climits>
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#include <cooperative_groups.h>
+#endif
 
 namespace brook::cuda::gpusample {
 
@@ -60,6 +65,13 @@ struct Shared {
     int lowestPos;
     int topSize;
     float chosenRaw;
+    // Read by the other CTAs of the row's cluster (RowCluster::peer): this CTA's argmax, and its
+    // share's candidate count, mass and top key.
+    float ctaBestValue;
+    int ctaBestIndex;
+    unsigned ctaCount;
+    u64 ctaMass;
+    u64 ctaMaxKey;
 };
 
 // ---- block and warp primitives (fixed reduction trees) ----
@@ -153,6 +165,41 @@ __device__ inline IndexRange splitRange(int begin, int end, int parts, int part)
     const int first = min(end, begin + part * size);
     return IndexRange{first, min(end, first + size)};
 }
+
+// The CTAs that sample one row together: `size` CTAs of consecutive blockIdx.x, launched as one
+// thread-block cluster (sm_90) when size > 1, each streaming its share of the row through the
+// passes that cost the most (argmax, the probabilities), then trading its reductions through
+// distributed shared memory. size 1: an ordinary launch, sync() and peer() do nothing.
+struct RowCluster {
+    int size;
+    int rank;
+
+    // A barrier of every thread of the cluster, with release / acquire ordering at cluster scope:
+    // global writes before it (the edits, the probabilities) are seen by every CTA after it.
+    __device__ void sync() const
+    {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        if (size > 1) cooperative_groups::this_cluster().sync();
+#endif
+    }
+    // `local` (a field of this CTA's shared memory) as CTA r of the cluster holds it.
+    template <typename T>
+    __device__ T peer(const T& local, int r) const
+    {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        if (size > 1) return *cooperative_groups::this_cluster().map_shared_rank(&local, r);
+#endif
+        return local;
+    }
+    // This CTA's part of a row of `vocab` tokens: whole multiples of 32 tokens (128-byte lines of
+    // the probabilities), so no line is written by two CTAs. size 1: the whole row.
+    __device__ IndexRange share(int vocab) const
+    {
+        const int piece = ((vocab + size - 1) / size + 31) / 32 * 32;
+        const int first = min(vocab, rank * piece);
+        return IndexRange{first, min(vocab, first + piece)};
+    }
+};
 
 // This thread's warp's piece of a row of `vocab` tokens; lanes stride by 32 inside it.
 __device__ inline IndexRange warpRange(int vocab)

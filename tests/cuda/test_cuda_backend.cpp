@@ -330,6 +330,7 @@ private slots:
         off.splitKvPrefill = false;
         off.prefillGraphs = false;
         off.padGemmRows = false;
+        off.samplerClusterSize = 3;
         const auto changed = run(off);
         // Every field reaches the kernels' process-wide set (a field left out of its packing read
         // as its default whatever was set).
@@ -342,6 +343,8 @@ private slots:
         QCOMPARE(active.padGemmRows, false);
         QCOMPARE(active.pdlEarlyWaitMask, 7);
         QCOMPARE(active.skinnyMaxRows, 1);
+        QCOMPARE(active.samplerClusterSize, 3);
+        QCOMPARE(cuda::samplerClusterOverride(), 3);
         QVERIFY(!cuda::pdlPrefillKernels());
         QVERIFY(!cuda::pdlSupported());
         QVERIFY(!cuda::threadBlockClustersSupported());

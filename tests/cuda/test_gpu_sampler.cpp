@@ -5,10 +5,14 @@
 // exact integer masses, so tokens must agree exactly: there is no tolerance for near-ties.
 // The draw walks kept tokens in index order split over warp and lane ranges, so rows whose mass
 // sits at the ends of the vocabulary or across those ranges' borders are checked too.
-// Also: repeated calls give the same results; a row's result does not depend on its batch.
+// Also: repeated calls give the same results; a row's result does not depend on its batch; rows
+// sampled by clusters of CTAs (a few rows on sm_90) match the CPU as one CTA a row does.
 #include "cuda_test_support.h"
 
+#include "cuda/cuda_device.h"
+#include "cuda/cuda_features.h"
 #include "cuda/gpu_sampler.h"
+#include "cuda/gpu_sampler_kernel.h"
 #include "engine/sampler.h"
 
 #include <algorithm>
@@ -231,6 +235,42 @@ private slots:
             QCOMPARE(again.results[r].token, run.results[r].token);
             QVERIFY(sameBits(again.results[r].logprob, run.results[r].logprob));
         }
+    }
+
+    // Every option kind (36 rows: each of the nine kinds with logprobs off, 0, 5 and 20) sampled
+    // by clusters of CTAs that split each row: shares of whole 32-token lines, some empty at a
+    // tiny vocabulary, uneven at 3 and 5 CTAs. 0: the size the launcher picks for one row.
+    void clusteredRowsMatchCpu_data()
+    {
+        QTest::addColumn<int>("vocab");
+        QTest::addColumn<int>("rows");
+        QTest::addColumn<int>("cluster");
+        QTest::newRow("tiny V, 8 CTAs a row") << 37 << 36 << 8;
+        QTest::newRow("odd V, 5 CTAs a row") << 4099 << 36 << 5;
+        QTest::newRow("ERNIE V, 2 CTAs a row") << kErnieVocab << 36 << 2;
+        QTest::newRow("ERNIE V, 3 CTAs a row") << kErnieVocab << 36 << 3;
+        QTest::newRow("ERNIE V, 8 CTAs a row") << kErnieVocab << 36 << 8;
+        QTest::newRow("ERNIE V, one row, chosen size") << kErnieVocab << 1 << 0;
+    }
+
+    void clusteredRowsMatchCpu()
+    {
+        BROOK_REQUIRE_GPU();
+        QFETCH(int, vocab);
+        QFETCH(int, rows);
+        QFETCH(int, cluster);
+        std::mt19937_64 rng(static_cast<uint64_t>(vocab) * 17 + static_cast<uint64_t>(cluster));
+        std::vector<Row> batch;
+        for (int r = 0; r < rows; ++r) batch.push_back(mixedRow(r == 0 && rows == 1 ? 3 : r, vocab, rng));
+        cuda::CudaFeatures features;
+        features.samplerClusterSize = cluster;
+        cuda::setCudaFeatures(features);
+        if (cuda::threadBlockClustersSupported())  // sm_90: the clustered kernel is the one that ran
+            QVERIFY(cuda::gpu_sample_cluster_size(rows) == (cluster > 0 ? cluster : 8));
+        cuda::GpuSampler sampler(rows, vocab);
+        const GpuRun run = runGpu(sampler, pointers(batch), vocab);
+        cuda::setCudaFeatures({});
+        expectMatchesCpu(pointers(batch), run, vocab);
     }
 
     void edgeCasesMatchCpu()
