@@ -1,5 +1,6 @@
-// The GPU sampling kernel: one CTA of 1024 threads per row, reproducing Sampler::sample bit for
-// bit (engine/sampler.cpp's header comment is the definition; engine/sampler_math.h the math):
+// The GPU sampling kernel: one CTA of 1024 threads per row (or a cluster of them, below),
+// reproducing Sampler::sample bit for bit (engine/sampler.cpp's header comment is the
+// definition; engine/sampler_math.h the math):
 //   1. logprobs, if asked, from the raw row: per-thread online max / sum of exps, combined in
 //      double; the top-N by a radix search on (ordered raw bits, reversed index) keys.
 //   2. edits (penalties, min_tokens mask) in place, each saving the raw logit it overwrote.
@@ -14,14 +15,15 @@
 //      row beyond the filters' own, plus one when top-p sets the last floor.
 // No floating-point atomics; every float reduction has a fixed tree; masses are exact u64 sums;
 // a row's result depends on that row alone.
-// Few rows leave most SMs idle while one CTA a row computes ~100,000 exact exponentials (ERNIE's
+// Few rows leave most SMs idle while one CTA a row walks ~100,000 tokens pass after pass (ERNIE's
 // vocabulary), so then several CTAs sample a row (RowCluster, sm_90 thread-block clusters): each
-// takes its share of the row through the argmax and the probability pass, the CTAs combine their
-// argmaxes, counts, masses and top keys through distributed shared memory in rank order (exact:
-// integers, and a max whose ties go to the lowest index), and the first CTA runs the filters and
-// the draw over the whole row's probabilities as one CTA would. The kept masses per warp range
-// that the probability pass leaves for the draw then come from one more pass (keptMass). Only
-// small batches are clustered (gpu_sample_cluster_size): 1-16 rows, a decode step's chat.
+// CTA takes its contiguous share of the row through every pass, as the one CTA takes the whole
+// row. Histograms, counts and masses are summed over the cluster through distributed shared
+// memory (exact integers), the argmax combined in rank order (ties go to the lowest index), and
+// every CTA takes the same decisions from the same sums. The draw sees the row as the shares'
+// warp ranges in index order: the share holding the crossing is found from the shares' masses,
+// and only its CTA walks. Only batches that leave SMs idle are clustered (gpu_sample_cluster_size:
+// up to 66 rows on 132 SMs).
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_device.h"
 #include "cuda/gpu_sampler_kernel.h"
@@ -50,11 +52,12 @@ __device__ void publishWarpMass(u64 mass, int last, Shared& sh)
     }
 }
 
-// Total weight of the candidates with key >= floor, walked by warp ranges so that the per-warp
-// masses the draw needs come with it.
-__device__ u64 keptMass(const ProbKeys& keys, u64 floor, Shared& sh)
+// Total weight of the candidates with key >= floor over the row (the cluster), walked by the
+// warp ranges of this CTA's share so that the per-warp masses the draw needs come with it.
+__device__ u64 keptMass(const ProbKeys& keys, u64 floor, RowCluster& cluster, Shared& sh)
 {
-    const IndexRange range = warpRange(keys.vocab);
+    const IndexRange share = cluster.share(keys.vocab);
+    const IndexRange range = splitRange(share.begin, share.end, kWarps, static_cast<int>(threadIdx.x / 32));
     u64 part = 0;
     int last = -1;
     for (int i = range.begin + static_cast<int>(threadIdx.x & 31); i < range.end; i += 32) {
@@ -65,34 +68,50 @@ __device__ u64 keptMass(const ProbKeys& keys, u64 floor, Shared& sh)
         }
     }
     publishWarpMass(part, last, sh);
-    return blockReduce(part, SumOp{}, sh.reduceU64);  // its barriers publish the warp masses
+    const u64 mass = blockReduce(part, SumOp{}, sh.reduceU64);  // its barriers publish the warp masses
+    return clusterSum(cluster, sh, mass);
 }
 
 // The first kept token (key >= floor) in index order whose running mass C has
 // double(C) > target; the highest kept index if none. sh.warpMass / warpLast hold the kept
-// masses of this floor. A scan of the 32 warp sums picks the warp; then every thread sums a
-// contiguous piece of that warp's range (ceil(V / 32 / 1024) tokens), a block scan picks the
-// piece, and its thread walks it.
-__device__ int drawInIndexOrder(const ProbKeys& keys, u64 floor, double target, Shared& sh)
+// masses of this floor over the warp ranges of this CTA's share. The shares' masses give the mass
+// before each share and so the share holding the crossing; in that CTA a scan of the 32 warp sums
+// picks the warp, then every thread sums a contiguous piece of that warp's range (a few tokens),
+// a block scan picks the piece, and its thread walks it. The token is then shared over the cluster.
+__device__ int drawInIndexOrder(const ProbKeys& keys, u64 floor, double target, RowCluster& cluster, Shared& sh)
 {
     const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x / 32);
+    u64 before = 0;  // kept mass of the shares before this CTA's
+    int lastKept = -1;
+    if (cluster.size > 1) {
+        const u64 shareMass = warpReduce(sh.warpMass[lane], SumOp{});  // every warp computes it
+        const int shareLast = warpReduce(sh.warpLast[lane], MaxOp{});
+        const u64* slot = cluster.publish(sh, shareMass, static_cast<u64>(shareLast + 1));
+        for (int r = 0; r < cluster.size; ++r) {
+            if (r < cluster.rank) before += cluster.peer(slot[0], r);
+            lastKept = max(lastKept, static_cast<int>(cluster.peer(slot[1], r)) - 1);
+        }
+    }
+    // Only the share where C crosses the target draws: C before it has not crossed yet.
+    const bool drawsHere = !(static_cast<double>(before) > target);
     if (warp == 0) {
         const u64 own = sh.warpMass[lane];
-        const u64 through = warpInclusiveSum(own);  // C at the end of warp `lane`'s range
+        const u64 through = before + warpInclusiveSum(own);  // C at the end of warp `lane`'s range
         // C only grows, so the lanes that cross are a suffix: the first holds the token.
-        const unsigned crossing = __ballot_sync(kFullMask, static_cast<double>(through) > target);
+        const unsigned crossing = drawsHere ? __ballot_sync(kFullMask, static_cast<double>(through) > target) : 0u;
         const int chosen = crossing ? __ffs(static_cast<int>(crossing)) - 1 : -1;
         const int last = warpReduce(sh.warpLast[lane], MaxOp{});
         if (lane == 0) {
             sh.drawWarp = chosen;
-            sh.drawToken = last;  // rounding ran past the end, unless a lane below finds better
+            sh.drawToken = cluster.size > 1 ? -1 : last;  // one CTA: rounding ran past the end, unless found below
         }
         if (lane == chosen) sh.drawBefore = through - own;
     }
     __syncthreads();
     const int chosenWarp = sh.drawWarp;  // uniform: the whole CTA searches that warp's range
     if (chosenWarp >= 0) {
-        const IndexRange range = splitRange(0, keys.vocab, kWarps, chosenWarp);
+        const IndexRange share = cluster.share(keys.vocab);
+        const IndexRange range = splitRange(share.begin, share.end, kWarps, chosenWarp);
         const IndexRange piece = splitRange(range.begin, range.end, kThreads, static_cast<int>(threadIdx.x));
         u64 own = 0;
         for (int i = piece.begin; i < piece.end; ++i) {
@@ -100,13 +119,13 @@ __device__ int drawInIndexOrder(const ProbKeys& keys, u64 floor, double target, 
             if (keys.load(i, key) && key >= floor) own += keys.weight(key);
         }
         unsigned unusedCount = 0;
-        u64 before = own;
-        blockExclusiveScan(unusedCount, before, sh);
-        before += sh.drawBefore;  // C just before this thread's piece
+        u64 pieceBefore = own;
+        blockExclusiveScan(unusedCount, pieceBefore, sh);
+        pieceBefore += sh.drawBefore;  // C just before this thread's piece
         // C only grows over the pieces, so the crossing threads are a suffix: the first holds the
         // token (the pieces' masses add up to the warp's, so one crosses).
-        if (static_cast<double>(before + own) > target && !(static_cast<double>(before) > target)) {
-            u64 cumulative = before;
+        if (static_cast<double>(pieceBefore + own) > target && !(static_cast<double>(pieceBefore) > target)) {
+            u64 cumulative = pieceBefore;
             for (int i = piece.begin; i < piece.end; ++i) {
                 u64 key;
                 if (!keys.load(i, key) || key < floor) continue;
@@ -119,14 +138,16 @@ __device__ int drawInIndexOrder(const ProbKeys& keys, u64 floor, double target, 
         }
     }
     __syncthreads();
-    return sh.drawToken;
+    if (cluster.size == 1) return sh.drawToken;
+    // One CTA drew (indices + 1 > 0), or none did: rounding ran past the end of the row.
+    const int drawn = static_cast<int>(clusterMax(cluster, sh, static_cast<u64>(sh.drawToken + 1))) - 1;
+    return drawn >= 0 ? drawn : lastKept;
 }
 
 // The draw of a sampled row (engine/sampler.cpp drawToken); `best` is the edited row's argmax.
-// Every CTA of the cluster computes its share's probabilities; the lead's result is the token
-// (the others return after the exchange).
+// Every CTA of the cluster runs it over its share and returns the same token.
 __device__ int drawToken(const float* x, uint32_t* probs, const GpuSampleRow& row, ArgMax best, int vocab,
-                         int indexBits, u64 indexMask, int weightShift, const RowCluster& cluster, Shared& sh)
+                         int indexBits, u64 indexMask, int weightShift, RowCluster& cluster, Shared& sh)
 {
     const int argmaxToken = best.index == INT_MAX ? 0 : best.index;
     if (!isfinite(best.value)) return argmaxToken;  // all masked, or +inf present
@@ -176,39 +197,33 @@ __device__ int drawToken(const float* x, uint32_t* probs, const GpuSampleRow& ro
     mass = blockReduce(mass, SumOp{}, sh.reduceU64);
     if (needMaxKey) maxKey = blockReduce(maxKey, MaxOp{}, sh.reduceU64);
     if (cluster.size > 1) {
-        if (threadIdx.x == 0) {
-            sh.ctaCount = count;
-            sh.ctaMass = mass;
-            sh.ctaMaxKey = maxKey;
-        }
-        cluster.sync();  // also publishes every share's probabilities to the lead
+        const u64* slot = cluster.publish(sh, count, mass, maxKey);
         count = 0;
         mass = 0;
         maxKey = 0;
         for (int r = 0; r < cluster.size; ++r) {
-            count += cluster.peer(sh.ctaCount, r);
-            mass += cluster.peer(sh.ctaMass, r);
-            const u64 key = cluster.peer(sh.ctaMaxKey, r);
+            count += static_cast<unsigned>(cluster.peer(slot[0], r));
+            mass += cluster.peer(slot[1], r);
+            const u64 key = cluster.peer(slot[2], r);
             maxKey = key > maxKey ? key : maxKey;
         }
-        if (cluster.rank != 0) return argmaxToken;  // the lead alone filters and draws
     }
     if (count == 0) return argmaxToken;
 
     const ProbKeys keys{probs, vocab, indexBits, indexMask, minBits, weightShift};
-    u64 floor = 0;  // the kept set is always {key >= floor}; candidates' keys are > 0
-    // sh.warpMass holds the kept masses of `floor` (by warpRange: so only when one CTA had the row)
-    bool warpMassesFresh = cluster.size == 1;
+    u64 floor = 0;                // the kept set is always {key >= floor}; candidates' keys are > 0
+    bool warpMassesFresh = true;  // sh.warpMass holds the kept masses of `floor`
     if (row.topK > 0 && static_cast<unsigned>(row.topK) < count) {
-        const Found found = radixSearch(keys, 0, Goal{Goal::kCountAtLeast, static_cast<unsigned>(row.topK), 0.0}, sh);
+        const Found found =
+            radixSearch(keys, 0, Goal{Goal::kCountAtLeast, static_cast<unsigned>(row.topK), 0.0}, cluster, sh);
         if (!found.ok) return argmaxToken;
         floor = found.key;
-        mass = keptMass(keys, floor, sh);
+        mass = keptMass(keys, floor, cluster, sh);
     }
     if (row.topP < 1.0f) {
         const float topP = row.topP < 0.0f ? 0.0f : row.topP;
         const double goal = static_cast<double>(topP) * static_cast<double>(mass);
-        const Found found = radixSearch(keys, floor, Goal{Goal::kMassAtLeast, 0u, goal}, sh);
+        const Found found = radixSearch(keys, floor, Goal{Goal::kMassAtLeast, 0u, goal}, cluster, sh);
         if (!found.ok) return argmaxToken;
         floor = found.key;
         mass = found.mass;
@@ -219,11 +234,11 @@ __device__ int drawToken(const float* x, uint32_t* probs, const GpuSampleRow& ro
         const u64 threshold = static_cast<u64>(floatBits(row.minP)) << indexBits;
         const u64 minPFloor = threshold < maxKey ? threshold : maxKey;  // the top token always stays
         floor = minPFloor > floor ? minPFloor : floor;
-        mass = keptMass(keys, floor, sh);
+        mass = keptMass(keys, floor, cluster, sh);
         warpMassesFresh = true;
     }
-    if (!warpMassesFresh) keptMass(keys, floor, sh);  // the total is exact already: only the split is new
-    return drawInIndexOrder(keys, floor, row.u * static_cast<double>(mass), sh);
+    if (!warpMassesFresh) keptMass(keys, floor, cluster, sh);  // top-p's total is exact: only the split is new
+    return drawInIndexOrder(keys, floor, row.u * static_cast<double>(mass), cluster, sh);
 }
 
 __device__ float logprobOf(float raw, double logSumExp)
@@ -240,8 +255,8 @@ __global__ void __launch_bounds__(kThreads)
 {
     __shared__ Shared sh;
     const int tid = threadIdx.x;
-    const RowCluster cluster{clusterSize, static_cast<int>(blockIdx.x) % clusterSize};
-    const bool lead = cluster.rank == 0;  // logprobs, edits, filters, draw and result
+    RowCluster cluster{clusterSize, static_cast<int>(blockIdx.x) % clusterSize};
+    const bool lead = cluster.rank == 0;  // logprobs, edits and the result
     const int rowIndex = static_cast<int>(blockIdx.x) / clusterSize;
     const GpuSampleRow row = rows[rowIndex];
     float* x = logits + static_cast<size_t>(rowIndex) * vocab;  // [V]
@@ -275,7 +290,8 @@ __global__ void __launch_bounds__(kThreads)
         const int n = min(row.logprobs, min(vocab, kGpuMaxTopLogprobs));
         if (n > 0) {
             const RawKeys keys{x, vocab, indexBits, indexMask};
-            const Found nth = radixSearch(keys, 0, Goal{Goal::kCountAtLeast, static_cast<unsigned>(n), 0.0}, sh);
+            RowCluster alone{1, 0};  // the lead's CTA by itself
+            const Found nth = radixSearch(keys, 0, Goal{Goal::kCountAtLeast, static_cast<unsigned>(n), 0.0}, alone, sh);
             if (tid == 0) sh.topSize = 0;
             __syncthreads();
             if (nth.ok) {
@@ -341,14 +357,12 @@ __global__ void __launch_bounds__(kThreads)
     }
     best = blockArgMax(best, sh);
     if (cluster.size > 1) {
-        if (tid == 0) {
-            sh.ctaBestValue = best.value;
-            sh.ctaBestIndex = best.index;
-        }
-        cluster.sync();
+        const u64* slot =
+            cluster.publish(sh, static_cast<u64>(__float_as_uint(best.value)), static_cast<u64>(best.index));
         best = ArgMax{-INFINITY, INT_MAX};
         for (int r = 0; r < cluster.size; ++r)
-            best = better(best, ArgMax{cluster.peer(sh.ctaBestValue, r), cluster.peer(sh.ctaBestIndex, r)});
+            best = better(best, ArgMax{__uint_as_float(static_cast<uint32_t>(cluster.peer(slot[0], r))),
+                                       static_cast<int>(cluster.peer(slot[1], r))});
     }
 
     // 4. The token.
@@ -378,19 +392,31 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 constexpr int kMaxCluster = 8;  // portable cluster size
-// Clustered grids of at most this many CTAs. Measured on an H200 (sampler_bench, 2026-12-03):
-// 1 and 4 rows in clusters of 8 (8, 32 CTAs) sampled 20-25% faster than one CTA a row, but 16
-// rows x 8 and 32 rows x 4 (128 CTAs, one per SM by registers, clusters confined to a GPC's
-// SMs) 30-45% slower, and 64 rows x 2 broke even.
-constexpr int kMaxClusteredCtas = 32;
+
+int smCount()
+{
+    int device = 0, sms = 0;
+    BROOK_CUDA_CHECK(cudaGetDevice(&device));
+    BROOK_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return std::max(sms, 1);
+}
 
 }  // namespace
 
+// The largest cluster whose grid stays in one wave. A CTA fills an SM (1,024 threads of 64
+// registers), and a cluster's CTAs must share one GPC, so clusters of 4 or 8 stop fitting well
+// before the grid has a CTA per SM. Measured on an H200 (132 SMs; sampler_bench, 2026-12-03, us a
+// call at top-p 0.95 for 1 / 4 CTAs a row): 16 rows x 4 106 (one CTA a row: 225), x 8 158;
+// 32 rows x 2 148 (239), x 4 174; 64 rows x 2 155 (243). Hence 8 or 4 CTAs while the grid is
+// within half the SMs, 2 while within all of them.
 int gpu_sample_cluster_size(int R)
 {
     if (R <= 0 || !threadBlockClustersSupported()) return 1;
     if (const int forced = samplerClusterOverride(); forced > 0) return std::min(forced, kMaxCluster);
-    return std::clamp(kMaxClusteredCtas / R, 1, kMaxCluster);
+    static const int sms = smCount();  // one device per process (CudaBackend)
+    for (const int size : {8, 4})
+        if (R * size <= sms / 2) return size;
+    return R * 2 <= sms ? 2 : 1;
 }
 
 void launch_gpu_sample(float* logits, uint32_t* scratch, const GpuSampleRow* rows, GpuSampleEdit* edits,

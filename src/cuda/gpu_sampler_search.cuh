@@ -65,13 +65,7 @@ struct Shared {
     int lowestPos;
     int topSize;
     float chosenRaw;
-    // Read by the other CTAs of the row's cluster (RowCluster::peer): this CTA's argmax, and its
-    // share's candidate count, mass and top key.
-    float ctaBestValue;
-    int ctaBestIndex;
-    unsigned ctaCount;
-    u64 ctaMass;
-    u64 ctaMaxKey;
+    u64 talk[2][3];  // RowCluster::publish's slots, read by the other CTAs of the row's cluster
 };
 
 // ---- block and warp primitives (fixed reduction trees) ----
@@ -167,12 +161,14 @@ __device__ inline IndexRange splitRange(int begin, int end, int parts, int part)
 }
 
 // The CTAs that sample one row together: `size` CTAs of consecutive blockIdx.x, launched as one
-// thread-block cluster (sm_90) when size > 1, each streaming its share of the row through the
-// passes that cost the most (argmax, the probabilities), then trading its reductions through
-// distributed shared memory. size 1: an ordinary launch, sync() and peer() do nothing.
+// thread-block cluster (sm_90) when size > 1. Each streams its share of the row through every
+// pass and trades its reductions through distributed shared memory; all of them take the same
+// decisions from the same combined values, in lockstep. size 1: an ordinary launch, where
+// sync(), peer() and the cluster reductions do nothing.
 struct RowCluster {
     int size;
     int rank;
+    int round = 0;  // publish() calls so far (the same in every thread of the cluster)
 
     // A barrier of every thread of the cluster, with release / acquire ordering at cluster scope:
     // global writes before it (the edits, the probabilities) are seen by every CTA after it.
@@ -199,7 +195,43 @@ struct RowCluster {
         const int first = min(vocab, rank * piece);
         return IndexRange{first, min(vocab, first + piece)};
     }
+    // Publishes this CTA's (a, b, c) and waits for the cluster; peer(slot[i], r) then reads CTA r's.
+    // Slots alternate between two buffers: a CTA writes exchange k + 2's values only after the
+    // barrier of exchange k + 1, which every peer reaches after reading exchange k's.
+    __device__ const u64* publish(Shared& sh, u64 a, u64 b = 0, u64 c = 0)
+    {
+        u64* slot = sh.talk[round++ & 1];
+        if (threadIdx.x == 0) {
+            slot[0] = a;
+            slot[1] = b;
+            slot[2] = c;
+        }
+        sync();
+        return slot;
+    }
 };
+
+// Sum and max of one value per CTA over the cluster (the value itself for one CTA).
+__device__ inline u64 clusterSum(RowCluster& cluster, Shared& sh, u64 value)
+{
+    if (cluster.size == 1) return value;
+    const u64* slot = cluster.publish(sh, value);
+    u64 total = 0;
+    for (int r = 0; r < cluster.size; ++r) total += cluster.peer(slot[0], r);
+    return total;
+}
+
+__device__ inline u64 clusterMax(RowCluster& cluster, Shared& sh, u64 value)
+{
+    if (cluster.size == 1) return value;
+    const u64* slot = cluster.publish(sh, value);
+    u64 best = 0;
+    for (int r = 0; r < cluster.size; ++r) {
+        const u64 v = cluster.peer(slot[0], r);
+        best = v > best ? v : best;
+    }
+    return best;
+}
 
 // This thread's warp's piece of a row of `vocab` tokens; lanes stride by 32 inside it.
 __device__ inline IndexRange warpRange(int vocab)
@@ -309,8 +341,10 @@ struct RawKeys {
 };
 
 // Picks the bin where the goal is first met, walking bins from the highest; if it never is,
-// the lowest non-empty bin. Bins [0, bins) of sh.binCount / sh.binMass.
-__device__ inline Pick chooseBin(int bins, unsigned beforeCount, u64 beforeMass, const Goal& goal, Shared& sh)
+// the lowest non-empty bin. Bins [0, bins) of sh.binCount / sh.binMass, summed over the cluster's
+// CTAs (after a cluster barrier; every CTA then picks the same bin).
+__device__ inline Pick chooseBin(int bins, unsigned beforeCount, u64 beforeMass, const Goal& goal,
+                                 const RowCluster& cluster, Shared& sh)
 {
     const int tid = threadIdx.x;
     unsigned c[kBinsPerThread];
@@ -320,8 +354,12 @@ __device__ inline Pick chooseBin(int bins, unsigned beforeCount, u64 beforeMass,
 #pragma unroll
     for (int k = 0; k < kBinsPerThread; ++k) {
         const int pos = tid * kBinsPerThread + k;  // position in descending bin order
-        c[k] = pos < bins ? sh.binCount[bins - 1 - pos] : 0u;
-        m[k] = pos < bins ? sh.binMass[bins - 1 - pos] : 0ull;
+        c[k] = 0u;
+        m[k] = 0ull;
+        for (int r = 0; pos < bins && r < cluster.size; ++r) {
+            c[k] += cluster.peer(sh.binCount[bins - 1 - pos], r);
+            m[k] += cluster.peer(sh.binMass[bins - 1 - pos], r);
+        }
         sumC += c[k];
         sumM += m[k];
     }
@@ -368,10 +406,13 @@ __device__ inline Pick chooseBin(int bins, unsigned beforeCount, u64 beforeMass,
 
 // Among the valid keys >= floor, walking from the largest down: the first key at which the
 // running (count, mass) meets the goal, with that running total; the smallest key if never.
+// Over a cluster, each CTA tallies (and gathers) the keys of its share, and the levels pick their
+// bins from the summed histograms.
 template <class Keys>
-__device__ Found radixSearch(const Keys& keys, u64 floor, const Goal& goal, Shared& sh)
+__device__ Found radixSearch(const Keys& keys, u64 floor, const Goal& goal, RowCluster& cluster, Shared& sh)
 {
     const int tid = threadIdx.x;
+    const IndexRange share = cluster.share(keys.vocab);
     const bool withMass = Keys::kHasMass && goal.mode != Goal::kCountAtLeast;  // 64-bit atomics only if needed
     u64 prefix = 0;                                                            // the digits chosen so far
     int shift = keys.keyBits();                                                // bits below the prefix
@@ -383,6 +424,7 @@ __device__ Found radixSearch(const Keys& keys, u64 floor, const Goal& goal, Shar
         const int above = shift;  // bits >= `above` are the prefix
         shift -= width;
         const int bins = 1 << width;
+        cluster.sync();  // no peer still reads these bins (the level or search before)
         for (int b = tid; b < bins; b += kThreads) {
             sh.binCount[b] = 0;
             sh.binMass[b] = 0;
@@ -398,13 +440,14 @@ __device__ Found radixSearch(const Keys& keys, u64 floor, const Goal& goal, Shar
             const int size = min(sh.listSize, kListCapacity);
             for (int e = tid; e < size; e += kThreads) tally(sh.list[e]);
         } else {
-            for (int i = tid; i < keys.vocab; i += kThreads) {
+            for (int i = share.begin + tid; i < share.end; i += kThreads) {
                 u64 key;
                 if (keys.load(i, key) && key >= floor) tally(key);
             }
         }
         __syncthreads();
-        const Pick pick = chooseBin(bins, beforeCount, beforeMass, goal, sh);
+        cluster.sync();  // every CTA's histogram is complete
+        const Pick pick = chooseBin(bins, beforeCount, beforeMass, goal, cluster, sh);
         if (pick.bin < 0) return Found{floor, beforeCount, beforeMass, false};
         beforeCount += pick.aboveCount;
         beforeMass += pick.aboveMass;
@@ -413,7 +456,7 @@ __device__ Found radixSearch(const Keys& keys, u64 floor, const Goal& goal, Shar
         if (!inList && pick.count <= kListCapacity) {
             if (tid == 0) sh.listSize = 0;
             __syncthreads();
-            for (int i = tid; i < keys.vocab; i += kThreads) {
+            for (int i = share.begin + tid; i < share.end; i += kThreads) {
                 u64 key;
                 if (keys.load(i, key) && key >= floor && (key >> shift) == prefix) {
                     const int slot = atomicAdd(&sh.listSize, 1);
@@ -423,12 +466,14 @@ __device__ Found radixSearch(const Keys& keys, u64 floor, const Goal& goal, Shar
             __syncthreads();
             inList = true;
         }
-        if (inList && pick.count == 1) {
+        if (inList && pick.count == 1) {  // one CTA's list holds it; valid keys are > 0
+            if (tid == 0) sh.foundKey = 0;
+            __syncthreads();
             const int size = min(sh.listSize, kListCapacity);
             for (int e = tid; e < size; e += kThreads)
                 if ((sh.list[e] >> shift) == prefix) sh.foundKey = sh.list[e];
             __syncthreads();
-            const u64 key = sh.foundKey;
+            const u64 key = clusterMax(cluster, sh, sh.foundKey);
             __syncthreads();
             return Found{key, beforeCount + 1, beforeMass + pick.mass, true};
         }

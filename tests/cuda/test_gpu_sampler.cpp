@@ -194,6 +194,29 @@ void expectMatchesCpu(const std::vector<const Row*>& rows, const GpuRun& run, in
     }
 }
 
+// CTAs a row for the sampler calls in its scope (CudaFeatures::samplerClusterSize; 0: the
+// launcher's choice), the defaults again after.
+class SamplerClusterScope {
+public:
+    explicit SamplerClusterScope(int size)
+    {
+        cuda::CudaFeatures features;
+        features.samplerClusterSize = size;
+        cuda::setCudaFeatures(features);
+    }
+    ~SamplerClusterScope() { cuda::setCudaFeatures({}); }
+    SamplerClusterScope(const SamplerClusterScope&) = delete;
+    SamplerClusterScope& operator=(const SamplerClusterScope&) = delete;
+};
+
+void addClusterSizes()
+{
+    QTest::addColumn<int>("cluster");
+    QTest::newRow("launcher's choice") << 0;
+    QTest::newRow("3 CTAs a row") << 3;
+    QTest::newRow("8 CTAs a row") << 8;
+}
+
 std::vector<const Row*> pointers(const std::vector<Row>& rows)
 {
     std::vector<const Row*> out;
@@ -262,20 +285,21 @@ private slots:
         std::mt19937_64 rng(static_cast<uint64_t>(vocab) * 17 + static_cast<uint64_t>(cluster));
         std::vector<Row> batch;
         for (int r = 0; r < rows; ++r) batch.push_back(mixedRow(r == 0 && rows == 1 ? 3 : r, vocab, rng));
-        cuda::CudaFeatures features;
-        features.samplerClusterSize = cluster;
-        cuda::setCudaFeatures(features);
+        const SamplerClusterScope scope(cluster);
         if (cuda::threadBlockClustersSupported())  // sm_90: the clustered kernel is the one that ran
             QVERIFY(cuda::gpu_sample_cluster_size(rows) == (cluster > 0 ? cluster : 8));
         cuda::GpuSampler sampler(rows, vocab);
         const GpuRun run = runGpu(sampler, pointers(batch), vocab);
-        cuda::setCudaFeatures({});
         expectMatchesCpu(pointers(batch), run, vocab);
     }
+
+    void edgeCasesMatchCpu_data() { addClusterSizes(); }
 
     void edgeCasesMatchCpu()
     {
         BROOK_REQUIRE_GPU();
+        QFETCH(int, cluster);
+        const SamplerClusterScope scope(cluster);
         constexpr int kVocab = 5000;
         std::mt19937_64 rng(99);
         std::vector<Row> batch;
@@ -356,11 +380,17 @@ private slots:
         QVERIFY2(drawn % 2 == 1 && drawn != 1, qPrintable(QString("drew masked or NaN token %1").arg(drawn)));
     }
 
+    void indexOrderDrawMatchesCpu_data() { addClusterSizes(); }
+
     void indexOrderDrawMatchesCpu()
     {
         BROOK_REQUIRE_GPU();
+        QFETCH(int, cluster);
+        const SamplerClusterScope scope(cluster);
         // ERNIE's V splits into 32 warp ranges of 3232 tokens and lane pieces of 101: put the
         // mass at the ends of the row, on range borders, all on one token, or spread evenly.
+        // Clusters of 3 and 8 CTAs cut it into shares of 34,496 and 12,928 tokens, each share
+        // into its own warp ranges: mass on those borders too.
         constexpr int kVocab = kErnieVocab;
         constexpr int kSeg = (kVocab + 31) / 32;
         std::mt19937_64 rng(404);
@@ -394,8 +424,9 @@ private slots:
             add(peaks({0}, -kInf), 1.0f, f.topK, f.topP, f.minP);                 // one token has all the mass
             add(peaks({kVocab - 1}, -200.0f), 1.0f, f.topK, f.topP, f.minP);      // the same, zero-weight rest
             add(peaks({kSeg - 1, kSeg, 5 * kSeg + 100, 5 * kSeg + 101}, -3.0f), 0.9f, f.topK, f.topP, f.minP);
-            add(peaks({0, kVocab - 1}, 0.0f), 1.0f, f.topK, f.topP, f.minP);  // mass at both ends
-            add(randomRow(kVocab, rng), 1.0f, f.topK, f.topP, f.minP);        // temperature as models
+            add(peaks({0, kVocab - 1}, 0.0f), 1.0f, f.topK, f.topP, f.minP);                // mass at both ends
+            add(peaks({12927, 12928, 34495, 34496}, -3.0f), 0.9f, f.topK, f.topP, f.minP);  // share borders
+            add(randomRow(kVocab, rng), 1.0f, f.topK, f.topP, f.minP);                      // temperature as models
         }
         cuda::GpuSampler sampler(static_cast<int>(batch.size()), kVocab);
         const GpuRun run = runGpu(sampler, pointers(batch), kVocab);
