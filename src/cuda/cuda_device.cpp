@@ -1,9 +1,12 @@
 #include "cuda/cuda_device.h"
 
+#include "cuda/cuda_check.h"
 #include "cuda/cuda_features.h"
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 
@@ -34,6 +37,20 @@ bool cudaDeviceHasBf16(int device)
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) return false;
     return prop.major >= 8;
+}
+
+int multiprocessorCount()
+{
+    static std::array<std::atomic<int>, 64> cache{};
+    int device = 0;
+    BROOK_CUDA_CHECK(cudaGetDevice(&device));
+    const bool cached = device >= 0 && device < int(cache.size());
+    if (cached && cache[size_t(device)].load() > 0) return cache[size_t(device)].load();
+    int count = 0;
+    BROOK_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+    count = std::max(count, 1);
+    if (cached) cache[size_t(device)].store(count);
+    return count;
 }
 
 namespace {

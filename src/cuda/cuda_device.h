@@ -10,6 +10,9 @@ int cudaDeviceCount();
 std::string cudaDeviceDescription(int device = 0);
 // Whether the device computes bf16 natively (sm_80 and newer).
 bool cudaDeviceHasBf16(int device = 0);
+// Streaming multiprocessors of the current device (at least 1), asked once per device: the
+// launchers size their grids by it. Throws CudaError when there is no device.
+int multiprocessorCount();
 // Whether kernels may be launched as programmatic dependents (pdl.cuh): compute capability 9.0
 // or newer (decided once per process) and CudaFeatures::programmaticDependentLaunch.
 bool pdlSupported();

@@ -393,14 +393,6 @@ __global__ void __launch_bounds__(kThreads)
 
 constexpr int kMaxCluster = 8;  // portable cluster size
 
-int smCount()
-{
-    int device = 0, sms = 0;
-    BROOK_CUDA_CHECK(cudaGetDevice(&device));
-    BROOK_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    return std::max(sms, 1);
-}
-
 }  // namespace
 
 // The largest cluster whose grid stays in one wave. A CTA fills an SM (1,024 threads of 64
@@ -413,7 +405,7 @@ int gpu_sample_cluster_size(int R)
 {
     if (R <= 0 || !threadBlockClustersSupported()) return 1;
     if (const int forced = samplerClusterOverride(); forced > 0) return std::min(forced, kMaxCluster);
-    static const int sms = smCount();  // one device per process (CudaBackend)
+    const int sms = multiprocessorCount();
     for (const int size : {8, 4})
         if (R * size <= sms / 2) return size;
     return R * 2 <= sms ? 2 : 1;

@@ -416,14 +416,6 @@ __global__ void __launch_bounds__(kThreads, BROOK_DECODE_CTAS_PER_SM)
     if (threadIdx.x == 0) *counter = 0u;  // every CTA of the group has arrived: ready for the next launch
 }
 
-int smCount()
-{
-    int device = 0, sms = 0;
-    BROOK_CUDA_CHECK(cudaGetDevice(&device));
-    BROOK_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    return std::max(sms, 1);
-}
-
 int headGroups(int numHeads, int numKvHeads)
 {
     return numKvHeads * ((numHeads / numKvHeads + kHeadsPerCta - 1) / kHeadsPerCta);
@@ -506,14 +498,14 @@ void launchDecode(const void* q, void* out, const void* kCache, const void* vCac
 int paged_attention_decode_splits(int numSeqs, int numHeads, int numKvHeads, int maxContextLen)
 {
     if (numHeads <= 0 || numKvHeads <= 0) return 1;
-    return decodeSplits(numSeqs, numHeads, numKvHeads, maxContextLen, smCount());
+    return decodeSplits(numSeqs, numHeads, numKvHeads, maxContextLen, multiprocessorCount());
 }
 
 size_t paged_attention_decode_workspace_bytes(int maxSeqs, int numHeads, int numKvHeads, int headDim, int maxContextLen)
 {
     if (numHeads <= 0 || numKvHeads <= 0 || headDim <= 0 || maxSeqs <= 0) return 0;
     prepareDecodeKernels();
-    const int sms = smCount();
+    const int sms = multiprocessorCount();
     size_t partials = 0;
     for (int n = 1; n <= maxSeqs; ++n) {
         const int splits = decodeSplits(n, numHeads, numKvHeads, maxContextLen, sms);
@@ -536,7 +528,7 @@ void launch_paged_attention_decode(ElementType type, const void* q, void* out, c
                         std::to_string(batch.numSeqs) + ", max context " + std::to_string(maxContextLen) + ")");
     if (batch.numSeqs <= 0) return;
     prepareDecodeKernels();
-    const int sms = smCount();
+    const int sms = multiprocessorCount();
     const int splits = decodeSplits(batch.numSeqs, shape.numHeads, shape.numKvHeads, maxContextLen, sms);
     const int fill = fillSplits(batch.numSeqs, shape.numHeads, shape.numKvHeads, sms);
     const size_t counters = size_t(batch.numSeqs) * headGroups(shape.numHeads, shape.numKvHeads) * sizeof(unsigned);

@@ -279,14 +279,6 @@ void launchPrefill(const void* q, void* out, const void* kCache, const void* vCa
     }
 }
 
-int deviceSmCount()
-{
-    int device = 0, sms = 0;
-    BROOK_CUDA_CHECK(cudaGetDevice(&device));
-    BROOK_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    return std::max(sms, 1);
-}
-
 }  // namespace
 
 size_t paged_attention_prefill_workspace_bytes(int numHeads, int headDim)
@@ -300,7 +292,7 @@ int paged_attention_prefill_splits(int numSeqs, int maxQueryLen, const Attention
     if (numSeqs <= 0 || maxQueryLen <= 0 || split.numTokens <= 0 || !split.workspace || shape.numHeads <= 0 ||
         shape.numKvHeads <= 0 || shape.headDim <= 0 || shape.numHeads % shape.numKvHeads != 0)
         return 1;
-    static const int sms = deviceSmCount();  // one device per process (CudaBackend)
+    const int sms = multiprocessorCount();
     const int G = shape.numHeads / shape.numKvHeads;
     // CTAs with rows to compute. The grid is numSeqs x ceil(maxQueryLen * G / 64) tiles per kv head,
     // but a tile past its sequence's rows exits at once, and the sequences share numTokens: a

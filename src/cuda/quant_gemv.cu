@@ -18,8 +18,6 @@
 #include "cuda/quant_matmul.h"
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <string>
 
 namespace brook::cuda {
@@ -267,18 +265,6 @@ __global__ void __launch_bounds__(kWarps * 32)
         }
         current = next;
     }
-}
-
-int multiprocessorCount()
-{
-    static std::array<std::atomic<int>, 64> cache{};
-    int device = 0;
-    BROOK_CUDA_CHECK(cudaGetDevice(&device));
-    if (device >= 0 && device < int(cache.size()) && cache[device].load() > 0) return cache[device].load();
-    int count = 0;
-    BROOK_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-    if (device >= 0 && device < int(cache.size())) cache[device].store(count);
-    return count;
 }
 
 struct Launch {
