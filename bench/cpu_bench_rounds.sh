@@ -32,6 +32,6 @@ for round in $(seq 1 "$ROUNDS"); do
     "$BIN/brook-bench" throughput --device cpu --model "$MODEL" --num-prompts 1 --input-len 32 --output-len 32 \
         --quantization int8 2>&1 | grep -E "output tokens/s|weights"
     stamp "sampler"
-    "$BIN/cpu_kernel_bench" --sampler-only --repeats 20 2>&1 | grep sampler
+    "$BIN/cpu_kernel_bench" --sampler-only --repeats 20 --threads 2 2>&1 | grep sampler
 done
 stamp end

@@ -338,6 +338,16 @@ int main(int argc, char** argv)
             Sampler::sample(row, context);
         });
         std::printf("sampler V=%d temperature 0.8 top-p 0.8: %.3f ms per row\n", V, sec * 1e3);
+        if (pool) {  // as the backend samples one row: its pool takes slices of the row's passes
+            const SamplerThreads split{pool->threads(),
+                                       [&](int parts, const std::function<void(int)>& fn) { pool->run(parts, fn); }};
+            const double splitSec = bestSeconds(repeats * 4, [&] {
+                row = logits;
+                Sampler::sample(row, context, split);
+            });
+            std::printf("sampler V=%d temperature 0.8 top-p 0.8, row split over %d threads: %.3f ms per row\n", V,
+                        pool->threads(), splitSec * 1e3);
+        }
     }
 
     // Element-wise ops of one layer at T = 128 (prefill) on each path.

@@ -23,7 +23,9 @@
 // (11 bits a level) with a sort of the last few hundred keys only, and the draw one pass in
 // index order. Without top-k and min-p (the common request) the top-p cut's first level is a
 // histogram of the probabilities themselves, and only the keys of the bucket where the cut falls
-// are built.
+// are built. Given other threads (SamplerThreads: the CPU backend's idle pool when it samples
+// one row), that path's max, probability and histogram passes (~60% of a draw) run on slices of
+// the row at once; each is exact, so the token does not change.
 #include "engine/sampler.h"
 
 #include "engine/cpu/sampler_kernels.h"
@@ -33,6 +35,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -51,6 +54,7 @@ struct Scratch {
     std::vector<uint64_t> subsetA;  // radix-selection working sets
     std::vector<uint64_t> subsetB;
     std::vector<uint64_t> bucketMass;  // the top-p cut's first level (cpu::bucketMasses)
+    std::vector<uint64_t> sliceMass;   // ... per slice of the row when threads split it
     std::vector<int32_t> counts;       // [V] occurrences in the output (all zero between calls)
     std::vector<uint8_t> seen;         // [V] repetition-penalty marks (all zero between calls)
 
@@ -179,17 +183,91 @@ Crossing findCrossing(std::span<const uint64_t> keys, uint64_t floor, double goa
 // findCrossing finds over all keys. Floor 0 keeps every candidate: top_p >= 1, and a walk that
 // rounding lets run past the last bucket (findCrossing then ends on the smallest key, which keeps
 // the same set). The cumulative mass is 0 when there is no candidate.
-Crossing topPWithoutKeys(const std::vector<uint32_t>& probs, uint32_t minBits, int shift, float topP, cpu::CpuIsa isa)
+// A row cut into slices of whole 64-token blocks, one per part of SamplerThreads (at least
+// kMinSliceTokens each: below that a hand-off costs more than it saves).
+class RowSlices {
+public:
+    static constexpr size_t kMinSliceTokens = 16384;
+    static constexpr int kMaxSlices = 64;  // per-slice results live in fixed arrays: no allocation
+
+    // `threads` must outlive the slices.
+    RowSlices(const SamplerThreads& threads, size_t n) : m_threads(threads), m_n(n)
+    {
+        const size_t most = std::clamp<size_t>(n / kMinSliceTokens, 1, kMaxSlices);
+        m_count = threads.run ? static_cast<int>(std::min<size_t>(std::max(threads.parts, 1), most)) : 1;
+        m_size = ((n + size_t(m_count) - 1) / size_t(m_count) + 63) / 64 * 64;
+    }
+    int count() const { return m_count; }
+    // fn(slice, begin, end) for every slice, on the threads when there is more than one.
+    template <typename Fn>
+    void run(const Fn& fn) const
+    {
+        auto one = [&](int slice) {
+            const size_t begin = std::min(m_n, size_t(slice) * m_size);
+            fn(slice, begin, std::min(m_n, begin + m_size));
+        };
+        if (m_count == 1) one(0);
+        else m_threads.run(m_count, one);
+    }
+
+private:
+    const SamplerThreads& m_threads;
+    size_t m_n;
+    int m_count = 1;
+    size_t m_size = 0;
+};
+
+// Fills a slice [begin, end) of the probabilities (probRow).
+using ProbSlice = std::function<void(size_t begin, size_t end)>;
+
+// cpu::bucketMasses over the row's slices, each slice's probabilities filled just before its
+// histogram (one hand-off to the threads for both): per-slice histograms (exact integer sums)
+// added up.
+uint64_t bucketMassesOverSlices(const std::vector<uint32_t>& probs, const ProbSlice& fill, uint32_t minBits, int shift,
+                                uint64_t* masses, size_t buckets, size_t* candidates, const RowSlices& slices,
+                                cpu::CpuIsa isa)
+{
+    if (slices.count() == 1) {
+        fill(0, probs.size());
+        return cpu::bucketMasses(probs.data(), probs.size(), minBits, shift, masses, candidates, isa);
+    }
+    Scratch& s = scratch();
+    const auto parts = size_t(slices.count());
+    if (masses) s.sliceMass.assign(parts * buckets, 0);
+    std::array<uint64_t, RowSlices::kMaxSlices> totals{};
+    std::array<size_t, RowSlices::kMaxSlices> counts{};
+    uint64_t* const sliceMass = s.sliceMass.data();
+    slices.run([&](int slice, size_t begin, size_t end) {
+        fill(begin, end);
+        totals[size_t(slice)] =
+            cpu::bucketMasses(probs.data() + begin, end - begin, minBits, shift,
+                              masses ? sliceMass + size_t(slice) * buckets : nullptr, &counts[size_t(slice)], isa);
+    });
+    uint64_t mass = 0;
+    *candidates = 0;
+    for (size_t p = 0; p < parts; ++p) {
+        mass += totals[p];
+        *candidates += counts[p];
+        if (masses)
+            for (size_t b = 0; b < buckets; ++b) masses[b] += s.sliceMass[p * buckets + b];
+    }
+    return mass;
+}
+
+// The top-p cut over probabilities that `fill` writes into `probs` as it goes.
+Crossing topPWithoutKeys(const std::vector<uint32_t>& probs, const ProbSlice& fill, uint32_t minBits, int shift,
+                         float topP, const RowSlices& slices, cpu::CpuIsa isa)
 {
     Scratch& s = scratch();
     size_t candidates = 0;
     if (!(topP < 1.0f)) {
-        const uint64_t mass = cpu::bucketMasses(probs.data(), probs.size(), minBits, shift, nullptr, &candidates, isa);
+        const uint64_t mass = bucketMassesOverSlices(probs, fill, minBits, shift, nullptr, 0, &candidates, slices, isa);
         return Crossing{0, candidates ? mass : 0};
     }
-    s.bucketMass.assign(cpu::probBucketCount(minBits), 0);
+    const size_t buckets = cpu::probBucketCount(minBits);
+    s.bucketMass.assign(buckets, 0);
     const uint64_t mass =
-        cpu::bucketMasses(probs.data(), probs.size(), minBits, shift, s.bucketMass.data(), &candidates, isa);
+        bucketMassesOverSlices(probs, fill, minBits, shift, s.bucketMass.data(), buckets, &candidates, slices, isa);
     if (candidates == 0) return Crossing{0, 0};
     const double goal = static_cast<double>(std::max(topP, 0.0f)) * static_cast<double>(mass);
     uint64_t before = 0;
@@ -255,14 +333,24 @@ void applyPenalties(std::span<float> logits, const SamplingContext& context, con
     }
 }
 
-int32_t drawToken(std::span<const float> logits, const SamplingParams& params, double u)
+int32_t drawToken(std::span<const float> logits, const SamplingParams& params, double u, const SamplerThreads& threads)
 {
     Scratch& s = scratch();
     const float temperature = params.temperature;
 
     const cpu::CpuIsa isa = cpu::activeCpuIsa();
-    const float maxLogit = cpu::maxValue(logits.data(), logits.size(), isa);
-    if (!std::isfinite(maxLogit)) return argmax(logits);  // all masked, or +inf present
+    // Slices only for the common path below; top-k and min-p keep to the calling thread.
+    const bool keyless = !(params.topK > 0) && !(params.minP > 0.0f);
+    static const SamplerThreads kCallerOnly;
+    const RowSlices slices(keyless ? threads : kCallerOnly, logits.size());
+    std::array<float, RowSlices::kMaxSlices> sliceMax{};
+    slices.run([&](int slice, size_t begin, size_t end) {
+        sliceMax[size_t(slice)] = cpu::maxValue(logits.data() + begin, end - begin, isa);
+    });
+    float maxLogit = kNegInf;
+    for (int slice = 0; slice < slices.count(); ++slice)
+        if (sliceMax[size_t(slice)] > maxLogit) maxLogit = sliceMax[size_t(slice)];  // as one pass: NaN never wins
+    if (!std::isfinite(maxLogit)) return argmax(logits);                             // all masked, or +inf present
     const float maxScaled = maxLogit / temperature;
     if (!std::isfinite(maxScaled)) return argmax(logits);  // temperature so small it overflows: greedy
 
@@ -271,17 +359,20 @@ int32_t drawToken(std::span<const float> logits, const SamplingParams& params, d
     // has it), bit-identical to samplerProbBits / makeKey / samplerWeight lane by lane.
     std::vector<uint32_t>& probs = s.probs;
     probs.resize(logits.size());
-    cpu::probRow(logits.data(), logits.size(), temperature, maxScaled, probs.data(), isa);  // masked or NaN: 0
+    const ProbSlice fill = [&](size_t begin, size_t end) {  // masked or NaN: 0
+        cpu::probRow(logits.data() + begin, end - begin, temperature, maxScaled, probs.data() + begin, isa);
+    };
     const int shift = samplerWeightShift(static_cast<int>(logits.size()));
     const uint32_t minBits = floatBits(1.0f) - (static_cast<uint32_t>(shift) << 23);  // p >= 2^-shift: w >= 1
     // Without top-k and min-p, keys are needed only where the top-p cut falls.
-    if (!(params.topK > 0) && !(params.minP > 0.0f)) {
-        const Crossing cut = topPWithoutKeys(probs, minBits, shift, params.topP, isa);
+    if (keyless) {
+        const Crossing cut = topPWithoutKeys(probs, fill, minBits, shift, params.topP, slices, isa);
         if (cut.cumulative == 0) return argmax(logits);  // no candidate (cannot happen: p_max = 1)
         return cpu::drawIndex(probs.data(), probs.size(), minBits, cut.key, shift,
                               u * static_cast<double>(cut.cumulative), isa);
     }
 
+    fill(0, probs.size());
     std::span<uint64_t> keys = s.keyRoom(logits.size());
     uint64_t mass = 0;
     keys = keys.first(cpu::buildKeys(probs.data(), probs.size(), minBits, shift, keys.data(), &mass, isa));
@@ -352,7 +443,7 @@ void fillLogprobs(SampleResult& result, std::span<const float> raw, int topN)
 
 }  // namespace
 
-SampleResult Sampler::sample(std::span<float> logits, const SamplingContext& context)
+SampleResult Sampler::sample(std::span<float> logits, const SamplingContext& context, const SamplerThreads& threads)
 {
     static const SamplingParams kDefaults;
     const SamplingParams& params = context.params ? *context.params : kDefaults;
@@ -374,7 +465,7 @@ SampleResult Sampler::sample(std::span<float> logits, const SamplingContext& con
             if (token >= 0 && token < vocab) logits[token] = kNegInf;
 
     const bool greedy = !(params.temperature > 0.0f) || params.topK == 1;
-    result.token = greedy ? argmax(logits) : drawToken(logits, params, uniform(context.seed, context.step));
+    result.token = greedy ? argmax(logits) : drawToken(logits, params, uniform(context.seed, context.step), threads);
 
     if (wantLogprobs) fillLogprobs(result, s.raw, params.logprobs);
     return result;

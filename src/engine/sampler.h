@@ -8,6 +8,7 @@
 #include "engine/sampling_params.h"
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -37,10 +38,21 @@ struct SamplingContext {
     std::span<const uint32_t> allowedTokens;
 };
 
+// Other threads for one row's passes over the vocabulary (the max, the probabilities, the top-p
+// histogram): run(parts, fn) calls fn(0) .. fn(parts - 1), possibly at once, and returns when all
+// are done; fn must not call run. The token is the same whatever the parts: each split pass is
+// exact (elementwise, a max, integer sums).
+struct SamplerThreads {
+    using Run = std::function<void(int parts, const std::function<void(int part)>& fn)>;
+    int parts = 1;
+    Run run;
+};
+
 class Sampler {
 public:
     // `logits` is the sequence's [V] row; it is modified in place (penalties, masks).
-    static SampleResult sample(std::span<float> logits, const SamplingContext& context);
+    static SampleResult sample(std::span<float> logits, const SamplingContext& context,
+                               const SamplerThreads& threads = {});
 
     // A uniform draw in [0, 1) from (seed, step): splitmix64-based, identical on CPU and GPU.
     static double uniform(uint64_t seed, int step);

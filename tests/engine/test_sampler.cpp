@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -511,6 +512,55 @@ private slots:
             });
         for (auto& thread : threads) thread.join();
         for (const auto& result : got) QCOMPARE(result, expected);
+    }
+
+    void rowSplitOverThreadsGivesTheSameDraws()
+    {
+        // SamplerThreads (the CPU backend's pool at batch 1): slices of the row on other threads
+        // draw exactly the reference's token. Real threads, a part each; 2, 3 and 7 parts over rows
+        // of 40,000 tokens (2 slices at most) and ERNIE's 103,424 (up to 6), with NaN, -inf, a
+        // peaked row and rows below the slice minimum (never split).
+        const SamplerThreads::Run onThreads = [](int parts, const std::function<void(int)>& fn) {
+            std::vector<std::thread> threads;
+            for (int part = 0; part < parts; ++part) threads.emplace_back(fn, part);
+            for (auto& thread : threads) thread.join();
+        };
+        std::vector<std::vector<float>> rows = {randomLogits(103424, 71, 3.0f), randomLogits(40000, 72, 2.0f),
+                                                randomLogits(103424, 73, 0.5f), randomLogits(9000, 74, 2.0f)};
+        rows[0][5] = std::numeric_limits<float>::quiet_NaN();
+        rows[0][70000] = -kInfinity;
+        rows[2][90000] = 40.0f;  // one token holds nearly all the mass
+        struct Case {
+            float temperature;
+            int topK;
+            float topP;
+            float minP;
+        };
+        const std::vector<Case> cases = {{0.8f, 0, 0.8f, 0.0f},
+                                         {1.0f, 0, 1.0f, 0.0f},
+                                         {0.6f, 0, 0.95f, 0.0f},
+                                         {0.9f, 40, 0.9f, 0.0f},
+                                         {1.0f, 0, 0.9f, 0.05f}};
+        for (int parts : {2, 3, 7}) {
+            const SamplerThreads split{parts, onThreads};
+            for (size_t r = 0; r < rows.size(); ++r)
+                for (const Case& c : cases) {
+                    SamplingParams params;
+                    params.temperature = c.temperature;
+                    params.topK = c.topK;
+                    params.topP = c.topP;
+                    params.minP = c.minP;
+                    for (int step = 0; step < 4; ++step) {
+                        std::vector<float> row = rows[r];
+                        SamplingContext context;
+                        context.params = &params;
+                        context.seed = 77 + r;
+                        context.step = step;
+                        const int32_t token = Sampler::sample(row, context, split).token;
+                        QCOMPARE(token, referenceDraw(rows[r], params, 77 + r, step));
+                    }
+                }
+        }
     }
 
     void drawWalksKeptTokensInIndexOrder()
