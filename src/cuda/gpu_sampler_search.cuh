@@ -171,7 +171,8 @@ struct RowCluster {
     int round = 0;  // publish() calls so far (the same in every thread of the cluster)
 
     // A barrier of every thread of the cluster, with release / acquire ordering at cluster scope:
-    // global writes before it (the edits, the probabilities) are seen by every CTA after it.
+    // global writes before it (the lead's edits of the row) are seen by every CTA after it. The
+    // probabilities need none: each CTA reads back only its own share.
     __device__ void sync() const
     {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

@@ -217,8 +217,21 @@ private:
     size_t m_size = 0;
 };
 
-// Fills a slice [begin, end) of the probabilities (probRow).
-using ProbSlice = std::function<void(size_t begin, size_t end)>;
+// Fills a slice [begin, end) of the probabilities (cpu::probRow). A plain struct, not a
+// std::function over a lambda: its captures would not fit the small buffer, and a draw would
+// allocate.
+struct ProbSlice {
+    const float* logits;
+    float temperature;
+    float maxScaled;
+    uint32_t* probs;
+    cpu::CpuIsa isa;
+
+    void operator()(size_t begin, size_t end) const  // masked or NaN: 0
+    {
+        cpu::probRow(logits + begin, end - begin, temperature, maxScaled, probs + begin, isa);
+    }
+};
 
 // cpu::bucketMasses over the row's slices, each slice's probabilities filled just before its
 // histogram (one hand-off to the threads for both): per-slice histograms (exact integer sums)
@@ -359,9 +372,7 @@ int32_t drawToken(std::span<const float> logits, const SamplingParams& params, d
     // has it), bit-identical to samplerProbBits / makeKey / samplerWeight lane by lane.
     std::vector<uint32_t>& probs = s.probs;
     probs.resize(logits.size());
-    const ProbSlice fill = [&](size_t begin, size_t end) {  // masked or NaN: 0
-        cpu::probRow(logits.data() + begin, end - begin, temperature, maxScaled, probs.data() + begin, isa);
-    };
+    const ProbSlice fill{logits.data(), temperature, maxScaled, probs.data(), isa};
     const int shift = samplerWeightShift(static_cast<int>(logits.size()));
     const uint32_t minBits = floatBits(1.0f) - (static_cast<uint32_t>(shift) << 23);  // p >= 2^-shift: w >= 1
     // Without top-k and min-p, keys are needed only where the top-p cut falls.

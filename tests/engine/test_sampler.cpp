@@ -32,16 +32,35 @@ std::vector<float> randomLogits(size_t vocab, uint32_t seed, float scale = 3.0f)
     return logits;
 }
 
-// Draws one token from a fresh copy of `logits`.
-int32_t draw(const std::vector<float>& logits, const SamplingParams& params, uint64_t seed, int step = 0)
+// Draws one token from a fresh copy of `logits` (on `threads`, if given).
+int32_t draw(const std::vector<float>& logits, const SamplingParams& params, uint64_t seed, int step = 0,
+             const SamplerThreads& threads = {})
 {
     std::vector<float> row = logits;
     SamplingContext context;
     context.params = &params;
     context.seed = seed;
     context.step = step;
-    return Sampler::sample(row, context).token;
+    return Sampler::sample(row, context, threads).token;
 }
+
+// The draw's settings the reference-comparison tests sweep.
+struct Filters {
+    float temperature;
+    int topK;
+    float topP;
+    float minP;
+
+    SamplingParams params() const
+    {
+        SamplingParams p;
+        p.temperature = temperature;
+        p.topK = topK;
+        p.topP = topP;
+        p.minP = minP;
+        return p;
+    }
+};
 
 std::vector<double> softmax(const std::vector<float>& logits, double temperature = 1.0)
 {
@@ -448,22 +467,12 @@ private slots:
     void matchesTheFullSortReference()
     {
         // The lazy partial sorts must give exactly the documented inverse-CDF draw.
-        struct Case {
-            float temperature;
-            int topK;
-            float topP;
-            float minP;
-        };
-        const std::vector<Case> cases = {{1.0f, 0, 1.0f, 0.0f},  {0.7f, 50, 1.0f, 0.0f}, {1.2f, 0, 0.9f, 0.0f},
-                                         {1.0f, 0, 1.0f, 0.05f}, {0.9f, 20, 0.8f, 0.1f}, {2.0f, 0, 0.95f, 0.01f},
-                                         {1.0f, 500, 1.0f, 0.0f}};
+        const std::vector<Filters> cases = {{1.0f, 0, 1.0f, 0.0f},  {0.7f, 50, 1.0f, 0.0f}, {1.2f, 0, 0.9f, 0.0f},
+                                            {1.0f, 0, 1.0f, 0.05f}, {0.9f, 20, 0.8f, 0.1f}, {2.0f, 0, 0.95f, 0.01f},
+                                            {1.0f, 500, 1.0f, 0.0f}};
         for (size_t c = 0; c < cases.size(); ++c) {
             const auto logits = randomLogits(3000, 500 + static_cast<uint32_t>(c), 2.0f);
-            SamplingParams params;
-            params.temperature = cases[c].temperature;
-            params.topK = cases[c].topK;
-            params.topP = cases[c].topP;
-            params.minP = cases[c].minP;
+            const SamplingParams params = cases[c].params();
             for (int step = 0; step < 200; ++step)
                 QCOMPARE(draw(logits, params, 99, step), referenceDraw(logits, params, 99, step));
         }
@@ -530,35 +539,19 @@ private slots:
         rows[0][5] = std::numeric_limits<float>::quiet_NaN();
         rows[0][70000] = -kInfinity;
         rows[2][90000] = 40.0f;  // one token holds nearly all the mass
-        struct Case {
-            float temperature;
-            int topK;
-            float topP;
-            float minP;
-        };
-        const std::vector<Case> cases = {{0.8f, 0, 0.8f, 0.0f},
-                                         {1.0f, 0, 1.0f, 0.0f},
-                                         {0.6f, 0, 0.95f, 0.0f},
-                                         {0.9f, 40, 0.9f, 0.0f},
-                                         {1.0f, 0, 0.9f, 0.05f}};
+        const std::vector<Filters> cases = {{0.8f, 0, 0.8f, 0.0f},
+                                            {1.0f, 0, 1.0f, 0.0f},
+                                            {0.6f, 0, 0.95f, 0.0f},
+                                            {0.9f, 40, 0.9f, 0.0f},
+                                            {1.0f, 0, 0.9f, 0.05f}};
         for (int parts : {2, 3, 7}) {
             const SamplerThreads split{parts, onThreads};
             for (size_t r = 0; r < rows.size(); ++r)
-                for (const Case& c : cases) {
-                    SamplingParams params;
-                    params.temperature = c.temperature;
-                    params.topK = c.topK;
-                    params.topP = c.topP;
-                    params.minP = c.minP;
-                    for (int step = 0; step < 4; ++step) {
-                        std::vector<float> row = rows[r];
-                        SamplingContext context;
-                        context.params = &params;
-                        context.seed = 77 + r;
-                        context.step = step;
-                        const int32_t token = Sampler::sample(row, context, split).token;
-                        QCOMPARE(token, referenceDraw(rows[r], params, 77 + r, step));
-                    }
+                for (const Filters& c : cases) {
+                    const SamplingParams params = c.params();
+                    for (int step = 0; step < 4; ++step)
+                        QCOMPARE(draw(rows[r], params, 77 + r, step, split),
+                                 referenceDraw(rows[r], params, 77 + r, step));
                 }
         }
     }
@@ -570,22 +563,12 @@ private slots:
                                                       {1.0f, 1.0f, 1.0f, 1.0f, 1.0f},
                                                       {0.0f, -200.0f, -200.0f, -200.0f, -200.0f},
                                                       {-1.0f, 2.0f, 2.0f, -kInfinity, 0.25f}};
-        struct Variant {
-            float temperature;
-            int topK;
-            float topP;
-            float minP;
-        };
-        const std::vector<Variant> variants = {{1.0f, 0, 1.0f, 0.0f}, {0.7f, 0, 1.0f, 0.0f},  {1.0f, 2, 1.0f, 0.0f},
+        const std::vector<Filters> variants = {{1.0f, 0, 1.0f, 0.0f}, {0.7f, 0, 1.0f, 0.0f},  {1.0f, 2, 1.0f, 0.0f},
                                                {1.0f, 3, 1.0f, 0.0f}, {1.0f, 0, 0.5f, 0.0f},  {1.3f, 0, 0.8f, 0.0f},
                                                {1.0f, 0, 1.0f, 0.2f}, {1.0f, 4, 0.9f, 0.05f}, {2.0f, 0, 0.95f, 0.3f}};
         for (size_t r = 0; r < rows.size(); ++r) {
-            for (const Variant& v : variants) {
-                SamplingParams params;
-                params.temperature = v.temperature;
-                params.topK = v.topK;
-                params.topP = v.topP;
-                params.minP = v.minP;
+            for (const Filters& v : variants) {
+                const SamplingParams params = v.params();
                 for (uint64_t seed : {1ull, 77ull, 0xDEADBEEFull})
                     for (int step = 0; step < 400; ++step)
                         QCOMPARE(draw(rows[r], params, seed, step), referenceDraw(rows[r], params, seed, step));
