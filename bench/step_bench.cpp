@@ -151,7 +151,9 @@ int main(int argc, char** argv)
     cuda::CudaFeatures features;
     bool noPdl = false, noClusters = false;
     app.add_flag("--no-pdl", noPdl, "no programmatic dependent launch");
-    app.add_flag("--no-clusters", noClusters, "decode attention merges through the workspace, not clusters");
+    app.add_flag(
+        "--no-clusters", noClusters,
+        "attention (decode, split prefill) merges through the workspace, not clusters; the sampler uses one CTA a row");
     app.add_option("--pdl-early-wait", features.pdlEarlyWaitMask,
                    "kernels wait before their early work: 1 attention, 2 GEMVs, 4 the GEMV's RoPE inputs only")
         ->check(CLI::Range(0, 7));

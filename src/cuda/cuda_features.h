@@ -12,8 +12,9 @@ namespace brook::cuda {
 struct CudaFeatures {
     // Programmatic dependent launch (sm_90+): a kernel starts while its predecessor drains.
     bool programmaticDependentLaunch = true;
-    // Thread-block clusters (sm_90+): decode attention merges its splits in cluster shared memory
-    // instead of a global workspace.
+    // Thread-block clusters (sm_90+): decode attention and split prefill attention merge their
+    // key ranges in cluster shared memory instead of a global workspace (and the sampler may share
+    // a row between CTAs, samplerClusterSize).
     bool threadBlockClusters = true;
     // Kernels launched as programmatic dependents wait for the previous kernel before the work
     // they may do ahead of the wait: bit 0 decode attention, bit 1 the skinny GEMV (all of it),

@@ -45,7 +45,7 @@ struct AttentionShape {
 // Split-KV for prefill tiles too few to fill the GPU (a short chunk over a long cached prefix: a
 // prefix-cache hit). The launch splits each tile's keys into ranges when the CTAs that have rows
 // fill less than one wave of the GPU and the contexts are long enough, writing fp32 partials to `workspace` and merging
-// them in a second kernel. Default-constructed: never splits.
+// them in a second kernel, or (sm_90) merging them inside a thread-block cluster. Default-constructed: never splits.
 struct PrefillSplit {
     int numTokens = 0;      // T of the batch (queryStart[numSeqs])
     int maxContextLen = 0;  // >= every contextLens[s]: sizes the key ranges
@@ -59,6 +59,11 @@ size_t paged_attention_prefill_workspace_bytes(int numHeads, int headDim);
 // Key ranges per tile the launch uses for this batch (1: no split). Exposed for tests and logs.
 int paged_attention_prefill_splits(int numSeqs, int maxQueryLen, const AttentionShape& shape,
                                    const PrefillSplit& split);
+// Whether those ranges merge inside thread-block clusters (sm_90 with
+// CudaFeatures::threadBlockClusters: up to 8 ranges, when every tile's cluster fits on the GPU at
+// once; no workspace writes, no merge kernel) rather than through the workspace.
+bool paged_attention_prefill_merges_in_cluster(int numSeqs, int maxQueryLen, const AttentionShape& shape,
+                                               const PrefillSplit& split);
 
 // Prefill / mixed batches. q: [T, NH, HD] (RoPE applied; rows qTokenStride apart), out: [T, NH, HD],
 // kCache / vCache: [B, BS, KVH, HD] of this layer. maxQueryLen >= every n_s (host-side bound; it

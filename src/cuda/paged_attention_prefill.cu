@@ -17,7 +17,13 @@
 // CTAs on 132 SMs, each walking 29 key tiles), grid.z also cuts each tile's keys into `splits`
 // ranges, as many as fill one wave of the GPU (paged_attention_prefill_splits). Each CTA writes
 // its rows' unnormalised output and softmax state (m, l) to the workspace, and a second kernel
-// merges the ranges (flash-decoding's scheme, applied to prefill tiles).
+// merges the ranges (flash-decoding's scheme, applied to prefill tiles). On sm_90 with up to
+// kMaxClusterSplits ranges (the launch caps the split count there), a tile's ranges run as one
+// thread-block cluster instead: each CTA leaves its rows' normalised output and log-sum-exp in its
+// own shared memory (the K/V tiles' buffers, done with by then), and after a cluster barrier each
+// merges a share of the tile's rows by reading its peers' (distributed shared memory). No fp32
+// partials go through L2 (at 83 tokens ~7 MB a layer, 4x the cached K/V) and no merge kernel
+// launches (18 a step).
 // Split launches run both kernels as programmatic dependents (pdl.cuh) when
 // CudaFeatures::pdlPrefillKernels (see launchPrefill for why only those). The attention kernel reads only host-uploaded step inputs before its wait, and, when its first
 // kStages key tiles all lie before the sequence's new tokens (the cached history, which no kernel
@@ -31,7 +37,10 @@
 #include "cuda/cuda_device.h"
 #include "cuda/pdl.cuh"
 
+#include <cooperative_groups.h>
+
 #include <algorithm>
+#include <array>
 #include <string>
 
 namespace brook::cuda {
@@ -41,6 +50,11 @@ using namespace attn;
 
 constexpr int kRowsPerCta = 64;
 constexpr int kMaxPrefillSplits = 16;
+// Ranges merged inside a thread-block cluster: the portable cluster size. With clusters the split
+// count is capped here; 8 ranges of an 83-token step over 1,717 cached keys timed within 1% of
+// the workspace path's best count (docs/benchmarks.md, "two K/V stages"), before its merge.
+constexpr int kMaxClusterSplits = 8;
+
 constexpr int kMinTilesPerSplit = 4;
 // CTAs of the kernel resident on one SM (H200, head dim 128: 167 registers a thread and 70 KB of
 // K/V tiles allow 3 each; ncu's occupancy section).
@@ -64,9 +78,88 @@ constexpr int partialFloats()
     return HD + 2;
 }
 
+// Cluster merge: a CTA's rows as the merge reads them, fp32 [64][HD + 4] (the pad spreads the
+// lanes' float2 stores over the banks), then each row's log-sum-exp (log2 domain; -inf: no keys).
+template <int HD>
+constexpr int clusterRowStride()
+{
+    return HD + 4;
+}
+template <int HD>
+constexpr size_t clusterMergeBytes()
+{
+    return size_t(kRowsPerCta) * (clusterRowStride<HD>() + 1) * sizeof(float);
+}
+
+// The cluster merge (ClusterMerge launches; every CTA of the cluster calls it): this CTA's rows,
+// normalised by their own l, and their log-sum-exp M + log2 L go to its shared memory; after the
+// barrier CTA `rank` merges items rank, rank + size, ... of the tile's (row, dim pair) items:
+// out = sum_s 2^(lse_s - max) o_s / sum_s 2^(lse_s - max), ranges with no key weighing nothing, and
+// rows no range saw (a padding sequence) zero. Needs every warp done with the K/V buffers.
+template <typename T, int HD>
+__device__ inline void clusterMergeRows(const WarpState<HD>& st, float l0, float l1, unsigned char* tileMemory,
+                                        T* __restrict__ out, int qBegin, int rowBegin, int rows, int G, int numHeads,
+                                        int kvh, int clusterSize)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    constexpr int RS = clusterRowStride<HD>();
+    float* const ctaO = reinterpret_cast<float*>(tileMemory);  // [64][RS]
+    float* const ctaLse = ctaO + kRowsPerCta * RS;             // [64]
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    __syncthreads();  // every warp is done reading the K/V tiles this overwrites
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        const int r = warp * 16 + g + 8 * half;
+        const float l = half == 0 ? l0 : l1;
+        const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+#pragma unroll
+        for (int nt = 0; nt < HD / 8; ++nt)
+            *reinterpret_cast<float2*>(ctaO + r * RS + nt * 8 + 2 * t) =
+                make_float2(st.o[nt][2 * half] * inv, st.o[nt][2 * half + 1] * inv);
+        if (t == 0) ctaLse[r] = l > 0.0f ? st.m[half] + log2f(l) : -INFINITY;
+    }
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();  // every peer's rows are in its shared memory
+    const int rank = int(cluster.block_rank());
+    const int nRows = min(kRowsPerCta, rows - rowBegin);
+    for (int idx = rank * kThreads + int(threadIdx.x); idx < nRows * (HD / 2); idx += clusterSize * kThreads) {
+        const int r = idx / (HD / 2), d = (idx % (HD / 2)) * 2;
+        // All peers' values first (independent remote loads in flight together), then the sums.
+        float lse[kMaxClusterSplits];
+        float2 o[kMaxClusterSplits];
+#pragma unroll
+        for (int j = 0; j < kMaxClusterSplits; ++j) {
+            lse[j] = j < clusterSize ? *cluster.map_shared_rank(ctaLse + r, j) : -INFINITY;
+            o[j] = j < clusterSize ? *reinterpret_cast<const float2*>(cluster.map_shared_rank(ctaO + r * RS + d, j))
+                                   : make_float2(0.0f, 0.0f);
+        }
+        float M = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < kMaxClusterSplits; ++j) M = fmaxf(M, lse[j]);
+        float L = 0.0f, o0 = 0.0f, o1 = 0.0f;
+#pragma unroll
+        for (int j = 0; j < kMaxClusterSplits; ++j) {
+            if (lse[j] == -INFINITY) continue;
+            const float w = exp2f(lse[j] - M);
+            L += w;
+            o0 += w * o[j].x;
+            o1 += w * o[j].y;
+        }
+        const float inv = L > 0.0f ? 1.0f / L : 0.0f;
+        const int R = rowBegin + r;
+        const int64_t token = qBegin + R / G;
+        *reinterpret_cast<uint32_t*>(out + (token * numHeads + kvh * G + R % G) * HD + d) =
+            pack2<T>(o0 * inv, o1 * inv);
+    }
+    cluster.sync();  // no CTA leaves while a peer may still read its shared memory
+#endif
+}
+
 // Split: grid.z = numSeqs * splits and the CTA's rows go to `partials` (fp32 [T, NH, splits,
-// HD + 2]) instead of `out`; splits is 1 otherwise.
-template <typename T, int HD, bool Split>
+// HD + 2]) instead of `out`; splits is 1 otherwise. ClusterMerge (with Split): the `splits` CTAs of
+// a tile form one cluster and merge in shared memory; `partials` is not used.
+template <typename T, int HD, bool Split, bool ClusterMerge>
 __global__ void __launch_bounds__(kThreads)
     paged_attention_prefill_kernel(const T* __restrict__ q, T* __restrict__ out, const T* __restrict__ kCache,
                                    const T* __restrict__ vCache, const int32_t* __restrict__ queryStart,
@@ -179,29 +272,33 @@ __global__ void __launch_bounds__(kThreads)
     l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
     l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
     const int t = lane & 3;
+    if constexpr (ClusterMerge) {
+        clusterMergeRows<T, HD>(st, l0, l1, tileMemory, out, qBegin, rowBegin, rows, G, numHeads, kvh, splits);
+    } else {
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-        const int R = warpFirstRow + g + 8 * half;
-        if (R >= rows) continue;
-        const int64_t token = qBegin + R / G;
-        const int head = kvh * G + R % G;
-        if constexpr (Split) {  // unnormalised, with the row's state, for the merge
-            float* dst = partials + ((token * numHeads + head) * splits + split) * partialFloats<HD>();
+        for (int half = 0; half < 2; ++half) {
+            const int R = warpFirstRow + g + 8 * half;
+            if (R >= rows) continue;
+            const int64_t token = qBegin + R / G;
+            const int head = kvh * G + R % G;
+            if constexpr (Split) {  // unnormalised, with the row's state, for the merge
+                float* dst = partials + ((token * numHeads + head) * splits + split) * partialFloats<HD>();
 #pragma unroll
-            for (int nt = 0; nt < HD / 8; ++nt)
-                *reinterpret_cast<float2*>(dst + nt * 8 + 2 * t) =
-                    make_float2(st.o[nt][2 * half], st.o[nt][2 * half + 1]);
-            if (t == 0) {
-                dst[HD] = st.m[half];
-                dst[HD + 1] = half == 0 ? l0 : l1;
+                for (int nt = 0; nt < HD / 8; ++nt)
+                    *reinterpret_cast<float2*>(dst + nt * 8 + 2 * t) =
+                        make_float2(st.o[nt][2 * half], st.o[nt][2 * half + 1]);
+                if (t == 0) {
+                    dst[HD] = st.m[half];
+                    dst[HD + 1] = half == 0 ? l0 : l1;
+                }
+            } else {
+                const float inv = 1.0f / (half == 0 ? l0 : l1);
+                T* dst = out + (token * numHeads + head) * HD + 2 * t;
+#pragma unroll
+                for (int nt = 0; nt < HD / 8; ++nt)
+                    *reinterpret_cast<uint32_t*>(dst + nt * 8) =
+                        pack2<T>(st.o[nt][2 * half] * inv, st.o[nt][2 * half + 1] * inv);
             }
-        } else {
-            const float inv = 1.0f / (half == 0 ? l0 : l1);
-            T* dst = out + (token * numHeads + head) * HD + 2 * t;
-#pragma unroll
-            for (int nt = 0; nt < HD / 8; ++nt)
-                *reinterpret_cast<uint32_t*>(dst + nt * 8) =
-                    pack2<T>(st.o[nt][2 * half] * inv, st.o[nt][2 * half + 1] * inv);
         }
     }
 }
@@ -235,30 +332,126 @@ __global__ void __launch_bounds__(kThreads)
     for (int k = 0; k < kPerLane; ++k) out[int64_t(row) * HD + lane + 32 * k] = fromFloat<T>(acc[k] * inv);
 }
 
+// The kernels' dynamic shared memory (the K/V tiles), opted in above 48 KB once per instantiation
+// (one device per process), not per launch: an eager prefill step launches this 18 times.
+template <typename T, int HD>
+int optInSharedMemory()
+{
+    static_assert(clusterMergeBytes<HD>() <= kvTileBytes<T, HD>(), "the cluster merge reuses the K/V tile buffers");
+    constexpr int kBytes = int(kvTileBytes<T, HD>());
+    static const bool optedIn = [] {
+        if (kBytes > 48 * 1024)
+            for (auto* k :
+                 {paged_attention_prefill_kernel<T, HD, true, true>, paged_attention_prefill_kernel<T, HD, true, false>,
+                  paged_attention_prefill_kernel<T, HD, false, false>})
+                BROOK_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes));
+        return true;
+    }();
+    (void)optedIn;
+    return kBytes;
+}
+
+// Clusters of `size` merging CTAs the GPU holds at once (cudaOccupancyMaxActiveClusters: a cluster's
+// CTAs must share one GPC, so this can be fewer than the SMs' CTA slots over `size`). Asked once
+// per size (one device per process); bf16 and fp16 instantiations use the same resources.
+template <int HD>
+int residentClusters(int size)
+{
+    static const std::array<int, kMaxClusterSplits + 1> bySize = [] {
+        std::array<int, kMaxClusterSplits + 1> counts{};
+        auto* kernel = paged_attention_prefill_kernel<__nv_bfloat16, HD, true, true>;
+        const int sharedBytes = optInSharedMemory<__nv_bfloat16, HD>();
+        for (int s = 2; s <= kMaxClusterSplits; ++s) {
+            cudaLaunchConfig_t config{};
+            config.gridDim = dim3(1, 1, unsigned(s));
+            config.blockDim = dim3(kThreads);
+            config.dynamicSmemBytes = size_t(sharedBytes);
+            cudaLaunchAttribute attribute{};
+            attribute.id = cudaLaunchAttributeClusterDimension;
+            attribute.val.clusterDim.x = 1;
+            attribute.val.clusterDim.y = 1;
+            attribute.val.clusterDim.z = unsigned(s);
+            config.attrs = &attribute;
+            config.numAttrs = 1;
+            int clusters = 0;
+            if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+                (void)cudaGetLastError();  // not fatal: that size is then not used
+                clusters = 0;
+            }
+            counts[size_t(s)] = clusters;
+        }
+        return counts;
+    }();
+    return size >= 2 && size <= kMaxClusterSplits ? bySize[size_t(size)] : 0;
+}
+
+int residentClustersFor(int headDim, int size)
+{
+    switch (headDim) {
+    case 32: return residentClusters<32>(size);
+    case 64: return residentClusters<64>(size);
+    case 128: return residentClusters<128>(size);
+    default: return 0;
+    }
+}
+
+struct SplitPlan {
+    int splits = 1;
+    bool clusterMerge = false;
+};
+
+// How a launch splits its keys; see paged_attention_prefill_splits.
+SplitPlan planPrefillSplit(int numSeqs, int maxQueryLen, const AttentionShape& shape, const PrefillSplit& split)
+{
+    if (numSeqs <= 0 || maxQueryLen <= 0 || split.numTokens <= 0 || !split.workspace || shape.numHeads <= 0 ||
+        shape.numKvHeads <= 0 || shape.headDim <= 0 || shape.numHeads % shape.numKvHeads != 0)
+        return {};
+    const int sms = multiprocessorCount();
+    const int G = shape.numHeads / shape.numKvHeads;
+    // CTAs with rows to compute. The grid is numSeqs x ceil(maxQueryLen * G / 64) tiles per kv head,
+    // but a tile past its sequence's rows exits at once, and the sequences share numTokens: a
+    // captured prefill graph's layout (one sequence of up to T tokens and a padding one, both sized
+    // T) has about half its grid idle.
+    const int64_t tilesPerHead =
+        std::min(int64_t(numSeqs) * ((int64_t(maxQueryLen) * G + kRowsPerCta - 1) / kRowsPerCta),
+                 (int64_t(split.numTokens) * G + kRowsPerCta - 1) / kRowsPerCta + numSeqs - 1);
+    const int64_t ctas = tilesPerHead * shape.numKvHeads;
+    // Each range at least kMinTilesPerSplit key tiles (the partials' write and merge cost about one
+    // tile's work), and the grid within its z limit.
+    const int64_t keyTiles = (int64_t(split.maxContextLen) + kTileKeys - 1) / kTileKeys;
+    const int64_t byKeys = keyTiles / kMinTilesPerSplit;
+    const int64_t byGrid = 65535 / numSeqs;
+    // Cluster merge: the most ranges, up to a cluster's 8, whose clusters (one per tile with rows)
+    // the GPU holds at once. A second wave costs a whole range's time: 256 tokens over 1,717 keys in
+    // clusters of 6 that did not all fit took 24% longer than the workspace's 6 ranges.
+    if (threadBlockClustersSupported())
+        for (int64_t s = std::min({int64_t(kMaxClusterSplits), byKeys, byGrid}); s >= 2; --s)
+            if (ctas <= residentClustersFor(shape.headDim, int(s))) return {int(s), true};
+    // Workspace merge: as many ranges as keep every CTA in one wave (kResidentCtasPerSm per SM),
+    // within the workspace's row capacity.
+    const int64_t byWave = int64_t(kResidentCtasPerSm) * sms / ctas;
+    const int64_t byWorkspace = int64_t(split.workspaceBytes / (size_t(split.numTokens) * size_t(shape.numHeads) *
+                                                                size_t(shape.headDim + 2) * sizeof(float)));
+    const int64_t splits = std::min({byWave, byKeys, byWorkspace, byGrid, int64_t(kMaxPrefillSplits)});
+    return {splits >= 2 ? int(splits) : 1, false};
+}
+
 template <typename T, int HD>
 void launchPrefill(const void* q, void* out, const void* kCache, const void* vCache, const AttentionBatch& batch,
-                   int maxQueryLen, const AttentionShape& shape, int splits, const PrefillSplit& split,
-                   cudaStream_t stream)
+                   int maxQueryLen, const AttentionShape& shape, int splits, bool clusterMerge,
+                   const PrefillSplit& split, cudaStream_t stream)
 {
     const int G = shape.numHeads / shape.numKvHeads;
     const int64_t tiles = (int64_t(maxQueryLen) * G + kRowsPerCta - 1) / kRowsPerCta;
     const dim3 grid(unsigned(tiles), unsigned(shape.numKvHeads), unsigned(batch.numSeqs * splits));
     const int qStride = shape.qTokenStride > 0 ? shape.qTokenStride : shape.numHeads * HD;
     const float scaleLog2 = kLog2e / sqrtf(float(HD));
-    const int sharedBytes = int(kvTileBytes<T, HD>());
-    // Above 48 KB a kernel must opt in; once per instantiation (one device per process), not per
-    // launch: an eager prefill step launches this 18 times.
-    static const bool optedIn = [&] {
-        if (sharedBytes > 48 * 1024)
-            for (auto* k : {paged_attention_prefill_kernel<T, HD, true>, paged_attention_prefill_kernel<T, HD, false>})
-                BROOK_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, sharedBytes));
-        return true;
-    }();
-    (void)optedIn;
+    const int sharedBytes = optInSharedMemory<T, HD>();
     const bool splitKeys = splits > 1;
-    auto kernel =
-        splitKeys ? paged_attention_prefill_kernel<T, HD, true> : paged_attention_prefill_kernel<T, HD, false>;
-    auto* partials = splitKeys ? static_cast<float*>(split.workspace) : nullptr;
+    auto kernel = clusterMerge ? paged_attention_prefill_kernel<T, HD, true, true>
+                  : splitKeys  ? paged_attention_prefill_kernel<T, HD, true, false>
+                               : paged_attention_prefill_kernel<T, HD, false, false>;
+    auto* partials = splitKeys && !clusterMerge ? static_cast<float*>(split.workspace) : nullptr;
     // Only a split launch is a programmatic dependent: its grid is one wave by construction
     // (paged_attention_prefill_splits), so CTAs that start early and wait cost nothing, and a
     // prefix-cache hit's CTAs stream the cached history during RoPE (83 new tokens over 1,717:
@@ -266,12 +459,14 @@ void launchPrefill(const void* q, void* out, const void* kCache, const void* vCa
     // early, its CTAs settle on the SMs in the order RoPE's CTAs leave them, and a 2,048-token step
     // took 5% longer (docs/benchmarks.md).
     const bool dependent = pdlPrefillKernels() && splitKeys;
-    launchDependentIf(dependent, dim3(1, 1, 1), kernel, grid, dim3(kThreads), size_t(sharedBytes), stream,
+    // Clusters run along grid.z: the splits of one (tile, kv head, sequence) are consecutive there.
+    const dim3 cluster(1, 1, clusterMerge ? unsigned(splits) : 1u);
+    launchDependentIf(dependent, cluster, kernel, grid, dim3(kThreads), size_t(sharedBytes), stream,
                       static_cast<const T*>(q), static_cast<T*>(out), static_cast<const T*>(kCache),
                       static_cast<const T*>(vCache), batch.queryStart, batch.contextLens, batch.blockTables,
                       batch.maxBlocksPerSeq, shape.numHeads, shape.numKvHeads, blockShiftOf(shape.blockSize), qStride,
                       scaleLog2, partials, splits, dependent);
-    if (splitKeys) {
+    if (splitKeys && !clusterMerge) {
         const int rows = split.numTokens * shape.numHeads, rowsPerCta = kThreads / 32;
         launchDependentIf(dependent, dim3(1, 1, 1), merge_prefill_splits_kernel<T, HD>,
                           dim3(unsigned((rows + rowsPerCta - 1) / rowsPerCta)), dim3(kThreads), 0, stream,
@@ -287,32 +482,15 @@ size_t paged_attention_prefill_workspace_bytes(int numHeads, int headDim)
     return size_t(kPrefillSplitRowCapacity) * size_t(numHeads) * size_t(headDim + 2) * sizeof(float);
 }
 
+bool paged_attention_prefill_merges_in_cluster(int numSeqs, int maxQueryLen, const AttentionShape& shape,
+                                               const PrefillSplit& split)
+{
+    return planPrefillSplit(numSeqs, maxQueryLen, shape, split).clusterMerge;
+}
+
 int paged_attention_prefill_splits(int numSeqs, int maxQueryLen, const AttentionShape& shape, const PrefillSplit& split)
 {
-    if (numSeqs <= 0 || maxQueryLen <= 0 || split.numTokens <= 0 || !split.workspace || shape.numHeads <= 0 ||
-        shape.numKvHeads <= 0 || shape.headDim <= 0 || shape.numHeads % shape.numKvHeads != 0)
-        return 1;
-    const int sms = multiprocessorCount();
-    const int G = shape.numHeads / shape.numKvHeads;
-    // CTAs with rows to compute. The grid is numSeqs x ceil(maxQueryLen * G / 64) tiles per kv head,
-    // but a tile past its sequence's rows exits at once, and the sequences share numTokens: a
-    // captured prefill graph's layout (one sequence of up to T tokens and a padding one, both sized
-    // T) has about half its grid idle.
-    const int64_t tilesPerHead =
-        std::min(int64_t(numSeqs) * ((int64_t(maxQueryLen) * G + kRowsPerCta - 1) / kRowsPerCta),
-                 (int64_t(split.numTokens) * G + kRowsPerCta - 1) / kRowsPerCta + numSeqs - 1);
-    const int64_t ctas = tilesPerHead * shape.numKvHeads;
-    // As many ranges as keep every CTA in one wave: kResidentCtasPerSm per SM (a second wave costs a
-    // whole range's time), each range at least kMinTilesPerSplit key tiles (the partials' write and
-    // merge cost about one tile's work), within the workspace's row capacity.
-    const int64_t byWave = int64_t(kResidentCtasPerSm) * sms / ctas;
-    const int64_t keyTiles = (int64_t(split.maxContextLen) + kTileKeys - 1) / kTileKeys;
-    const int64_t byKeys = keyTiles / kMinTilesPerSplit;
-    const int64_t byWorkspace = int64_t(split.workspaceBytes / (size_t(split.numTokens) * size_t(shape.numHeads) *
-                                                                size_t(shape.headDim + 2) * sizeof(float)));
-    const int64_t byGrid = 65535 / numSeqs;
-    const int64_t splits = std::min({byWave, byKeys, byWorkspace, byGrid, int64_t(kMaxPrefillSplits)});
-    return splits >= 2 ? int(splits) : 1;
+    return planPrefillSplit(numSeqs, maxQueryLen, shape, split).splits;
 }
 
 void launch_paged_attention_prefill(ElementType type, const void* q, void* out, const void* kCache, const void* vCache,
@@ -327,13 +505,20 @@ void launch_paged_attention_prefill(ElementType type, const void* q, void* out, 
                         std::to_string(shape.numKvHeads) + ", BS " + std::to_string(shape.blockSize) + ", seqs " +
                         std::to_string(batch.numSeqs) + ", q stride " + std::to_string(shape.qTokenStride) + ")");
     if (batch.numSeqs <= 0 || maxQueryLen <= 0) return;
-    const int splits = paged_attention_prefill_splits(batch.numSeqs, maxQueryLen, shape, split);
+    const SplitPlan plan = planPrefillSplit(batch.numSeqs, maxQueryLen, shape, split);
     BROOK_DISPATCH_ELEMENT_TYPE(type, T, {
         switch (shape.headDim) {
-        case 32: launchPrefill<T, 32>(q, out, kCache, vCache, batch, maxQueryLen, shape, splits, split, stream); break;
-        case 64: launchPrefill<T, 64>(q, out, kCache, vCache, batch, maxQueryLen, shape, splits, split, stream); break;
+        case 32:
+            launchPrefill<T, 32>(q, out, kCache, vCache, batch, maxQueryLen, shape, plan.splits, plan.clusterMerge,
+                                 split, stream);
+            break;
+        case 64:
+            launchPrefill<T, 64>(q, out, kCache, vCache, batch, maxQueryLen, shape, plan.splits, plan.clusterMerge,
+                                 split, stream);
+            break;
         case 128:
-            launchPrefill<T, 128>(q, out, kCache, vCache, batch, maxQueryLen, shape, splits, split, stream);
+            launchPrefill<T, 128>(q, out, kCache, vCache, batch, maxQueryLen, shape, plan.splits, plan.clusterMerge,
+                                  split, stream);
             break;
         default:
             throw CudaError("launch_paged_attention_prefill: head dim " + std::to_string(shape.headDim) +

@@ -8,6 +8,8 @@
 // of the element type, well inside the bounds, while a wrong key, mask or split shows as O(1).
 // Unused cache slots are NaN and unused block-table entries INT32_MAX, so reading past a
 // context fails loudly.
+#include "cuda/cuda_device.h"
+#include "cuda/cuda_features.h"
 #include "paged_attention_fixture.h"
 
 #include <QtTest>
@@ -96,11 +98,15 @@ QString runPrefillSplit(const AttentionProblem& p, bool expectSplit)
             .arg(describe("prefill", p, typeOf<T>()))
             .arg(splits)
             .arg(expectSplit ? "several" : "none");
+    const bool inClusters =
+        cuda::paged_attention_prefill_merges_in_cluster(int(p.seqs.size()), c.maxQueryLen, shapeOf(p), split);
+    const QString label = describe("prefill", p, typeOf<T>()) +
+                          QString(" (%1 key splits, merged %2)").arg(splits).arg(inClusters ? "in clusters" : "in L2");
+    qInfo("%s", qPrintable(label));
     d.poisonOutput();
     cuda::launch_paged_attention_prefill(typeOf<T>(), d.q.get(), d.out.get(), d.k.get(), d.v.get(), d.batch(),
                                          c.maxQueryLen, shapeOf(p), nullptr, split);
-    return compareAttention(describe("prefill", p, typeOf<T>()) + QString(" (%1 key splits)").arg(splits), p, c,
-                            d.result<T>(), referenceAttention(p, c), tolOf<T>());
+    return compareAttention(label, p, c, d.result<T>(), referenceAttention(p, c), tolOf<T>());
 }
 
 template <typename T>
@@ -133,6 +139,14 @@ QString runDecode(const AttentionProblem& p, int maxContextLen)
     } while (0)
 
 const std::vector<int> kDecodeContexts = {1, 15, 16, 17, 600, 3000};
+
+// Installs a feature set for one test and the defaults again after it.
+struct FeaturesScope {
+    explicit FeaturesScope(const cuda::CudaFeatures& features) { cuda::setCudaFeatures(features); }
+    ~FeaturesScope() { cuda::setCudaFeatures({}); }
+    FeaturesScope(const FeaturesScope&) = delete;
+    FeaturesScope& operator=(const FeaturesScope&) = delete;
+};
 
 }  // namespace
 
@@ -178,14 +192,46 @@ private slots:
         CHECK_EMPTY(runPrefill<__half>(s));
     }
 
+    // Both merges of the split ranges: inside thread-block clusters (sm_90, the default there) and
+    // through the workspace and a second kernel (other GPUs, or clusters switched off).
+    void prefillSplitKeysForShortChunksOverLongContexts_data()
+    {
+        QTest::addColumn<bool>("clusters");
+        QTest::newRow("cluster merge") << true;
+        QTest::newRow("workspace merge") << false;
+    }
+
     void prefillSplitKeysForShortChunksOverLongContexts()
     {
         BROOK_REQUIRE_GPU();
+        QFETCH(bool, clusters);
+        cuda::CudaFeatures features;
+        features.threadBlockClusters = clusters;
+        const FeaturesScope scope(features);
         // A chat turn after a prefix-cache hit: 83 new tokens over 1,717 cached (22 tiles).
         AttentionProblem chat = shape(16, 2, 128, 16, 61);
         chat.seqs = {{1717, 83}};
         CHECK_EMPTY(runPrefillSplit<__nv_bfloat16>(chat, true));
         CHECK_EMPTY(runPrefillSplit<__half>(chat, true));
+        // Which merge ran: clusters only where the GPU has them (sm_90) and they are on.
+        cuda::PrefillSplit split;
+        split.numTokens = 83;
+        split.maxContextLen = 1800;
+        const cuda::DeviceBuffer workspace(cuda::paged_attention_prefill_workspace_bytes(16, 128));
+        split.workspace = workspace.get();
+        split.workspaceBytes = workspace.bytes();
+        const bool merged = cuda::paged_attention_prefill_merges_in_cluster(1, 83, shapeOf(chat), split);
+        // 22 CTAs, in clusters of up to 8, fit an H100 / H200 at once.
+        QCOMPARE(merged, clusters && cuda::threadBlockClustersSupported());
+        // A longer history: more ranges than a cluster holds when clusters are off (the workspace
+        // path's up to 16), a cluster's 8 at most when they are on.
+        AttentionProblem longer = shape(16, 2, 128, 16, 65);
+        longer.seqs = {{3500, 83}};
+        CHECK_EMPTY(runPrefillSplit<__nv_bfloat16>(longer, true));
+        // 64 CTAs: clusters of 6-8 may not all fit at once, and then fewer or none are used.
+        AttentionProblem wide = shape(16, 2, 128, 16, 66);
+        wide.seqs = {{1717, 256}};
+        CHECK_EMPTY(runPrefillSplit<__nv_bfloat16>(wide, true));
         // Mixed: ranges that leave some CTAs no keys (a short sequence), a padding slot (zeros), a
         // decode row, and a context that is not a multiple of the tile or the block.
         AttentionProblem mixed = shape(16, 2, 128, 16, 62);
