@@ -18,7 +18,7 @@
 // ranges, as many as fill one wave of the GPU (paged_attention_prefill_splits). Each CTA writes
 // its rows' unnormalised output and softmax state (m, l) to the workspace, and a second kernel
 // merges the ranges (flash-decoding's scheme, applied to prefill tiles). On sm_90 with up to
-// kMaxClusterSplits ranges (the launch caps the split count there), a tile's ranges run as one
+// kMaxClusterSplits ranges whose clusters all fit the GPU at once, a tile's ranges run as one
 // thread-block cluster instead: each CTA leaves its rows' normalised output and log-sum-exp in its
 // own shared memory (the K/V tiles' buffers, done with by then), and after a cluster barrier each
 // merges a share of the tile's rows by reading its peers' (distributed shared memory). No fp32
@@ -50,9 +50,9 @@ using namespace attn;
 
 constexpr int kRowsPerCta = 64;
 constexpr int kMaxPrefillSplits = 16;
-// Ranges merged inside a thread-block cluster: the portable cluster size. With clusters the split
-// count is capped here; 8 ranges of an 83-token step over 1,717 cached keys timed within 1% of
-// the workspace path's best count (docs/benchmarks.md, "two K/V stages"), before its merge.
+// Ranges merged inside one thread-block cluster: the portable cluster size. Non-portable clusters
+// of up to 16 (H200) were tried: the occupancy query let 128-token steps take 11-13 ranges, and
+// those steps ran 16-18% slower than with 8 (docs/benchmarks.md).
 constexpr int kMaxClusterSplits = 8;
 
 constexpr int kMinTilesPerSplit = 4;
