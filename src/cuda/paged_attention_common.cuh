@@ -12,6 +12,8 @@
 
 #include "cuda/cuda_dtype.h"
 
+#include <cooperative_groups.h>
+
 #include <cstdint>
 #include <type_traits>
 
@@ -329,6 +331,41 @@ __device__ inline void accumulatePv(WarpState<HD>& st, const float (&s)[NT][4], 
         }
     }
 }
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// One (row, dim pair) of a merge inside a thread-block cluster (decode and split prefill attention):
+// CTA j of the cluster holds the row's output normalised over its own keys at `o` (a float2) and its
+// log-sum-exp M + log2 L at `lse` (-inf: it saw no key), in its own shared memory at the same
+// offsets. Returns sum_j 2^(lse_j - max) o_j / sum_j 2^(lse_j - max); zeros when no CTA saw a key.
+template <int kMaxCtas>
+__device__ inline float2 mergeClusterPeers(const cooperative_groups::cluster_group& cluster, const float* lse,
+                                           const float* o, int clusterSize)
+{
+    // All peers' values first (independent remote loads in flight together), then the sums.
+    float peerLse[kMaxCtas];
+    float2 peerO[kMaxCtas];
+#pragma unroll
+    for (int j = 0; j < kMaxCtas; ++j) {
+        peerLse[j] = j < clusterSize ? *cluster.map_shared_rank(lse, j) : -INFINITY;
+        peerO[j] =
+            j < clusterSize ? *reinterpret_cast<const float2*>(cluster.map_shared_rank(o, j)) : make_float2(0.0f, 0.0f);
+    }
+    float M = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < kMaxCtas; ++j) M = fmaxf(M, peerLse[j]);
+    float L = 0.0f, o0 = 0.0f, o1 = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kMaxCtas; ++j) {
+        if (peerLse[j] == -INFINITY) continue;  // a peer without keys: its output was never written
+        const float w = exp2f(peerLse[j] - M);
+        L += w;
+        o0 += w * peerO[j].x;
+        o1 += w * peerO[j].y;
+    }
+    const float inv = L > 0.0f ? 1.0f / L : 0.0f;
+    return make_float2(o0 * inv, o1 * inv);
+}
+#endif
 
 // Partition of a decode sequence's context over the CTAs of the grid (decode kernel). The grid
 // has `splits` CTAs per sequence (fixed at capture); a sequence uses only as many as it needs:

@@ -39,8 +39,6 @@
 #include "cuda/cuda_device.h"
 #include "cuda/pdl.cuh"
 
-#include <cooperative_groups.h>
-
 #include <algorithm>
 #include <mutex>
 #include <string>
@@ -343,29 +341,8 @@ __global__ void __launch_bounds__(kThreads, BROOK_DECODE_CTAS_PER_SM)
         const int rank = int(cluster.block_rank());
         for (int idx = rank * kThreads + threadIdx.x; idx < nRows * (HD / 2); idx += clusterSize * kThreads) {
             const int r = idx / (HD / 2), d = (idx % (HD / 2)) * 2;
-            // All peers' values first (independent remote loads in flight together), then the sums.
-            float lse[kMaxCluster];
-            float2 o[kMaxCluster];
-#pragma unroll
-            for (int j = 0; j < kMaxCluster; ++j) {
-                lse[j] = j < clusterSize ? *cluster.map_shared_rank(ctaLse + r, j) : -INFINITY;
-                o[j] = j < clusterSize ? *reinterpret_cast<const float2*>(cluster.map_shared_rank(ctaO + r * HD + d, j))
-                                       : make_float2(0.0f, 0.0f);
-            }
-            float M = -INFINITY;
-#pragma unroll
-            for (int j = 0; j < kMaxCluster; ++j) M = fmaxf(M, lse[j]);
-            float L = 0.0f, o0 = 0.0f, o1 = 0.0f;
-#pragma unroll
-            for (int j = 0; j < kMaxCluster; ++j) {
-                if (lse[j] == -INFINITY) continue;  // a peer without keys: its ctaO was never written
-                const float w = exp2f(lse[j] - M);
-                L += w;
-                o0 += w * o[j].x;
-                o1 += w * o[j].y;
-            }
-            const float inv = 1.0f / L;
-            *reinterpret_cast<uint32_t*>(outRows + r * HD + d) = pack2<T>(o0 * inv, o1 * inv);
+            const float2 merged = mergeClusterPeers<kMaxCluster>(cluster, ctaLse + r, ctaO + r * HD + d, clusterSize);
+            *reinterpret_cast<uint32_t*>(outRows + r * HD + d) = pack2<T>(merged.x, merged.y);
         }
         cluster.sync();  // no CTA leaves while a peer may still read its shared memory
 #endif

@@ -37,8 +37,6 @@
 #include "cuda/cuda_device.h"
 #include "cuda/pdl.cuh"
 
-#include <cooperative_groups.h>
-
 #include <algorithm>
 #include <array>
 #include <string>
@@ -125,32 +123,11 @@ __device__ inline void clusterMergeRows(const WarpState<HD>& st, float l0, float
     const int nRows = min(kRowsPerCta, rows - rowBegin);
     for (int idx = rank * kThreads + int(threadIdx.x); idx < nRows * (HD / 2); idx += clusterSize * kThreads) {
         const int r = idx / (HD / 2), d = (idx % (HD / 2)) * 2;
-        // All peers' values first (independent remote loads in flight together), then the sums.
-        float lse[kMaxClusterSplits];
-        float2 o[kMaxClusterSplits];
-#pragma unroll
-        for (int j = 0; j < kMaxClusterSplits; ++j) {
-            lse[j] = j < clusterSize ? *cluster.map_shared_rank(ctaLse + r, j) : -INFINITY;
-            o[j] = j < clusterSize ? *reinterpret_cast<const float2*>(cluster.map_shared_rank(ctaO + r * RS + d, j))
-                                   : make_float2(0.0f, 0.0f);
-        }
-        float M = -INFINITY;
-#pragma unroll
-        for (int j = 0; j < kMaxClusterSplits; ++j) M = fmaxf(M, lse[j]);
-        float L = 0.0f, o0 = 0.0f, o1 = 0.0f;
-#pragma unroll
-        for (int j = 0; j < kMaxClusterSplits; ++j) {
-            if (lse[j] == -INFINITY) continue;
-            const float w = exp2f(lse[j] - M);
-            L += w;
-            o0 += w * o[j].x;
-            o1 += w * o[j].y;
-        }
-        const float inv = L > 0.0f ? 1.0f / L : 0.0f;
+        const float2 merged = mergeClusterPeers<kMaxClusterSplits>(cluster, ctaLse + r, ctaO + r * RS + d, clusterSize);
         const int R = rowBegin + r;
         const int64_t token = qBegin + R / G;
         *reinterpret_cast<uint32_t*>(out + (token * numHeads + kvh * G + R % G) * HD + d) =
-            pack2<T>(o0 * inv, o1 * inv);
+            pack2<T>(merged.x, merged.y);
     }
     cluster.sync();  // no CTA leaves while a peer may still read its shared memory
 #endif
