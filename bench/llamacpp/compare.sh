@@ -1,15 +1,14 @@
 #!/bin/bash
 # Brook's CPU backend against llama.cpp on this machine, same model, same shapes (issue 16).
 #
-# llama.cpp comes from the npm registry (no other network is needed): the node-llama-cpp package,
-# which desktop apps embed, carries the llama.cpp release it builds as a git bundle. The bundle is
-# cloned and built under WORK with -march=native (llama.cpp at its best on this CPU), never into
-# Brook's tree. make_gguf.py writes Brook's test model as GGUF (the same bf16 weights), and
-# llama-quantize makes the q8_0 and q4_0 files llama.cpp users run.
+# llama.cpp's source comes from the npm registry (fetch.sh), and is built under WORK with
+# -march=native (llama.cpp at its best on this CPU), never into Brook's tree. make_gguf.py writes
+# Brook's test model as GGUF (the same bf16 weights), and llama-quantize makes the q8_0 and q4_0
+# files llama.cpp users run.
 #
 # Usage: bench/llamacpp/compare.sh [MODEL_DIR] [ROUNDS] [BUILD_DIR] [WORK]
 #   MODEL_DIR: an ERNIE-0.3B-shaped model (brook-make-test-model DIR --shape ernie-0.3b)
-# Needs: npm, git, cmake, ninja, python3 (standard library only).
+# Needs: npm, git, cmake, ninja, xz, python3 (standard library only).
 # Each round runs, in one minute of the host: the memory read rate, then per weight format
 # llama-bench's pp128 and tg32 at depth 128 (2 threads), then brook-bench's latency command (a
 # 128-token prompt, 32 tokens decoded): the same prompt length and the same decode context.
@@ -18,16 +17,11 @@ MODEL=${1:-/tmp/m-ernie}
 ROUNDS=${2:-2}
 BIN=$(realpath "${3:-build}")/bin
 WORK=${4:-/tmp/llamacpp}
-NODE_LLAMA_CPP=3.22.1 # its bundle is llama.cpp de3ff81 (2026-09-28)
 HERE=$(dirname "$(realpath "$0")")
 THREADS=$(nproc)
 
-mkdir -p "$WORK"
+"$HERE/fetch.sh" "$WORK"
 if [ ! -x "$WORK/src/build/bin/llama-bench" ]; then
-    (cd "$WORK" && npm pack --silent "node-llama-cpp@$NODE_LLAMA_CPP" >/dev/null &&
-        mkdir -p pkg && tar xzf "node-llama-cpp-$NODE_LLAMA_CPP.tgz" -C pkg)
-    rm -rf "$WORK/src"
-    git clone --quiet "$WORK/pkg/package/llama/gitRelease.bundle" "$WORK/src"
     cmake -S "$WORK/src" -B "$WORK/src/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
         -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF \
         -DLLAMA_BUILD_SERVER=OFF >"$WORK/cmake.log"
@@ -41,7 +35,7 @@ for q in q8_0 q4_0; do
 done
 
 stamp() { echo "== $(date +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg) :: $*"; }
-echo "llama.cpp $(git -C "$WORK/src" rev-parse --short HEAD) (node-llama-cpp $NODE_LLAMA_CPP), Brook $(git -C "$HERE" rev-parse --short HEAD), $THREADS threads"
+echo "llama.cpp $(git -C "$WORK/src" rev-parse --short HEAD), Brook $(git -C "$HERE" rev-parse --short HEAD), $THREADS threads"
 for round in $(seq 1 "$ROUNDS"); do
     stamp "round $round: memory read rate"
     "$BIN/cpu_kernel_bench" --read-bandwidth --threads "$THREADS" --repeats 5 2>&1 | grep "memory read"
