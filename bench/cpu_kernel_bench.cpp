@@ -150,7 +150,40 @@ void computePeak(int rounds, CpuThreadPool* pool)
 // (~28 MB a layer, far beyond the caches) and the head, in order, so every matmul streams its
 // weights from memory. Rounds alternate the token counts (the same minutes for each), and the
 // median round of each is printed: the excess of T = 8 over T = 1 is the compute that does not
-// overlap the weight stream.
+// overlap the weight stream. bf16 rounds also read the same blocks with no arithmetic, split over
+// the pool as matmul splits them (forGuidedBlocks): the floor a GEMV of these weights can reach
+// on this host in these minutes, however its kernel is written.
+// OR of every 64-byte line of [p, p + bytes): a read of memory as fast as loads issue.
+__attribute__((target("avx2"))) uint64_t readLines(const void* p, size_t bytes)
+{
+    const char* c = static_cast<const char*>(p);
+    __m256i a = _mm256_setzero_si256(), b = a;
+    size_t i = 0;
+    for (; i + 64 <= bytes; i += 64) {
+        a = _mm256_or_si256(a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + i)));
+        b = _mm256_or_si256(b, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + i + 32)));
+    }
+    a = _mm256_or_si256(a, b);
+    uint64_t lanes[4];
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes), a);
+    uint64_t r = lanes[0] | lanes[1] | lanes[2] | lanes[3];
+    for (; i < bytes; ++i) r |= uint8_t(c[i]);
+    return r;
+}
+
+// The bf16 blocks of w read by readLines, split over the pool as matmul splits a T-token matmul.
+uint64_t readMatrix(const CpuMatrix& w, int T, CpuThreadPool* pool)
+{
+    std::vector<uint64_t> sums(static_cast<size_t>(w.numBlocks()), 0);
+    const size_t blockBytes = size_t(w.pairs()) * CpuMatrix::kBlockRows * 2 * sizeof(uint16_t);
+    forGuidedBlocks(pool, w.numBlocks(), int64_t(T) * w.rows() * w.cols(), [&](int b0, int b1) {
+        sums[size_t(b0)] = readLines(w.bf16Block(b0), blockBytes * size_t(b1 - b0));
+    });
+    uint64_t r = 0;
+    for (uint64_t v : sums) r |= v;
+    return r;
+}
+
 // One matrix of the cold sweep: bf16, or int8 as brook-quantize makes it (RTN, groups of 128).
 CpuMatrix coldMatrix(int N, int K, bool int8, const std::function<float(int, int)>& value)
 {
@@ -187,7 +220,18 @@ void coldSweep(int layers, const std::vector<int>& tokens, int rounds, CpuIsa is
     const std::vector<bool> prefetch = {true, false};
     const size_t runs = tokens.size() * prefetch.size();
     std::vector<std::vector<double>> layerMs(runs), headMs(runs);
+    std::vector<double> readLayerMs, readHeadMs;
+    uint64_t readCheck = 0;
     for (int r = 0; r < rounds; ++r) {
+        if (!int8) {  // the read-only floor, once a round, with T = 1's split
+            auto start = std::chrono::steady_clock::now();
+            for (const CpuMatrix& w : weights) readCheck |= readMatrix(w, 1, pool);
+            auto mid = std::chrono::steady_clock::now();
+            readCheck |= readMatrix(head, 1, pool);
+            auto end = std::chrono::steady_clock::now();
+            readLayerMs.push_back(std::chrono::duration<double, std::milli>(mid - start).count());
+            readHeadMs.push_back(std::chrono::duration<double, std::milli>(end - mid).count());
+        }
         for (size_t i = 0; i < tokens.size(); ++i) {
             for (size_t p = 0; p < prefetch.size(); ++p) {
                 setWeightPrefetch(prefetch[p]);
@@ -213,6 +257,16 @@ void coldSweep(int layers, const std::vector<int>& tokens, int rounds, CpuIsa is
                     tokens[run / prefetch.size()], prefetch[run % prefetch.size()] ? " prefetch" : " no prefetch",
                     layers, layersMedian, layerMs[run].front(), double(layerBytes) / layersMedian / 1e6, headMedian,
                     headMs[run].front(), double(head.bytes()) / headMedian / 1e6);
+    }
+    if (!readLayerMs.empty()) {
+        std::sort(readLayerMs.begin(), readLayerMs.end());
+        std::sort(readHeadMs.begin(), readHeadMs.end());
+        const double layersMedian = readLayerMs[readLayerMs.size() / 2], headMedian = readHeadMs[readHeadMs.size() / 2];
+        std::printf("cold read only (same blocks, no arithmetic) %d layers' Linears: median %.2f ms (best %.2f, %.1f "
+                    "GB/s), head: median %.2f ms (best %.2f, %.1f GB/s; check %llu)\n",
+                    layers, layersMedian, readLayerMs.front(), double(layerBytes) / layersMedian / 1e6, headMedian,
+                    readHeadMs.front(), double(head.bytes()) / headMedian / 1e6,
+                    static_cast<unsigned long long>(readCheck & 1));
     }
 }
 

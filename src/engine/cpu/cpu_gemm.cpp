@@ -5,45 +5,11 @@
 #include "engine/cpu/cpu_ops.h"
 
 #include <algorithm>
-#include <array>
 #include <vector>
 
 namespace brook::cpu {
 
 namespace {
-
-// Below this many multiply-adds handing work to the pool costs more than it saves (tiny models).
-constexpr int64_t kParallelMinWork = int64_t(1) << 16;
-
-// Runs body(b0, b1) over all blocks: on the pool in chunks handed out dynamically (a thread that
-// is descheduled for a time slice on a shared machine then holds up nobody; see
-// cpu_thread_pool.h), without a pool or for tiny work on the calling thread. Chunks are guided:
-// each is a 1 / threads share of the blocks not yet handed out, so each thread's first grab
-// streams one long stretch of the weight (a decode GEMV is a memory stream, and every new stretch
-// restarts the prefetchers), and the shrinking chunks after it even out the finish. Each chunk is
-// an even run of >= 2 blocks, so the two-block vdpbf16ps kernel never splits a pair. Against 8
-// equal chunks a thread, the 72 Linears of a batch-1 decode step ran 7-9% faster
-// (docs/benchmarks.md).
-template <typename Body>
-void forBlocks(CpuThreadPool* pool, int numBlocks, int64_t work, const Body& body)
-{
-    if (!pool || pool->threads() == 1 || work < kParallelMinWork || numBlocks < 2) {
-        body(0, numBlocks);
-        return;
-    }
-    constexpr int kMaxChunks = 256;  // past it the last chunk takes the rest (~50 threads and more)
-    std::array<int, kMaxChunks + 1> starts;
-    const int threads = pool->threads();
-    int chunks = 0;
-    for (int b = 0; b < numBlocks; ++chunks) {
-        starts[size_t(chunks)] = b;
-        int chunk = std::max(2, (numBlocks - b) / threads);
-        chunk += chunk % 2;
-        b = chunks + 1 == kMaxChunks ? numBlocks : std::min(numBlocks, b + chunk);
-    }
-    starts[size_t(chunks)] = numBlocks;
-    pool->run(chunks, [&](int c) { body(starts[size_t(c)], starts[size_t(c) + 1]); });
-}
 
 void matmulBf16(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool,
                 MatmulScratch& scratch)
@@ -63,10 +29,10 @@ void matmulBf16(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa is
         forRowChunks(pool, T, kConvertRows, [&](int t0, int t1) {
             kernels::toBf16PairsAvx512Bf16(x + int64_t(t0) * K, t1 - t0, K, pairsOut + int64_t(t0) * w.pairs());
         });
-        forBlocks(pool, w.numBlocks(), work, [&](int b0, int b1) { kernels::bf16DotAvx512(w, pairs, T, out, b0, b1); });
+        forGuidedBlocks(pool, w.numBlocks(), work, [&](int b0, int b1) { kernels::bf16DotAvx512(w, pairs, T, out, b0, b1); });
         return;
     }
-    forBlocks(pool, w.numBlocks(), work, [&](int b0, int b1) {
+    forGuidedBlocks(pool, w.numBlocks(), work, [&](int b0, int b1) {
         switch (isa) {
         case CpuIsa::Scalar: kernels::bf16Scalar(w, x, T, out, b0, b1); break;
         case CpuIsa::Avx2: kernels::bf16Avx2(w, x, T, out, b0, b1); break;
@@ -128,7 +94,7 @@ void matmulQ8(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa,
     }
     const kernels::Q8Activations a{T, K, G, codesOut, scalesOut, blockSumsOut, groupSumsOut};
     const int64_t work = int64_t(T) * w.rows() * K;
-    forBlocks(pool, w.numBlocks(), work, [&](int b0, int b1) {
+    forGuidedBlocks(pool, w.numBlocks(), work, [&](int b0, int b1) {
         switch (isa) {
         case CpuIsa::Scalar: kernels::q8Scalar(w, a, out, b0, b1); break;
         case CpuIsa::Avx2:

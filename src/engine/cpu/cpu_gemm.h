@@ -23,6 +23,8 @@
 #include "engine/cpu/cpu_matrix.h"
 #include "engine/cpu/cpu_thread_pool.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -33,6 +35,40 @@ namespace brook::cpu {
 // and vdpbf16ps does a pair of inputs in one instruction; llama.cpp rounds every activation to
 // bf16 for bf16 weights, so the accuracy is the same as theirs (test_cpu_gemm's bound).
 constexpr int kBf16DotMinTokens = 4;
+
+// Below this many multiply-adds handing work to the pool costs more than it saves (tiny models).
+constexpr int64_t kParallelMinWork = int64_t(1) << 16;
+
+// Runs body(b0, b1) over a matrix's row blocks [0, numBlocks) as matmul splits them (public so a
+// benchmark can read the same blocks in the same order without the arithmetic): on the pool in
+// chunks handed out dynamically (a thread that is descheduled for a time slice on a shared
+// machine then holds up nobody; see cpu_thread_pool.h), without a pool or for tiny work (`work`
+// multiply-adds) on the calling thread. Chunks are guided: each is a 1 / threads share of the
+// blocks not yet handed out, so each thread's first grab streams one long stretch of the weight
+// (a decode GEMV is a memory stream, and every new stretch restarts the prefetchers), and the
+// shrinking chunks after it even out the finish. Each chunk is an even run of >= 2 blocks, so the
+// two-block vdpbf16ps kernel never splits a pair. Against 8 equal chunks a thread, the 72 Linears
+// of a batch-1 decode step ran 7-9% faster (docs/benchmarks.md).
+template <typename Body>
+void forGuidedBlocks(CpuThreadPool* pool, int numBlocks, int64_t work, const Body& body)
+{
+    if (!pool || pool->threads() == 1 || work < kParallelMinWork || numBlocks < 2) {
+        body(0, numBlocks);
+        return;
+    }
+    constexpr int kMaxChunks = 256;  // past it the last chunk takes the rest (~50 threads and more)
+    std::array<int, kMaxChunks + 1> starts;
+    const int threads = pool->threads();
+    int chunks = 0;
+    for (int b = 0; b < numBlocks; ++chunks) {
+        starts[size_t(chunks)] = b;
+        int chunk = std::max(2, (numBlocks - b) / threads);
+        chunk += chunk % 2;
+        b = chunks + 1 == kMaxChunks ? numBlocks : std::min(numBlocks, b + chunk);
+    }
+    starts[size_t(chunks)] = numBlocks;
+    pool->run(chunks, [&](int c) { body(starts[size_t(c)], starts[size_t(c) + 1]); });
+}
 
 // The activations as the kernels read them (bf16 pairs, or int8 codes with their scales and
 // sums), kept between calls so a step allocates nothing.
