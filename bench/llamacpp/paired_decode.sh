@@ -32,12 +32,18 @@ for round in $(seq 1 "$ROUNDS"); do
         awk -F'|' '/tg32/ {split($8, v, " "); print v[1]}')
     brook=$("$BIN/brook-bench" latency --device cpu --model "$MODEL" --input-len 128 --output-len 32 2>&1 |
         sed -n 's/^run [0-9]*: .*decode \([0-9.]*\) tokens.*/\1/p' | sort -n | sed -n 2p)
+    if [ -z "$llama" ] || [ -z "$brook" ] || [ -z "$r1" ] || [ -z "$r2" ]; then
+        echo "round $round: a program printed no figure (llama.cpp '$llama', Brook '$brook'); skipped" >&2
+        continue
+    fi
     echo "$(date +%H:%M:%S) $r1 $r2 $llama $brook" | awk '{printf "%s %5.1f %5.1f %9.1f %6.1f %8.2fx\n", $1, $2, $3, $4, $5, $5 / $4}'
 done | tee "$rows"
 python3 - "$rows" <<'PY'
 
 import statistics, sys
 rows = [line.split() for line in open(sys.argv[1]) if line[:1].isdigit()]
+if not rows:
+    sys.exit("no round gave figures")
 col = lambda i: [float(r[i].rstrip("x")) for r in rows]
 print(f"medians over {len(rows)} rounds: read {statistics.median(col(1)):.1f} GB/s on 1 thread, "
       f"{statistics.median(col(2)):.1f} on all; llama.cpp {statistics.median(col(3)):.1f} tok/s, "
