@@ -146,13 +146,6 @@ void computePeak(int rounds, CpuThreadPool* pool)
                 threads, rates[rates.size() / 2], rates.back(), int(rates.size()), double(sums[0]));
 }
 
-// The decode step's Linears as the backend meets them: `layers` layers' distinct bf16 weights
-// (~28 MB a layer, far beyond the caches) and the head, in order, so every matmul streams its
-// weights from memory. Rounds alternate the token counts (the same minutes for each), and the
-// median round of each is printed: the excess of T = 8 over T = 1 is the compute that does not
-// overlap the weight stream. bf16 rounds also read the same blocks with no arithmetic, split over
-// the pool as matmul splits them (forGuidedBlocks): the floor a GEMV of these weights can reach
-// on this host in these minutes, however its kernel is written.
 // OR of every 64-byte line of [p, p + bytes): a read of memory as fast as loads issue.
 __attribute__((target("avx2"))) uint64_t readLines(const void* p, size_t bytes)
 {
@@ -197,6 +190,13 @@ CpuMatrix coldMatrix(int N, int K, bool int8, const std::function<float(int, int
     return CpuMatrix::fromQ8(*quantizeRtn(values, N, K, 8, 128));
 }
 
+// The decode step's Linears as the backend meets them: `layers` layers' distinct bf16 weights
+// (~28 MB a layer, far beyond the caches) and the head, in order, so every matmul streams its
+// weights from memory. Rounds alternate the token counts (the same minutes for each), and the
+// median round of each is printed: the excess of T = 8 over T = 1 is the compute that does not
+// overlap the weight stream. bf16 rounds also read the same blocks with no arithmetic, split over
+// the pool as matmul splits them (forGuidedBlocks): the floor a GEMV of these weights can reach
+// on this host in these minutes, however its kernel is written.
 void coldSweep(int layers, const std::vector<int>& tokens, int rounds, CpuIsa isa, CpuThreadPool* pool, bool int8)
 {
     const std::vector<Shape> shapes = {
@@ -323,7 +323,8 @@ int main(int argc, char** argv)
                  "only the host's vdpbf16ps rate (bf16 GFLOP/s): --threads threads, --repeats rounds");
     app.add_option("--cold-layers", coldLayers,
                    "only the decode step's Linears over this many layers' own weights and the head (from "
-                   "memory), --tokens and software prefetch on / off alternating, --repeats rounds");
+                   "memory), --tokens and software prefetch on / off alternating, and for bf16 the same blocks "
+                   "read with no arithmetic (the floor), --repeats rounds");
     app.add_flag("--int8", coldInt8, "with --cold-layers: int8 weights (RTN, groups of 128) instead of bf16");
     app.add_option("--attention", attentionTokens, "only attention: a prompt of this many tokens on each path");
     app.add_option("--context", context, "tokens cached before --attention's prompt")->capture_default_str();

@@ -39,7 +39,6 @@ for round in $(seq 1 "$ROUNDS"); do
     echo "$(date +%H:%M:%S) $r1 $r2 $llama $brook" | awk '{printf "%s %5.1f %5.1f %9.1f %6.1f %8.2fx\n", $1, $2, $3, $4, $5, $5 / $4}'
 done | tee "$rows"
 python3 - "$rows" <<'PY'
-
 import statistics, sys
 rows = [line.split() for line in open(sys.argv[1]) if line[:1].isdigit()]
 if not rows:

@@ -29,7 +29,8 @@ void matmulBf16(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa is
         forRowChunks(pool, T, kConvertRows, [&](int t0, int t1) {
             kernels::toBf16PairsAvx512Bf16(x + int64_t(t0) * K, t1 - t0, K, pairsOut + int64_t(t0) * w.pairs());
         });
-        forGuidedBlocks(pool, w.numBlocks(), work, [&](int b0, int b1) { kernels::bf16DotAvx512(w, pairs, T, out, b0, b1); });
+        forGuidedBlocks(pool, w.numBlocks(), work,
+                        [&](int b0, int b1) { kernels::bf16DotAvx512(w, pairs, T, out, b0, b1); });
         return;
     }
     forGuidedBlocks(pool, w.numBlocks(), work, [&](int b0, int b1) {
