@@ -59,8 +59,8 @@ constexpr unsigned pack(const CudaFeatures& f)
 {
     return (f.programmaticDependentLaunch ? 1u : 0u) | (f.threadBlockClusters ? 2u : 0u) | (f.padGemmRows ? 4u : 0u) |
            (f.splitKvPrefill ? 8u : 0u) | (f.prefillGraphs ? 16u : 0u) | (f.pdlPrefillKernels ? 32u : 0u) |
-           (unsigned(f.pdlEarlyWaitMask & 0xFF) << 8) | (unsigned(f.skinnyMaxRows & 0xFF) << 16) |
-           (unsigned(f.samplerClusterSize & 0xF) << 24);
+           (f.fusedGemm ? 64u : 0u) | (unsigned(f.pdlEarlyWaitMask & 0xFF) << 8) |
+           (unsigned(f.skinnyMaxRows & 0xFF) << 16) | (unsigned(f.samplerClusterSize & 0xF) << 24);
 }
 
 CudaFeatures unpack(unsigned bits)
@@ -72,6 +72,7 @@ CudaFeatures unpack(unsigned bits)
     f.splitKvPrefill = bits & 8u;
     f.prefillGraphs = bits & 16u;
     f.pdlPrefillKernels = bits & 32u;
+    f.fusedGemm = bits & 64u;
     f.pdlEarlyWaitMask = int((bits >> 8) & 0xFF);
     f.skinnyMaxRows = int((bits >> 16) & 0xFF);
     f.samplerClusterSize = int((bits >> 24) & 0xF);
@@ -92,7 +93,7 @@ bool hopperDevice()
 }
 
 // The active CudaFeatures, packed so that launches on any thread read them without a lock: bits
-// 0-5 the switches, bits 8-15 the early-wait mask, bits 16-23 skinnyMaxRows, bits 24-27
+// 0-6 the switches, bits 8-15 the early-wait mask, bits 16-23 skinnyMaxRows, bits 24-27
 // samplerClusterSize. Every field must be
 // packed: one that is not reads as its default whatever was set (splitKvPrefill did, so
 // --no-split-kv-prefill changed nothing until 2026-12-03).

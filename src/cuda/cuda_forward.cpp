@@ -5,10 +5,12 @@
 //              -> rmsnorm -> gate-up GEMM -> SiLU*up -> down GEMM (+= residual)
 // (at <= 4 tokens, 8 with quantized Linears, the rmsnorms and SiLU*up are fused into the GEMVs
 // that consume them, and RoPE + cache write into the qkv GEMV's epilogue: 5 kernels per layer,
-// attention included).
+// attention included; from 5 to 48 tokens of a dense model the fused GEMM takes RoPE + cache
+// write and SiLU*up into its epilogues and splits K without a reduction kernel: 7).
 #include "cuda/cuda_backend.h"
 
 #include "cuda/cuda_check.h"
+#include "cuda/fused_gemm.h"
 #include "cuda/layer_kernels.h"
 #include "cuda/paged_attention.h"
 #include "cuda/quant_matmul.h"
@@ -108,6 +110,12 @@ void CudaBackend::forward(bool decode, cudaStream_t stream, bool fixedShape)
     // kernels per layer on the latency-bound path.
     const bool fusedDense = skinny_gemm_preferred(T, H) && skinny_gemm_preferred(T, I);
     const bool fusedQuant = skinny_gemm_supported(T, H) && skinny_gemm_supported(T, I) && T <= kQuantGemvMaxRows;
+    // Past that, up to kFusedGemmPreferredMaxRows tokens, dense Linears take the fused GEMM
+    // (tensor cores, RoPE and SiLU*up in its epilogues).
+    const bool fusedTiles = !fusedDense && fused_gemm_preferred(T, qkvDim, H, FusedEpilogue::RopeCache) &&
+                            fused_gemm_preferred(T, H, qDim, FusedEpilogue::AddToFloat) &&
+                            fused_gemm_preferred(T, 2 * I, H, FusedEpilogue::SiluMul) &&
+                            fused_gemm_preferred(T, H, I, FusedEpilogue::AddToFloat);
     AttentionShape shape;
     shape.numHeads = c.numHeads;
     shape.numKvHeads = c.numKvHeads;
@@ -128,7 +136,11 @@ void CudaBackend::forward(bool decode, cudaStream_t stream, bool fixedShape)
     // small M to the skinny kernel), quantized through the W4A16/W8A16 GEMV or GEMM.
     auto project = [&](const void* x, const void* dense, const QuantDeviceWeight& q, bool quantized, void* out, int N,
                        int K, bool outFloat, bool accumulate) {
-        if (!quantized) {
+        if (!quantized && fusedTiles) {
+            // Every unfused call of this path is a plain store or an fp32 residual add.
+            launch_fused_gemm(x, dense, out, T, N, K, m_type,
+                              accumulate && outFloat ? FusedEpilogue::AddToFloat : FusedEpilogue::Store, stream);
+        } else if (!quantized) {
             m_gemm->matmul(x, dense, out, T, N, K, m_type, outFloat, stream, accumulate ? 1.0f : 0.0f);
         } else if (T <= kQuantGemvMaxRows) {
             launch_quant_gemv(x, q, out, T, m_type, outFloat, accumulate, stream);
@@ -159,6 +171,12 @@ void CudaBackend::forward(bool decode, cudaStream_t stream, bool fixedShape)
             rope.vCache = vCache;
             launch_skinny_gemm(residual, w.qkv, nullptr, T, qkvDim, H, m_type, false, false, stream,
                                SkinnyPrologue::RmsNorm, w.inputNorm, eps, &rope);
+        } else if (fusedTiles && !quant) {
+            rope.kCache = kCache;
+            rope.vCache = vCache;
+            launch_add_rmsnorm(residual, nullptr, w.inputNorm, m_normed.get(), nullptr, T, H, eps, m_type, stream);
+            launch_fused_gemm(m_normed.get(), w.qkv, nullptr, T, qkvDim, H, m_type, FusedEpilogue::RopeCache, stream,
+                              &rope);
         } else if (fused) {
             launch_quant_gemv(residual, w.qkvQ, m_qkv.get(), T, m_type, false, false, stream, SkinnyPrologue::RmsNorm,
                               w.inputNorm, eps);
@@ -180,6 +198,11 @@ void CudaBackend::forward(bool decode, cudaStream_t stream, bool fixedShape)
                                SkinnyPrologue::RmsNorm, w.postNorm, eps);
             launch_skinny_gemm(m_gateUp.get(), w.down, residual, T, H, I, m_type, true, true, stream,
                                SkinnyPrologue::SiluMul);
+        } else if (fusedTiles && !quant) {
+            launch_add_rmsnorm(residual, nullptr, w.postNorm, m_normed.get(), nullptr, T, H, eps, m_type, stream);
+            launch_fused_gemm(m_normed.get(), w.gateUp, m_act.get(), T, 2 * I, H, m_type, FusedEpilogue::SiluMul,
+                              stream);
+            project(m_act.get(), w.down, w.downQ, quant, residual, H, I, true, true);
         } else if (fused) {
             launch_quant_gemv(residual, w.gateUpQ, m_gateUp.get(), T, m_type, false, false, stream,
                               SkinnyPrologue::RmsNorm, w.postNorm, eps);

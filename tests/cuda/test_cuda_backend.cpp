@@ -295,7 +295,8 @@ private slots:
     }
 
     // CudaBackendOptions::features: with programmatic dependent launch, clusters and the work
-    // before the PDL wait switched off, and the skinny GEMV for one row only, the backend
+    // before the PDL wait switched off, the skinny GEMV for one row only and cuBLASLt instead of
+    // the fused GEMM (the 40-token prefill), the backend
     // computes the same logits (bf16 noise: the attention merge and the GEMM paths differ), and
     // the switches take effect. Fixed tokens, the two backends one after the other (the kernels
     // read the active set process-wide).
@@ -331,6 +332,7 @@ private slots:
         off.prefillGraphs = false;
         off.padGemmRows = false;
         off.samplerClusterSize = 3;
+        off.fusedGemm = false;
         const auto changed = run(off);
         // Every field reaches the kernels' process-wide set (a field left out of its packing read
         // as its default whatever was set).
@@ -344,6 +346,7 @@ private slots:
         QCOMPARE(active.pdlEarlyWaitMask, 7);
         QCOMPARE(active.skinnyMaxRows, 1);
         QCOMPARE(active.samplerClusterSize, 3);
+        QCOMPARE(active.fusedGemm, false);
         QCOMPARE(cuda::samplerClusterOverride(), 3);
         QVERIFY(!cuda::pdlPrefillKernels());
         QVERIFY(!cuda::pdlSupported());

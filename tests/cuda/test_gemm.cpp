@@ -6,6 +6,7 @@
 #include "cuda_test_support.h"
 
 #include "cuda/cublaslt_gemm.h"
+#include "cuda/fused_gemm.h"
 #include "cuda/skinny_gemm.h"
 #include "engine/cpu/cpu_ops.h"
 
@@ -126,18 +127,26 @@ private slots:
 
     // The qkv GEMM with the RoPE + cache-write epilogue against cpu::rmsnorm -> cpu::linear ->
     // (rounded to bf16) -> cpu::ropeInterleaved, at ERNIE's shape, positions up to 100k, one
-    // padding row (slot -1) that must write no cache entry.
+    // padding row (slot -1) that must write no cache entry. Both kernels that have it: the
+    // skinny one (its RmsNorm prologue reads the residual) and the fused GEMM (fused_gemm.h,
+    // which reads the normed rows).
     void ropeEpilogue_data()
     {
         QTest::addColumn<int>("M");
-        QTest::newRow("M1") << 1;
-        QTest::newRow("M5") << 5;
+        QTest::addColumn<bool>("fusedTiles");
+        QTest::newRow("skinny M1") << 1 << false;
+        QTest::newRow("skinny M5") << 5 << false;
+        QTest::newRow("fused M17") << 17 << true;
+        QTest::newRow("fused M83") << 83 << true;
+        QTest::newRow("fused M200") << 200 << true;
     }
     void ropeEpilogue()
     {
         BROOK_REQUIRE_GPU();
         QFETCH(int, M);
-        const int H = 1024, NH = 16, KVH = 2, HD = 128, N = (NH + 2 * KVH) * HD, blockSize = 16, blocks = 8;
+        QFETCH(bool, fusedTiles);
+        // 256 cache slots: rows map to distinct ones (37 is prime to 256).
+        const int H = 1024, NH = 16, KVH = 2, HD = 128, N = (NH + 2 * KVH) * HD, blockSize = 16, blocks = 16;
         const int qDim = NH * HD, kvDim = KVH * HD;
         const double theta = 500000.0;
         const float eps = 1e-6f;
@@ -169,12 +178,17 @@ private slots:
         rope.numHeads = NH;
         rope.numKvHeads = KVH;
         rope.headDim = HD;
-        launch_skinny_gemm(dres.get(), dw.get(), nullptr, M, N, H, ElementType::BF16, false, false, nullptr,
-                           SkinnyPrologue::RmsNorm, dnw.get(), eps, &rope);
-
         std::vector<float> normed(size_t(M) * H), qkv(size_t(M) * N);
         cpu::rmsnorm(residual.data(), toHostFloat(nwDevice).data(), normed.data(), M, H, eps);
         normed = toHostFloat(toDevice<__nv_bfloat16>(normed));
+        if (fusedTiles) {
+            auto dnormed = upload(toDevice<__nv_bfloat16>(normed));
+            launch_fused_gemm(dnormed.get(), dw.get(), nullptr, M, N, H, ElementType::BF16, FusedEpilogue::RopeCache,
+                              nullptr, &rope);
+        } else {
+            launch_skinny_gemm(dres.get(), dw.get(), nullptr, M, N, H, ElementType::BF16, false, false, nullptr,
+                               SkinnyPrologue::RmsNorm, dnw.get(), eps, &rope);
+        }
         cpu::linear(normed.data(), toHostFloat(w).data(), qkv.data(), M, H, N);
         qkv = toHostFloat(toDevice<__nv_bfloat16>(qkv));
         std::vector<float> wantQ(size_t(M) * qDim), wantK = toHostFloat(cacheInit), wantV = wantK;
