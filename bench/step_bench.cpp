@@ -165,7 +165,7 @@ int main(int argc, char** argv)
     app.add_flag("--no-prefill-graphs", noPrefillGraphs, "single-sequence prefill steps launch kernel by kernel");
     bool noFusedGemm = false;
     app.add_flag("--no-fused-gemm", noFusedGemm,
-                 "steps of 5..48 tokens run cuBLASLt and the standalone RoPE / SiLU*up kernels, not the fused GEMM");
+                 "steps of 5..32 tokens run cuBLASLt and the standalone RoPE / SiLU*up kernels, not the fused GEMM");
     app.add_flag("--no-gemm-row-padding", noGemmRowPadding, "cuBLASLt plans every distinct row count (a new length)");
     app.add_option("--sampler-cluster", features.samplerClusterSize,
                    "CTAs that sample one row: 0 chosen by batch, 1 one CTA a row, 2..8 forced")

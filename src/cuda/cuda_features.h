@@ -41,7 +41,7 @@ struct CudaFeatures {
     // to 8): 0 picks by batch (the GPU's SMs over the rows), 1 is one CTA a row, 2..8 force that
     // many. Needs threadBlockClusters.
     int samplerClusterSize = 0;
-    // Dense Linears of steps of 5..48 tokens (past the skinny kernel) run the fused GEMM
+    // Dense Linears of steps of 5..32 tokens (past the skinny kernel) run the fused GEMM
     // (fused_gemm.h: RoPE / SiLU*up / residual add in its epilogue, split K in clusters, PDL);
     // off: cuBLASLt with the standalone RoPE and SiLU*up kernels.
     bool fusedGemm = true;

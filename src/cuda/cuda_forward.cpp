@@ -5,7 +5,7 @@
 //              -> rmsnorm -> gate-up GEMM -> SiLU*up -> down GEMM (+= residual)
 // (at <= 4 tokens, 8 with quantized Linears, the rmsnorms and SiLU*up are fused into the GEMVs
 // that consume them, and RoPE + cache write into the qkv GEMV's epilogue: 5 kernels per layer,
-// attention included; from 5 to 48 tokens of a dense model the fused GEMM takes RoPE + cache
+// attention included; from 5 to 32 tokens of a dense model the fused GEMM takes RoPE + cache
 // write and SiLU*up into its epilogues and splits K without a reduction kernel: 7).
 #include "cuda/cuda_backend.h"
 

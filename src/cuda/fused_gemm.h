@@ -29,12 +29,13 @@
 namespace brook::cuda {
 
 inline constexpr int kFusedGemmMaxRows = 256;
-// Where the backend stops using it: brook-step-bench on an H200 (docs/benchmarks.md), forward us
-// fused / cuBLASLt, decode at context 256: 8 rows 678 / 756, 16: 740 / 786, 32: 809 / 831,
-// 64: 1,039 / 970; a prefill over 1,717 cached tokens: 17 tokens 912 / 990, 48: 1,112 / 1,151,
-// 83 (a 128-row graph): 1,496 / 1,190. Past ~48 rows cuBLASLt's kernels multiply faster than
-// this kernel saves in launches and fusions.
-inline constexpr int kFusedGemmPreferredMaxRows = 48;
+// Where the backend stops using it: brook-step-bench on an H200, forward us fused / cuBLASLt
+// (docs/benchmarks.md, 2026-12-04): decode at context 256, 8 rows 679 / 753, 16: 732 / 781,
+// 32: 804 / 828, 40 and 48 (a 48-row graph): 953-984 / 919-937; a prefill over 1,717 cached
+// tokens, 17 tokens 910 / 990, 32: 934 / 1,028, 48: 1,111 / 1,142, 83 (a 128-row graph) 1,496 /
+// 1,190 in an earlier build. Past 32 rows cuBLASLt's kernels multiply faster than this kernel
+// saves in launches and fusions.
+inline constexpr int kFusedGemmPreferredMaxRows = 32;
 
 enum class FusedEpilogue { Store, AddToFloat, SiluMul, RopeCache };
 

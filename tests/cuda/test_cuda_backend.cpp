@@ -296,7 +296,7 @@ private slots:
 
     // CudaBackendOptions::features: with programmatic dependent launch, clusters and the work
     // before the PDL wait switched off, the skinny GEMV for one row only and cuBLASLt instead of
-    // the fused GEMM (the 40-token prefill), the backend
+    // the fused GEMM (the 24-token prefill), the backend
     // computes the same logits (bf16 noise: the attention merge and the GEMM paths differ), and
     // the switches take effect. Fixed tokens, the two backends one after the other (the kernels
     // read the active set process-wide).
@@ -308,7 +308,7 @@ private slots:
         const Checkpoint& checkpoint = *model->checkpoint;
         std::mt19937 rng(33);
         const std::vector<int32_t> tokens = testsupport::randomPrompt(rng, 56, 2000);
-        constexpr int kPrompt = 40;
+        constexpr int kPrompt = 24;  // a fused-GEMM prefill by default (up to 32 rows)
         const auto run = [&](const cuda::CudaFeatures& features) {
             auto backend = makeCuda(config, checkpoint, "bfloat16", false, {}, features);
             std::vector<int32_t> blocks(64);
