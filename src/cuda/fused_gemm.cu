@@ -19,9 +19,10 @@
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_features.h"
-#include "cuda/paged_attention_common.cuh"  // mma16816, pack2, copy16, copyCommit, copyWait
+#include "cuda/paged_attention_common.cuh"  // mma16816, ldmatrixX4, pack2, copy16, copyCommit, copyWait
 #include "cuda/pdl.cuh"
 #include "cuda/rope_epilogue.cuh"
+#include "cuda/silu_times.cuh"
 
 #include <cooperative_groups.h>
 
@@ -34,6 +35,7 @@ namespace {
 using attn::copy16;
 using attn::copyCommit;
 using attn::copyWait;
+using attn::ldmatrixX4;
 using attn::mma16816;
 using attn::pack2;
 
@@ -117,15 +119,6 @@ __device__ inline void loadRows(const T* __restrict__ x, const FusedArgs& a, int
     }
 }
 
-__device__ inline void ldmatrixX4(uint32_t (&r)[4], const void* smem)
-{
-    const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr)
-                 : "memory");
-}
-
 // acc[i][j]: the warp's m16 tile i and n8 tile j.
 template <typename T, int BM>
 __device__ inline void multiplyTile(const T* stage, float (&acc)[BM / 16 / warpsM<BM>()][4][4], int warpM, int warpN,
@@ -153,13 +146,6 @@ __device__ inline void multiplyTile(const T* stage, float (&acc)[BM / 16 / warps
             for (int j = 0; j < 4; ++j)
                 mma16816<T>(acc[i][j], a[i], b[j >> 1][(j & 1) * 2], b[j >> 1][(j & 1) * 2 + 1]);
     }
-}
-
-template <typename T>
-__device__ inline T siluTimes(T gate, T up)
-{
-    const float g = toFloat(gate);
-    return fromFloat<T>(g / (1.0f + __expf(-g)) * toFloat(up));
 }
 
 // What a pair's epilogue reads from global memory besides the sums (the residual it adds to, the

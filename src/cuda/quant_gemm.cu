@@ -12,7 +12,7 @@
 // fragment loads are bank-conflict free. Rows of x past M, columns past N and K past the end
 // are zero-filled by cp.async and never stored.
 #include "cuda/cuda_check.h"
-#include "cuda/paged_attention_common.cuh"  // mma16816, pack2, copy16, copyCommit, copyWait
+#include "cuda/paged_attention_common.cuh"  // mma16816, ldmatrixX4, pack2, copy16, copyCommit, copyWait
 #include "cuda/quant_matmul.h"
 
 #include <string>
@@ -24,6 +24,7 @@ namespace {
 using attn::copy16;
 using attn::copyCommit;
 using attn::copyWait;
+using attn::ldmatrixX4;
 using attn::mma16816;
 using attn::pack2;
 
@@ -57,15 +58,6 @@ struct GemmArgs {
     int groupSize, groupsPerRow, rowBytes;
     bool accumulate;
 };
-
-__device__ inline void ldmatrixX4(uint32_t (&r)[4], const void* smem)
-{
-    const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr)
-                 : "memory");
-}
 
 // Starts the copies of K tile [k0, k0 + 64) of x rows m0.. and weight rows n0.. into a stage.
 template <typename T, int BITS>

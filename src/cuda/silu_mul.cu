@@ -5,6 +5,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/layer_kernels.h"
 #include "cuda/pdl.cuh"
+#include "cuda/silu_times.cuh"
 
 #include <algorithm>
 
@@ -13,13 +14,6 @@ namespace brook::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-
-template <typename T>
-__device__ inline T siluTimes(T gate, T up)
-{
-    const float g = toFloat(gate);
-    return fromFloat<T>(g / (1.0f + __expf(-g)) * toFloat(up));
-}
 
 // kVector: elements per thread (8, or 1 for an I that is not a multiple of 8).
 template <typename T, int kVector>
