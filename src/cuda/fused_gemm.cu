@@ -317,6 +317,8 @@ __global__ void __launch_bounds__(threadsFor<BM>())
     cluster.sync();  // every peer's partial tile is in its shared memory
     finishRows<T, BM, E>(a, out, tile, m0, rows, split, peers);
     cluster.sync();  // no CTA leaves while a peer may still read its shared memory
+#else
+    __trap();  // splits > 1 only where threadBlockClustersSupported(): never code built for older GPUs
 #endif
 }
 
