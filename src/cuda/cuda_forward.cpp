@@ -112,10 +112,8 @@ void CudaBackend::forward(bool decode, cudaStream_t stream, bool fixedShape)
     const bool fusedQuant = skinny_gemm_supported(T, H) && skinny_gemm_supported(T, I) && T <= kQuantGemvMaxRows;
     // Past that, up to kFusedGemmPreferredMaxRows tokens, dense Linears take the fused GEMM
     // (tensor cores, RoPE and SiLU*up in its epilogues).
-    const bool fusedTiles = !fusedDense && fused_gemm_preferred(T, qkvDim, H, FusedEpilogue::RopeCache) &&
-                            fused_gemm_preferred(T, H, qDim, FusedEpilogue::AddToFloat) &&
-                            fused_gemm_preferred(T, 2 * I, H, FusedEpilogue::SiluMul) &&
-                            fused_gemm_preferred(T, H, I, FusedEpilogue::AddToFloat);
+    const bool fusedTiles = !fusedDense && fused_gemm_preferred(T, qkvDim, H) && fused_gemm_preferred(T, H, qDim) &&
+                            fused_gemm_preferred(T, 2 * I, H) && fused_gemm_preferred(T, H, I);
     AttentionShape shape;
     shape.numHeads = c.numHeads;
     shape.numKvHeads = c.numKvHeads;

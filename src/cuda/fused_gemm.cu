@@ -350,9 +350,9 @@ void launchTiles(const void* x, const void* w, void* out, const FusedArgs& base,
     const int kTiles = a.K / kBK;
     a.splits = chooseSplits(tiles * mTiles, kTiles);
     a.kTiles = kTiles / a.splits;
-    launchDependentIf(true, dim3(1, unsigned(a.splits), 1), kernel,
-                      dim3(unsigned(tiles), unsigned(a.splits), unsigned(mTiles)), dim3(threadsFor<BM>()),
-                      size_t(bytes), stream, static_cast<const T*>(x), static_cast<const T*>(w), out, a);
+    launchDependentClustered(dim3(1, unsigned(a.splits), 1), kernel,
+                             dim3(unsigned(tiles), unsigned(a.splits), unsigned(mTiles)), dim3(threadsFor<BM>()),
+                             size_t(bytes), stream, static_cast<const T*>(x), static_cast<const T*>(w), out, a);
 }
 
 template <typename T, FusedEpilogue E>
@@ -365,17 +365,16 @@ void launchRows(const void* x, const void* w, void* out, const FusedArgs& a, cud
 
 }  // namespace
 
-bool fused_gemm_supported(int M, int N, int K, FusedEpilogue epilogue)
+bool fused_gemm_supported(int M, int N, int K)
 {
-    (void)epilogue;  // SiluMul's 32 + 32 columns a tile need nothing more than N % 64
+    // Every epilogue takes the same shapes: SiluMul's 32 + 32 columns a tile need only N % 64.
     return M >= 1 && M <= kFusedGemmMaxRows && N > 0 && N % kBN == 0 && K > 0 && K % kBK == 0;
 }
 
-bool fused_gemm_preferred(int M, int N, int K, FusedEpilogue epilogue)
+bool fused_gemm_preferred(int M, int N, int K)
 {
     static const bool ampere = cudaDeviceHasBf16();  // sm_80+: cp.async, bf16 mma (one device a process)
-    return ampere && M <= kFusedGemmPreferredMaxRows && cudaFeatures().fusedGemm &&
-           fused_gemm_supported(M, N, K, epilogue);
+    return ampere && M <= kFusedGemmPreferredMaxRows && cudaFeatures().fusedGemm && fused_gemm_supported(M, N, K);
 }
 
 void launch_fused_gemm(const void* x, const void* w, void* out, int M, int N, int K, ElementType type,
@@ -384,7 +383,7 @@ void launch_fused_gemm(const void* x, const void* w, void* out, int M, int N, in
     const bool ropeOk =
         epilogue != FusedEpilogue::RopeCache ||
         (rope && rope->headDim % 2 == 0 && N == (rope->numHeads + 2 * rope->numKvHeads) * rope->headDim);
-    if (!fused_gemm_supported(M, N, K, epilogue) || !ropeOk)
+    if (!fused_gemm_supported(M, N, K) || !ropeOk)
         throw CudaError("launch_fused_gemm: unsupported shape (M " + std::to_string(M) + ", N " + std::to_string(N) +
                         ", K " + std::to_string(K) + ")");
     FusedArgs a{};

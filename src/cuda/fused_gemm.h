@@ -41,10 +41,10 @@ enum class FusedEpilogue { Store, AddToFloat, SiluMul, RopeCache };
 
 // Shapes the kernel takes: 1 <= M <= kFusedGemmMaxRows, N and K multiples of 64 (SiluMul: each
 // tile holds 32 gate columns and the 32 up columns that match them).
-bool fused_gemm_supported(int M, int N, int K, FusedEpilogue epilogue);
+bool fused_gemm_supported(int M, int N, int K);
 // Whether a step of M rows should take it: M <= kFusedGemmPreferredMaxRows, supported, sm_80 or
 // newer (cp.async, bf16 MMA), and CudaFeatures::fusedGemm on.
-bool fused_gemm_preferred(int M, int N, int K, FusedEpilogue epilogue);
+bool fused_gemm_preferred(int M, int N, int K);
 
 // Throws CudaError for an unsupported shape. rope: RopeCache only (its q, caches and step inputs).
 void launch_fused_gemm(const void* x, const void* w, void* out, int M, int N, int K, ElementType type,

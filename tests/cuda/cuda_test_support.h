@@ -4,6 +4,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_dtype.h"
+#include "cuda/cuda_features.h"
 #include "cuda/device_buffer.h"
 
 #include <QtTest>
@@ -24,6 +25,15 @@ inline bool haveGpu()
     do {                                                                                                               \
         if (!::brook::cudatest::haveGpu()) QSKIP("no CUDA GPU present");                                               \
     } while (0)
+
+// Installs a kernel feature set (process-wide, cuda_features.h) for one test and the defaults
+// again after it.
+struct FeaturesScope {
+    explicit FeaturesScope(const cuda::CudaFeatures& features) { cuda::setCudaFeatures(features); }
+    ~FeaturesScope() { cuda::setCudaFeatures({}); }
+    FeaturesScope(const FeaturesScope&) = delete;
+    FeaturesScope& operator=(const FeaturesScope&) = delete;
+};
 
 inline std::vector<float> randomFloats(size_t n, uint64_t seed, float scale = 1.0f)
 {

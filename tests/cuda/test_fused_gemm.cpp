@@ -8,7 +8,6 @@
 // is rounded to the element type, as the unfused kernels round it).
 #include "cuda_test_support.h"
 
-#include "cuda/cuda_features.h"
 #include "cuda/fused_gemm.h"
 #include "engine/cpu/cpu_ops.h"
 
@@ -19,16 +18,6 @@
 using namespace brook;
 using namespace brook::cuda;
 using namespace brook::cudatest;
-
-namespace {
-
-// Installs a feature set for one test and restores the defaults after it.
-struct ScopedFeatures {
-    explicit ScopedFeatures(const CudaFeatures& f) { setCudaFeatures(f); }
-    ~ScopedFeatures() { setCudaFeatures(CudaFeatures{}); }
-};
-
-}  // namespace
 
 class TestFusedGemm : public QObject {
     Q_OBJECT
@@ -66,18 +55,18 @@ private slots:
         QFETCH(bool, clusters);
         CudaFeatures features;
         features.threadBlockClusters = clusters;
-        ScopedFeatures scoped(features);
+        const FeaturesScope scope(features);
         bf16 ? run<__nv_bfloat16>(M, N, K, FusedEpilogue(epilogue), ElementType::BF16)
              : run<__half>(M, N, K, FusedEpilogue(epilogue), ElementType::F16);
     }
 
     void rejectsUnsupportedShapes()
     {
-        QVERIFY(fused_gemm_supported(256, 1024, 3072, FusedEpilogue::AddToFloat));
-        QVERIFY(!fused_gemm_supported(257, 1024, 3072, FusedEpilogue::AddToFloat));
-        QVERIFY(!fused_gemm_supported(0, 1024, 3072, FusedEpilogue::Store));
-        QVERIFY(!fused_gemm_supported(16, 1000, 1024, FusedEpilogue::Store));
-        QVERIFY(!fused_gemm_supported(16, 1024, 1000, FusedEpilogue::Store));
+        QVERIFY(fused_gemm_supported(256, 1024, 3072));
+        QVERIFY(!fused_gemm_supported(257, 1024, 3072));
+        QVERIFY(!fused_gemm_supported(0, 1024, 3072));
+        QVERIFY(!fused_gemm_supported(16, 1000, 1024));
+        QVERIFY(!fused_gemm_supported(16, 1024, 1000));
         BROOK_REQUIRE_GPU();
         DeviceBuffer buffer(1 << 20);
         bool threw = false;

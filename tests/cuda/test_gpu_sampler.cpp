@@ -194,20 +194,14 @@ void expectMatchesCpu(const std::vector<const Row*>& rows, const GpuRun& run, in
     }
 }
 
-// CTAs a row for the sampler calls in its scope (CudaFeatures::samplerClusterSize; 0: the
-// launcher's choice), the defaults again after.
-class SamplerClusterScope {
-public:
-    explicit SamplerClusterScope(int size)
-    {
-        cuda::CudaFeatures features;
-        features.samplerClusterSize = size;
-        cuda::setCudaFeatures(features);
-    }
-    ~SamplerClusterScope() { cuda::setCudaFeatures({}); }
-    SamplerClusterScope(const SamplerClusterScope&) = delete;
-    SamplerClusterScope& operator=(const SamplerClusterScope&) = delete;
-};
+// The features that force `size` CTAs a sampled row (CudaFeatures::samplerClusterSize; 0: the
+// launcher's choice), for a FeaturesScope.
+cuda::CudaFeatures samplerCluster(int size)
+{
+    cuda::CudaFeatures features;
+    features.samplerClusterSize = size;
+    return features;
+}
 
 void addClusterSizes()
 {
@@ -285,7 +279,7 @@ private slots:
         std::mt19937_64 rng(static_cast<uint64_t>(vocab) * 17 + static_cast<uint64_t>(cluster));
         std::vector<Row> batch;
         for (int r = 0; r < rows; ++r) batch.push_back(mixedRow(r == 0 && rows == 1 ? 3 : r, vocab, rng));
-        const SamplerClusterScope scope(cluster);
+        const FeaturesScope scope(samplerCluster(cluster));
         if (cuda::threadBlockClustersSupported())  // sm_90: the clustered kernel is the one that ran
             QVERIFY(cuda::gpu_sample_cluster_size(rows) == (cluster > 0 ? cluster : 8));
         cuda::GpuSampler sampler(rows, vocab);
@@ -299,7 +293,7 @@ private slots:
     {
         BROOK_REQUIRE_GPU();
         QFETCH(int, cluster);
-        const SamplerClusterScope scope(cluster);
+        const FeaturesScope scope(samplerCluster(cluster));
         constexpr int kVocab = 5000;
         std::mt19937_64 rng(99);
         std::vector<Row> batch;
@@ -386,7 +380,7 @@ private slots:
     {
         BROOK_REQUIRE_GPU();
         QFETCH(int, cluster);
-        const SamplerClusterScope scope(cluster);
+        const FeaturesScope scope(samplerCluster(cluster));
         // ERNIE's V splits into 32 warp ranges of 3232 tokens and lane pieces of 101: put the
         // mass at the ends of the row, on range borders, all on one token, or spread evenly.
         // Clusters of 3 and 8 CTAs cut it into shares of 34,496 and 12,928 tokens, each share

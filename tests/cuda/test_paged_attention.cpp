@@ -140,14 +140,6 @@ QString runDecode(const AttentionProblem& p, int maxContextLen)
 
 const std::vector<int> kDecodeContexts = {1, 15, 16, 17, 600, 3000};
 
-// Installs a feature set for one test and the defaults again after it.
-struct FeaturesScope {
-    explicit FeaturesScope(const cuda::CudaFeatures& features) { cuda::setCudaFeatures(features); }
-    ~FeaturesScope() { cuda::setCudaFeatures({}); }
-    FeaturesScope(const FeaturesScope&) = delete;
-    FeaturesScope& operator=(const FeaturesScope&) = delete;
-};
-
 }  // namespace
 
 class TestPagedAttention : public QObject {
