@@ -178,6 +178,10 @@ __device__ inline int64_t kvChunkOffset(const int32_t* __restrict__ blockTable, 
 // are zero-filled (their block-table entries may be garbage and their slots uninitialised).
 // Position skipKey (if in range) is left untouched, for loadKvRow to fill once it is written.
 // Thread x copies chunk x % (HD / 8) of keys x / (HD / 8) + i * (kThreads * 8 / HD).
+// Each copy reads its key's block-table entry right before it (the decode kernel's loads: issued
+// before its PDL wait, where their latency hides behind the previous kernel, in a CTA whose
+// instructions are mostly this address math). Prefill uses kvTileBlocks + copyKvTile below; those
+// made decode steps 1-4% slower (2026-12-04, H200, brook-step-bench --batch 1 8 32).
 template <typename T, int HD>
 __device__ inline void loadKvTile(T* tile, const T* __restrict__ cache, const int32_t* __restrict__ blockTable, int kb,
                                   int keyEnd, int blockShift, int numKvHeads, int kvh, int skipKey = -1)
@@ -197,6 +201,67 @@ __device__ inline void loadKvTile(T* tile, const T* __restrict__ cache, const in
         const T* src = valid ? cache + kvChunkOffset(blockTable, j, blockShift, rowElems, headChunk) : cache;
         copy16(dst + i * kKeysPerPass * S, src, valid);
     }
+}
+
+// The block-table entries of one 64-key tile starting at kb, fetched once per warp: lane l holds
+// the entry of block (kb >> blockShift) + l (0 past keyEnd, whose entries may be garbage or past the
+// table), and a copy takes its key's entry with a shuffle. Reading the entry right before each copy
+// made every copy wait on its own load, 8 dependent round trips a tile, ~30% of a prefill CTA's
+// cycles (ncu's warp samples). Blocks of fewer than 4 keys span more than a warp's lanes: those
+// read the table per key (`direct`). Every lane of the warp must call this and copyKvTile.
+struct KvTileBlocks {
+    const int32_t* table;
+    int first;  // block of the tile's first key
+    int entry;  // this lane's entry (not direct)
+    bool direct;
+};
+
+__device__ inline KvTileBlocks kvTileBlocks(const int32_t* __restrict__ blockTable, int kb, int keyEnd, int blockShift)
+{
+    KvTileBlocks b{blockTable, kb >> blockShift, 0, blockShift < 2};
+    const int lane = int(threadIdx.x & 31);
+    if (!b.direct && ((b.first + lane) << blockShift) < keyEnd) b.entry = blockTable[b.first + lane];
+    return b;
+}
+
+// Copies this thread's chunks of cache positions kb .. kb+63 of kv head kvh into a [64][HD + 8]
+// tile (thread x: chunk x % (HD / 8) of keys x / (HD / 8) + i * (kThreads * 8 / HD)); positions
+// >= keyEnd are zero-filled (their slots may be uninitialised).
+template <typename T, int HD>
+__device__ inline void copyKvTile(T* tile, const T* __restrict__ cache, const KvTileBlocks& blocks, int kb, int keyEnd,
+                                  int blockShift, int numKvHeads, int kvh)
+{
+    constexpr int kChunks = HD / 8;  // 16-byte chunks per key
+    constexpr int kKeysPerPass = kThreads / kChunks;
+    constexpr int S = smemStride<HD>();
+    static_assert(kThreads % kChunks == 0 && kTileKeys % kKeysPerPass == 0, "tile must split evenly over the CTA");
+    const int chunk = threadIdx.x % kChunks, firstKey = threadIdx.x / kChunks;
+    const int rowElems = numKvHeads * HD, headChunk = kvh * HD + chunk * 8;
+    const int offsetMask = (1 << blockShift) - 1;
+    T* dst = tile + firstKey * S + chunk * 8;
+#pragma unroll
+    for (int i = 0; i < kTileKeys / kKeysPerPass; ++i) {
+        const int j = kb + firstKey + i * kKeysPerPass;
+        const bool valid = j < keyEnd;
+        int block = __shfl_sync(0xffffffffu, blocks.entry, ((j >> blockShift) - blocks.first) & 31);
+        if (blocks.direct) block = valid ? blocks.table[j >> blockShift] : 0;
+        const int slot = (block << blockShift) | (j & offsetMask);  // slots < 2^31
+        const T* src = valid ? cache + (int64_t(slot) * rowElems + headChunk) : cache;
+        copy16(dst + i * kKeysPerPass * S, src, valid);
+    }
+}
+
+// The K and the V tile of the same keys, one commit group each, the block table read once.
+template <typename T, int HD>
+__device__ inline void loadKvTilePair(T* kTile, T* vTile, const T* __restrict__ kCache, const T* __restrict__ vCache,
+                                      const int32_t* __restrict__ blockTable, int kb, int keyEnd, int blockShift,
+                                      int numKvHeads, int kvh)
+{
+    const KvTileBlocks blocks = kvTileBlocks(blockTable, kb, keyEnd, blockShift);
+    copyKvTile<T, HD>(kTile, kCache, blocks, kb, keyEnd, blockShift, numKvHeads, kvh);
+    copyCommit();
+    copyKvTile<T, HD>(vTile, vCache, blocks, kb, keyEnd, blockShift, numKvHeads, kvh);
+    copyCommit();
 }
 
 // Loads cache position j of kv head kvh into row j - kb of a tile (threads 0 .. HD/8 - 1).

@@ -54,8 +54,11 @@ constexpr int kMaxPrefillSplits = 16;
 constexpr int kMaxClusterSplits = 8;
 
 constexpr int kMinTilesPerSplit = 4;
-// CTAs of the kernel resident on one SM (H200, head dim 128: 167 registers a thread and 70 KB of
-// K/V tiles allow 3 each; ncu's occupancy section).
+// CTAs of the kernel resident on one SM (H200, head dim 128: 70 KB of K/V tiles allow 3, and the
+// launch bounds hold registers to the 168 a thread that 3 allow; ncu's occupancy section). Left
+// to itself ptxas took 172 once the tile loads shuffled their block-table entries: an SM then
+// holds 2, and a variant at 173 (2026-12-04) ran 128-token steps over 1,717 cached 14% slower, as
+// the cluster plan lost ranges.
 constexpr int kResidentCtasPerSm = 3;
 // K/V tiles in flight per CTA: with one (load tile i + 1 while tile i computes) a CTA waited out
 // most of each load, with few CTAs per SM to hide it (the split kernel over a long cached history
@@ -137,7 +140,7 @@ __device__ inline void clusterMergeRows(const WarpState<HD>& st, float l0, float
 // HD + 2]) instead of `out`; splits is 1 otherwise. ClusterMerge (with Split): the `splits` CTAs of
 // a tile form one cluster and merge in shared memory; `partials` is not used.
 template <typename T, int HD, bool Split, bool ClusterMerge>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kResidentCtasPerSm)
     paged_attention_prefill_kernel(const T* __restrict__ q, T* __restrict__ out, const T* __restrict__ kCache,
                                    const T* __restrict__ vCache, const int32_t* __restrict__ queryStart,
                                    const int32_t* __restrict__ contextLens, const int32_t* __restrict__ blockTables,
@@ -188,12 +191,13 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int stage = 0; stage < kStages; ++stage) {
             const int i = tileBegin + stage;
-            if (i < tileEnd)
-                loadKvTile<T, HD>(kTile(i), kCache, blockTable, i * kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
-            copyCommit();
-            if (i < tileEnd)
-                loadKvTile<T, HD>(vTile(i), vCache, blockTable, i * kTileKeys, keyEnd, blockShift, numKvHeads, kvh);
-            copyCommit();
+            if (i < tileEnd) {
+                loadKvTilePair<T, HD>(kTile(i), vTile(i), kCache, vCache, blockTable, i * kTileKeys, keyEnd, blockShift,
+                                      numKvHeads, kvh);
+            } else {
+                copyCommit();
+                copyCommit();
+            }
         }
     };
     // Tiles [0, start / kTileKeys) hold only keys before the new tokens.
@@ -226,17 +230,18 @@ __global__ void __launch_bounds__(kThreads)
         __syncthreads();
         if (active) scoreTile<T, HD, kTileKeys / 8>(st, s, qf, kTile(i), kb, pos0, pos1, scaleLog2);
         __syncthreads();  // every warp is done with K tile i: its buffer takes K tile i + kStages
+        const int nextKb = kb + kStages * kTileKeys;  // the tile these buffers take next
         if (i + kStages < tileEnd)
-            loadKvTile<T, HD>(kTile(i), kCache, blockTable, kb + kStages * kTileKeys, keyEnd, blockShift, numKvHeads,
-                              kvh);
+            copyKvTile<T, HD>(kTile(i), kCache, kvTileBlocks(blockTable, nextKb, keyEnd, blockShift), nextKb, keyEnd,
+                              blockShift, numKvHeads, kvh);
         copyCommit();
         copyWait<kLaterGroups>();  // V tile i landed
         __syncthreads();
         if (active) accumulatePv<T, HD, kTileKeys / 8>(st, s, vTile(i));
         __syncthreads();  // every warp is done with V tile i
         if (i + kStages < tileEnd)
-            loadKvTile<T, HD>(vTile(i), vCache, blockTable, kb + kStages * kTileKeys, keyEnd, blockShift, numKvHeads,
-                              kvh);
+            copyKvTile<T, HD>(vTile(i), vCache, kvTileBlocks(blockTable, nextKb, keyEnd, blockShift), nextKb, keyEnd,
+                              blockShift, numKvHeads, kvh);
         copyCommit();
     }
     copyWait<0>();

@@ -320,6 +320,25 @@ private slots:
         CHECK_EMPTY(runDecode<__half>(f, 4096));
     }
 
+    // Prefill's K/V tile loads fetch a tile's block-table entries once per warp and hand each copy
+    // its key's entry by shuffle (kvTileBlocks): up to 32 blocks a tile that way, so blocks of 2
+    // keys read the table per key. Block sizes below, at and above the 64-key tile, prefill (split
+    // and not), and decode (which reads an entry per key) at the same sizes.
+    void blockSizesAroundTheTile()
+    {
+        BROOK_REQUIRE_GPU();
+        for (int bs : {2, 4, 32, 64, 128}) {
+            AttentionProblem whole = shape(16, 2, 128, bs, 200 + bs);
+            whole.seqs = {{0, 70}, {0, 1, true}, {130, 3}};
+            CHECK_EMPTY(runPrefill<__nv_bfloat16>(whole));
+            AttentionProblem chat = shape(16, 2, 128, bs, 300 + bs);
+            chat.seqs = {{1717, 83}};
+            CHECK_EMPTY(runPrefillSplit<__nv_bfloat16>(chat, true));
+            const AttentionProblem decode = decodeProblem(shape(16, 2, 128, bs, 400 + bs), {1, 65, 700, 1801});
+            for (int maxContext : {128, 4096}) CHECK_EMPTY(runDecode<__half>(decode, maxContext));
+        }
+    }
+
     void decodeSmallShapes()
     {
         BROOK_REQUIRE_GPU();
