@@ -135,7 +135,11 @@ private slots:
             r.params.ignoreEos = true;
             r.params.maxTokens = 4000;
         });
-        const qint64 id = store.createConversation(QStringLiteral("close"), ChatSettings{});
+        // Greedy, so every run sees the same reply: sampled at random, the random-weight model
+        // sometimes settles on special tokens, which print nothing, and 4,000 of them stream 3 chars.
+        ChatSettings settings;
+        settings.temperature = 0.0;
+        const qint64 id = store.createConversation(QStringLiteral("close"), settings);
         QString streamed;
         bool wasGenerating = false;
         auto session = std::make_unique<ChatSession>(store, generator, id);
@@ -148,8 +152,17 @@ private slots:
             streamed = session->streamingText();
             session.reset();  // the pane closes while the reply streams
         });
+        // A reply that ends first means the close never happened mid-stream: say what it was.
+        std::optional<GenerationOutcome> finishedFirst;
+        connect(&generator, &ChatGenerator::generationFinished, this, [&](RequestId, const GenerationOutcome& o) {
+            if (session) finishedFirst = o;
+        });
         QVERIFY(session->send(QStringLiteral("Hello")));
-        QVERIFY(waitFor([&] { return !session; }));
+        QVERIFY2(waitFor([&] { return !session || finishedFirst; }) && !finishedFirst,
+                 finishedFirst ? qPrintable(QStringLiteral("the reply ended before the close: %1 tokens, %2 chars")
+                                                .arg(finishedFirst->outputTokens)
+                                                .arg(finishedFirst->text.size()))
+                               : "nothing streamed");
         QVERIFY(wasGenerating);
         QVERIFY(streamed.size() > 8);
         const QList<MessageRecord> messages = store.messages(id);
