@@ -219,7 +219,8 @@ int main(int argc, char** argv)
     }
     std::cout << "tokenizer " << dir.string() << ", " << (*tokenizer)->vocabSize() << " ids\n";
     std::cout << "text    bytes  tokens  brook_us_per_token  sentencepiece_us_per_token  speedup\n";
-    for (const auto& [name, text] : texts) {
+    for (const auto& [name, sample] : texts) {
+        const std::string& text = sample;  // clang before 16 cannot capture a structured binding
         const auto brook = measure([&] { return (*tokenizer)->encode(text).size(); }, seconds);
         const auto spm = measure([&] { return reference->encode(text).size(); }, seconds);
         std::cout << name << "\t" << text.size() << "\t" << brook.second << "\t" << brook.first << "\t" << spm.first

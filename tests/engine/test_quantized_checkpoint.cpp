@@ -259,8 +259,10 @@ private slots:
         int i = 0;
         for (const auto& [value, quantConfig] : cases) {
             const fs::path dir = m_root / ("bad_config" + std::to_string(i++));
+            // A named copy: clang before 16 cannot capture a structured binding.
+            const nlohmann::json& config = quantConfig;
             auto wrote = writeAwqModel(m_root / "dense", dir, 4, {},
-                                       [&](nlohmann::json& c) { c["quantization_config"] = quantConfig; });
+                                       [&](nlohmann::json& c) { c["quantization_config"] = config; });
             QVERIFY(wrote.ok());
             const std::string error = launchError(dir, "");
             QVERIFY2(error.find("config.json") != std::string::npos && error.find(value) != std::string::npos,

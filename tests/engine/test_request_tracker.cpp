@@ -37,12 +37,14 @@ SchedulerOutput runStep(Scheduler& scheduler)
     return plan;
 }
 
+// A pointer into `all`, so never into a temporary: one from tracker.snapshot() is gone at the `;`.
 const RequestSnapshot* find(const std::vector<RequestSnapshot>& all, RequestId id)
 {
     for (const auto& r : all)
         if (r.id == id) return &r;
     return nullptr;
 }
+const RequestSnapshot* find(std::vector<RequestSnapshot>&& all, RequestId id) = delete;
 
 }  // namespace
 
@@ -97,7 +99,8 @@ private slots:
         // finish request 1 and let request 2 run.
         for (int i = 0; i < 5; ++i) runStep(scheduler);
         tracker.update(scheduler, t += 1ms);
-        QCOMPARE(find(tracker.snapshot(t), 1)->generatedTokens, 6);
+        snap = tracker.snapshot(t);
+        QCOMPARE(find(snap, 1)->generatedTokens, 6);
         scheduler.finish(1);
         tracker.onFinished(1);
         runStep(scheduler);
@@ -125,11 +128,12 @@ private slots:
         for (int step = 0; step < 40; ++step) {
             runStep(scheduler);
             tracker.update(scheduler, t += 1ms);
-            const RequestSnapshot* r2 = find(tracker.snapshot(t), 2);
+            const std::vector<RequestSnapshot> requests = tracker.snapshot(t);  // r2 points into it
+            const RequestSnapshot* r2 = find(requests, 2);
             QVERIFY(r2);
             if (seen.empty() || seen.back() != r2->phase) seen.push_back(r2->phase);
             preemptedSeconds = r2->secondsIn(RequestPhase::Preempted);
-            if (r2->phase == RequestPhase::Preempted && find(tracker.snapshot(t), 1)) {
+            if (r2->phase == RequestPhase::Preempted && find(requests, 1)) {
                 QVERIFY(r2->preemptions >= 1);
                 scheduler.finish(1);  // room for it to run again
                 tracker.onFinished(1);
