@@ -39,7 +39,7 @@ const std::vector<double> kRequestLatencyBuckets = {0.3,  0.5,   0.8,   1.0,   1
 }  // namespace
 
 EngineMetrics::EngineMetrics(std::string modelName, int maxModelLen, std::string engineId)
-    : m_labels{{"model_name", modelName}, {"engine", engineId}}, m_maxModelLen(maxModelLen),
+    : m_labels{{"model_name", modelName}, {"engine", engineId}},
       m_modelName(std::move(modelName)), m_engineId(std::move(engineId))
 {
     MetricsRegistry& r = m_registry;

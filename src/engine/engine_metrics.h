@@ -69,7 +69,6 @@ private:
     MetricsRegistry::Histogram* m_inferenceTime;
     MetricsRegistry::Histogram* m_prefillTime;
     MetricsRegistry::Histogram* m_decodeTime;
-    int m_maxModelLen;
     std::string m_modelName;
     std::string m_engineId;
     std::mutex m_cacheConfigMutex;  // guards m_cacheConfigLabels

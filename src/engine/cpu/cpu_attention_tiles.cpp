@@ -4,7 +4,9 @@
 
 // GCC 12's AVX-512 headers trip -Wmaybe-uninitialized in target-attribute functions: a known
 // false positive (see cpu_vector_ops.cpp).
+#if defined(__GNUC__) && !defined(__clang__)  // a GCC warning: clang has no such group
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #define BROOK_AVX2 __attribute__((target("avx2,fma")))
 #define BROOK_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma")))

@@ -8,7 +8,9 @@
 
 // GCC 12's AVX-512 headers trip -Wmaybe-uninitialized in target-attribute functions
 // (_mm512_undefined_* behind reductions and conversions): a known false positive.
+#if defined(__GNUC__) && !defined(__clang__)  // a GCC warning: clang has no such group
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include <algorithm>
 

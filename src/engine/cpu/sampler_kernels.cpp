@@ -11,7 +11,9 @@
 
 // GCC 12's AVX-512 headers trip -Wmaybe-uninitialized and -Wuninitialized (inside
 // _mm512_reduce_add_epi64) in target-attribute functions: known false positives.
+#if defined(__GNUC__) && !defined(__clang__)  // a GCC warning: clang has no such group
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 #define BROOK_AVX512DQ __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))

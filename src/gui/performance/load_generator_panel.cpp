@@ -214,7 +214,7 @@ bool LoadGeneratorPanel::run(QString* error)
 void LoadGeneratorPanel::stop()
 {
     m_generator->cancel();
-    showStatus([this] { return tr("Stopping: hanging up on the requests in flight…"); });
+    showStatus([] { return tr("Stopping: hanging up on the requests in flight…"); });
 }
 
 void LoadGeneratorPanel::handleProgress(const ServeBenchProgress& p)
@@ -223,7 +223,7 @@ void LoadGeneratorPanel::handleProgress(const ServeBenchProgress& p)
     double done = p.total > 0 ? double(p.finished) / p.total : 0.0;
     if (m_runDuration > 0) done = std::max(done, p.elapsedSeconds / m_runDuration);
     m_progress->setValue(int(std::min(done, 1.0) * 1000));
-    showStatus([this, p] {
+    showStatus([p] {
         return tr("%1 sent · %2 finished · %3 failed · %4 in flight · %5 s")
             .arg(p.sent)
             .arg(p.finished)

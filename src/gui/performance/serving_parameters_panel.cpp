@@ -204,7 +204,7 @@ void ServingParametersPanel::setOptions(const LaunchOptions& o)
     selectData(m_quantization, QString::fromStdString(o.quantization));
     if (!itemEnabled(m_quantization, m_quantization->currentIndex())) {
         // A profile made for another model: its quantization would fail on this one.
-        showProfileMessage([this, q = QString::fromStdString(o.quantization)] {
+        showProfileMessage([q = QString::fromStdString(o.quantization)] {
             return tr("Quantization %1 does not suit the loaded model; none is used.").arg(q);
         });
         m_quantization->setCurrentIndex(0);
@@ -361,7 +361,7 @@ bool ServingParametersPanel::saveProfile(const QString& name)
     if (!replaced) m_profiles << p;
     storeProfiles();
     refreshProfileBox(trimmed);
-    showProfileMessage([this, trimmed] { return tr("Saved the profile \"%1\".").arg(trimmed); });
+    showProfileMessage([trimmed] { return tr("Saved the profile \"%1\".").arg(trimmed); });
     return true;
 }
 
@@ -372,7 +372,7 @@ bool ServingParametersPanel::loadProfile(const QString& name)
         setOptions(p.options);
         refreshProfileBox(name);
         showProfileMessage(
-            [this, name] { return tr("Loaded the profile \"%1\": apply it to reload the model.").arg(name); });
+            [name] { return tr("Loaded the profile \"%1\": apply it to reload the model.").arg(name); });
         return true;
     }
     return false;
@@ -391,8 +391,8 @@ bool ServingParametersPanel::exportProfileYaml(const QString& path, QString* err
 {
     QString why;
     const bool written = writeProfileYaml(path, &why);
-    if (written) showProfileMessage([this, path] { return tr("Wrote %1: run brook-serve --config %1").arg(path); });
-    else showProfileMessage([this, path, why] { return tr("Could not write %1: %2").arg(path, why); });
+    if (written) showProfileMessage([path] { return tr("Wrote %1: run brook-serve --config %1").arg(path); });
+    else showProfileMessage([path, why] { return tr("Could not write %1: %2").arg(path, why); });
     if (error) *error = why;
     return written;
 }
@@ -453,7 +453,7 @@ void ServingParametersPanel::handleImportYaml()
     if (path.isEmpty()) return;
     QString error;
     if (!importProfileYaml(path, &error))
-        showProfileMessage([this, path, error] { return tr("Could not import %1: %2").arg(path, error); });
+        showProfileMessage([path, error] { return tr("Could not import %1: %2").arg(path, error); });
 }
 
 void ServingParametersPanel::retranslateUi()
