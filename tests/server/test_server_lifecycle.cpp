@@ -208,7 +208,10 @@ private slots:
         });
         QCOMPARE(after.value("vllm:request_success_total", {{"finished_reason", "abort"}}) - abortsBefore, 1.0);
         QVERIFY(idle(after));
-        QVERIFY(after.value("vllm:generation_tokens_total") - before.value("vllm:generation_tokens_total") < 2000);
+        // Cut short, not run to its 4,000 tokens. How short depends on the machine's speed over the
+        // 200 ms the client waits plus up to one 50 ms poll: in a fresh Debian root the tiny model
+        // once generated over 2,000 tokens in that time, so no tighter bound holds everywhere.
+        QVERIFY(after.value("vllm:generation_tokens_total") - before.value("vllm:generation_tokens_total") < 4000);
         QCOMPARE(after.value("vllm:kv_cache_usage_perc"), 0.0);
     }
 
