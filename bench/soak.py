@@ -7,11 +7,17 @@ random disconnects (streaming requests dropped at random points), one slow-clien
 (FLOOD connections that send a header line every few seconds), and bursts of bad inputs
 (malformed JSON, wrong types, huge numbers, bad headers, chunked and gzip bodies, wrong methods).
 A warm-up of the same mix (--warmup seconds) comes first, so the baseline RSS is the working
-set (every KV block and allocator arena touched). Afterwards it checks: 0 requests running or
-waiting, KV-cache usage 0, resident memory grown less than 5% over the warm server, and the
-greedy request answers exactly as before.
+set: with --num-kv-blocks small enough, the warm-up touches the whole KV arena too (else the
+arena's untouched pages grow into the measure as the prefix cache fills it; the breakdown below
+shows them as "kv+weights"). RSS is sampled every --sample-every seconds. Afterwards it checks: 0
+requests running or waiting, KV-cache usage 0, brook-bench neither failed nor aborted, resident
+memory grown less than 5% over the warm server in all and less than 1% over the last 20 minutes
+(the run's second half when it is shorter), and the greedy request answers exactly as before.
+It prints where the resident memory is, by kind of mapping (/proc/PID/smaps), when warm and at
+the end, so a growth names its place: the main heap, malloc's per-thread arenas, thread stacks, or
+the large mappings (weights, KV cache).
 
-  bench/soak.py --bin build/bin --model /tmp/tiny --duration 600
+  bench/soak.py --bin build/bin --model /tmp/tiny --duration 1800 --warmup 120 --server-arg=--num-kv-blocks=1024
 Exit status 0 when every check passes. Stdlib only.
 """
 import argparse, json, os, random, re, socket, subprocess, sys, threading, time
@@ -47,6 +53,57 @@ def rss_kb(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
+
+
+def rss_by_kind(pid):
+    """Resident KiB per kind of mapping. malloc's arenas are 64 MiB-aligned reservations of at most
+    64 MiB; thread stacks are 8 MiB anonymous mappings (glibc's default) behind a guard page;
+    mappings of 256 MiB and more are the weights and the KV cache."""
+    kinds = {"heap": 0, "arenas": 0, "stacks": 0, "kv+weights": 0, "files": 0, "other": 0}
+    kind = None
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            head = line.split()
+            if "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
+                lo, hi = (int(x, 16) for x in head[0].split("-"))
+                size, path = hi - lo, (head[5] if len(head) > 5 else "")
+                if path == "[heap]":
+                    kind = "heap"
+                elif size >= 256 << 20:
+                    kind = "kv+weights"
+                elif path.startswith("/"):
+                    kind = "files"
+                elif path == "" and size == 8 << 20:
+                    kind = "stacks"
+                elif path == "" and lo % (64 << 20) == 0 and size <= 64 << 20:
+                    kind = "arenas"
+                else:
+                    kind = "other"
+            elif head[0] == "Rss:" and kind:
+                kinds[kind] += int(head[1])
+    return kinds
+
+
+class RssSampler:
+    """RSS every `every` seconds while the soak runs, for the growth over its last minutes."""
+
+    def __init__(self, pid, every):
+        self.pid, self.every, self.samples = pid, every, []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        start = time.monotonic()
+        while True:
+            self.samples.append((time.monotonic() - start, rss_kb(self.pid)))
+            if self.stop.wait(self.every):
+                return
+
+    def growth_since(self, seconds_before_end):
+        """Percent growth from the sample nearest `seconds_before_end` before the last one."""
+        end_t, end_rss = self.samples[-1]
+        start_t, start_rss = min(self.samples, key=lambda s: abs(s[0] - (end_t - seconds_before_end)))
+        return (end_rss - start_rss) / start_rss * 100, end_t - start_t
 
 
 def metric(port, name):
@@ -192,15 +249,19 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bin", default="build/bin")
     p.add_argument("--model", required=True)
-    p.add_argument("--duration", type=int, default=600)
-    p.add_argument("--warmup", type=int, default=60, help="seconds of the same mix before the baseline RSS")
+    p.add_argument("--duration", type=int, default=1800)
+    p.add_argument("--warmup", type=int, default=120, help="seconds of the same mix before the baseline RSS")
+    p.add_argument("--sample-every", type=float, default=10, help="seconds between RSS samples")
+    p.add_argument("--tail", type=int, default=1200, help="the late window whose growth must stay under 1%%")
+    p.add_argument("--server-arg", action="append", default=[], help="more brook-serve flags (repeatable)")
     p.add_argument("--concurrency", type=int, default=16)
     p.add_argument("--flood", type=int, default=1000)
     a = p.parse_args()
 
     log = open("soak-server.log", "w")
     server = subprocess.Popen([os.path.join(a.bin, "brook-serve"), a.model, "--served-model-name", "soak", "--port", "0",
-                               "--device", "cpu", "--max-model-len", "1024"], stdout=log, stderr=subprocess.STDOUT)
+                               "--device", "cpu", "--max-model-len", "1024", *a.server_arg],
+                              stdout=log, stderr=subprocess.STDOUT)
     port = None
     for _ in range(600):
         time.sleep(0.1)
@@ -224,10 +285,15 @@ def main():
             raise SystemExit(f"warm-up failed: {bench.stderr[-800:]}")
         drain(port)
         rss_before = rss_kb(server.pid)
+        kinds_before = rss_by_kind(server.pid)
         print(f"warm ({a.warmup} s of the mix): RSS {rss_before / 1024:.1f} MiB; greedy answer {len(before_answer)} chars",
               flush=True)
 
+        sampler = RssSampler(server.pid, a.sample_every)
+        sampler.thread.start()
         bench, counts = run_mix(a, port, a.duration)
+        sampler.stop.set()
+        sampler.thread.join()
         print(bench.stdout[-1500:], flush=True)
         if bench.returncode != 0:
             print(bench.stderr[-1500:])
@@ -238,19 +304,28 @@ def main():
         kv = metric(port, "vllm:kv_cache_usage_perc")
         after_answer = greedy(port)
         rss_after = rss_kb(server.pid)
+        kinds_after = rss_by_kind(server.pid)
+        sampler.samples.append((sampler.samples[-1][0] + 1, rss_after))
         growth = (rss_after - rss_before) / rss_before * 100
+        tail = min(a.tail, a.duration // 2)
+        late, late_span = sampler.growth_since(tail)
         checks = {
             "brook-bench serve ran": bench.returncode == 0,
+            "brook-bench did not abort": bench.returncode >= 0 and "terminate called" not in bench.stderr,
             "0 requests running": running == 0,
             "0 requests waiting": waiting == 0,
             "KV-cache usage 0": kv == 0,
             f"RSS growth {growth:+.2f}% < 5%": growth < 5,
+            f"RSS growth over the last {late_span:.0f} s {late:+.2f}% < 1%": late < 1,
             "greedy answer unchanged": after_answer == before_answer,
             "no bad input answered 5xx": counts["bad_input_5xx"] == 0,
             "server alive": server.poll() is None,
         }
         print(f"mixed in: {counts}")
         print(f"RSS {rss_before / 1024:.1f} -> {rss_after / 1024:.1f} MiB")
+        print("RSS by kind, MiB (warm -> end): " + ", ".join(
+            f"{k} {kinds_before[k] / 1024:.1f} -> {kinds_after[k] / 1024:.1f}" for k in kinds_before))
+        print("RSS samples, MiB every %g s: %s" % (a.sample_every, " ".join(f"{r / 1024:.0f}" for _, r in sampler.samples)))
         for name, ok in checks.items():
             print(("ok: " if ok else "FAIL: ") + name)
         return 0 if all(checks.values()) else 1

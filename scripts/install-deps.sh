@@ -36,6 +36,15 @@ explain() {  # $1: the reason it stops
   exit 1
 }
 
+# BROOK_DEPS_PREFIX: the packages were unpacked into that folder instead (a machine that cannot
+# reach apt, such as the GPU machine of scripts/gpu/, which sets it with CMAKE_PREFIX_PATH and
+# LD_LIBRARY_PATH): nothing to install.
+if [ -n "${BROOK_DEPS_PREFIX:-}" ]; then
+  [ -d "$BROOK_DEPS_PREFIX/usr" ] || explain "BROOK_DEPS_PREFIX=$BROOK_DEPS_PREFIX has no usr/ folder of unpacked packages"
+  echo "install-deps.sh: using the packages unpacked in $BROOK_DEPS_PREFIX"
+  exit 0
+fi
+
 if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg-query >/dev/null 2>&1; then
   explain "this system has no apt-get/dpkg; install the equivalents with your package manager"
 fi

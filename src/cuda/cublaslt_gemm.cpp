@@ -1,6 +1,7 @@
 #include "cuda/cublaslt_gemm.h"
 
 #include "cuda/cuda_check.h"
+#include "cuda/gemm_rows.h"
 #include "cuda/skinny_gemm.h"
 
 #include <string>
@@ -59,11 +60,7 @@ CublasLtGemm::Plan& CublasLtGemm::plan(int M, int N, int K, ElementType type, bo
     return m_plans.emplace(key, p).first->second;
 }
 
-int CublasLtGemm::paddedRows(int M)
-{
-    const int step = M <= 64 ? 16 : M <= 1024 ? 64 : 256;
-    return (M + step - 1) / step * step;
-}
+int CublasLtGemm::paddedRows(int M) { return gemmPaddedRows(M); }
 
 void CublasLtGemm::matmul(const void* x, const void* w, void* out, int M, int N, int K, ElementType type, bool outFloat,
                           cudaStream_t stream, float beta)

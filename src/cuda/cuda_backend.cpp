@@ -2,6 +2,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_device.h"
+#include "cuda/load_plan.h"
 #include "cuda/stream_timer.h"
 #include "engine/capacity_planner.h"
 
@@ -75,23 +76,23 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
         backend.reset(new CudaBackend(config, *type, std::move(weights).value(), options));
         backend->m_deviceTotal = int64_t(total);
 
+        // Everything the load runs, within the engine's limits (load_plan.h).
+        const CudaLoadPlan plan =
+            planCudaLoad(backend->m_limits, backend->m_maxModelLen, !options.enforceEager, options.features.prefillGraphs);
         // Profile: a forward at max_num_batched_tokens over a temporary cache measures what
         // activations, workspaces and library handles really take.
-        const int profileSeqLen = std::min(backend->m_maxTokens, backend->m_maxModelLen);
-        const int profileSeqs =
-            std::min((backend->m_maxTokens + profileSeqLen - 1) / profileSeqLen, backend->m_maxSeqs);
-        const int blocksPerSeq = (profileSeqLen + backend->m_blockSize - 1) / backend->m_blockSize;
+        const int profileSeqs = int(plan.profileSequences.size());
+        const int blocksPerSeq = (*std::max_element(plan.profileSequences.begin(), plan.profileSequences.end()) +
+                                  backend->m_blockSize - 1) /
+                                 backend->m_blockSize;
         const int64_t blockBytes = config.kvBytesPerToken(2) * backend->m_blockSize;
         if (auto kv = backend->allocateKvCache(blockBytes * blocksPerSeq * profileSeqs); !kv)
             return makeError(kv.error());
         std::vector<std::vector<int32_t>> tokens(static_cast<size_t>(profileSeqs)),
             tables(static_cast<size_t>(profileSeqs));
         std::vector<BatchSequence> batch;
-        int left = backend->m_maxTokens;
-        for (int s = 0; s < profileSeqs && left > 0; ++s) {
-            const int n = std::min(left, profileSeqLen);
-            left -= n;
-            tokens[s].assign(size_t(n), 1);
+        for (int s = 0; s < profileSeqs; ++s) {
+            tokens[s].assign(size_t(plan.profileSequences[size_t(s)]), 1);
             for (int b = 0; b < blocksPerSeq; ++b) tables[s].push_back(s * blocksPerSeq + b);
             batch.push_back({tokens[s], 0, tables[s], true, {}});
         }
@@ -135,8 +136,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
                      cacheTokens, backend->m_maxModelLen, double(cacheTokens) / backend->m_maxModelLen);
         if (!options.enforceEager) {
             backend->m_graphs = std::make_unique<ForwardGraphs>(*backend, backend->m_stream);
-            backend->m_graphs->captureDecode(backend->m_maxSeqs);
-            if (options.features.prefillGraphs) backend->m_graphs->capturePrefill(backend->m_maxTokens);
+            backend->m_graphs->captureDecode(plan.decodeGraphs);
+            backend->m_graphs->capturePrefill(plan.prefillGraphs);
         }
         if (options.features.padGemmRows) {
             const auto warmStart = std::chrono::steady_clock::now();
@@ -157,7 +158,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
 
 CudaBackend::CudaBackend(ModelConfig config, ElementType type, CudaWeights weights, const CudaBackendOptions& options)
     : m_config(std::move(config)), m_type(type), m_weights(std::move(weights)), m_blockSize(options.blockSize),
-      m_maxTokens(std::max(options.maxNumBatchedTokens, options.maxNumSeqs)), m_maxSeqs(options.maxNumSeqs),
+      m_limits{options.maxNumBatchedTokens, options.maxNumSeqs}, m_maxTokens(stepCapacity(m_limits).tokens),
+      m_maxSeqs(stepCapacity(m_limits).sampled),
       m_maxModelLen(options.maxModelLen > 0 ? options.maxModelLen : m_config.maxPositionEmbeddings),
       m_enforceEager(options.enforceEager)
 {
@@ -166,7 +168,7 @@ CudaBackend::CudaBackend(ModelConfig config, ElementType type, CudaWeights weigh
     // Plans per bucket of prompt length; allocateActivations sizes the buffers for padded rows.
     m_gemm->setPadRows(options.features.padGemmRows);
     const int maxBlocksPerSeq = (m_maxModelLen + m_blockSize - 1) / m_blockSize;
-    m_inputs = std::make_unique<StepInputs>(m_maxTokens, m_maxSeqs, maxBlocksPerSeq, m_blockSize);
+    m_inputs = std::make_unique<StepInputs>(stepCapacity(m_limits), maxBlocksPerSeq, m_blockSize);
     m_sampler = std::make_unique<GpuSampler>(m_maxSeqs, m_config.vocabSize);
     std::vector<float> invFreq(size_t(m_config.headDim / 2));
     for (size_t i = 0; i < invFreq.size(); ++i)

@@ -109,8 +109,9 @@ private:
     ElementType m_type;
     CudaWeights m_weights;
     int m_blockSize;
-    int m_maxTokens;  // per step: max(max_num_batched_tokens, max_num_seqs)
-    int m_maxSeqs;
+    StepLimits m_limits;  // the engine's per-step limits
+    int m_maxTokens;      // per step: max(max_num_batched_tokens, max_num_seqs)
+    int m_maxSeqs;        // sampled rows per step: max_num_seqs
     int m_maxModelLen;
     int m_numBlocks = 0;
     bool m_enforceEager;

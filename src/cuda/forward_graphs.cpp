@@ -1,6 +1,5 @@
 #include "cuda/forward_graphs.h"
 
-#include "cuda/cublaslt_gemm.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/cuda_check.h"
 
@@ -10,24 +9,6 @@
 #include <chrono>
 
 namespace brook::cuda {
-
-std::vector<int> ForwardGraphs::decodeBucketsFor(int maxSeqs)
-{
-    std::vector<int> buckets;
-    for (int b : {1, 2, 4, 8})
-        if (b <= maxSeqs) buckets.push_back(b);
-    for (int b = 16; b <= maxSeqs; b += 8) buckets.push_back(b);
-    if (buckets.empty() || buckets.back() != maxSeqs) buckets.push_back(maxSeqs);
-    return buckets;
-}
-
-std::vector<int> ForwardGraphs::prefillBucketsFor(int maxTokens)
-{
-    std::vector<int> buckets;
-    const int last = std::min(kMaxPrefillTokens, maxTokens);
-    for (int b = CublasLtGemm::paddedRows(2); b <= last; b = CublasLtGemm::paddedRows(b + 1)) buckets.push_back(b);
-    return buckets;
-}
 
 ForwardGraphs::ForwardGraphs(CudaBackend& backend, cudaStream_t stream) : m_backend(backend), m_stream(stream) {}
 
@@ -60,22 +41,23 @@ cudaGraphExec_t ForwardGraphs::capture(UploadInputs uploadInputs, bool decode)
     return exec;
 }
 
-void ForwardGraphs::captureDecode(int maxSeqs)
+void ForwardGraphs::captureDecode(const std::vector<int>& buckets)
 {
+    if (buckets.empty()) return;
     const auto start = std::chrono::steady_clock::now();
-    for (int bucket : decodeBucketsFor(maxSeqs)) {
+    for (int bucket : buckets) {
         // Dummy inputs: `bucket` one-token sequences at position 0 with no cache writes.
         m_decode[bucket] = capture([&] { m_backend.m_inputs->upload({}, bucket, m_stream); }, true);
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    spdlog::info("CUDA backend: captured {} decode graphs (batch 1..{}) in {:.1f} s", m_decode.size(), maxSeqs,
-                 seconds);
+    spdlog::info("CUDA backend: captured {} decode graphs (batch 1..{}) in {:.1f} s", m_decode.size(),
+                 buckets.back(), seconds);
 }
 
-void ForwardGraphs::capturePrefill(int maxTokens)
+void ForwardGraphs::capturePrefill(const std::vector<int>& buckets)
 {
     const auto start = std::chrono::steady_clock::now();
-    for (int bucket : prefillBucketsFor(maxTokens)) {
+    for (int bucket : buckets) {
         // Dummy inputs: the two-sequence layout of `bucket` tokens, all padding.
         m_prefill[bucket] = capture([&] { m_backend.m_inputs->upload({}, 0, m_stream, bucket); }, false);
     }

@@ -20,22 +20,16 @@ class CudaBackend;
 
 class ForwardGraphs {
 public:
-    // Decode buckets: 1, 2, 4, 8, then every 8 up to maxSeqs (vLLM's capture sizes).
-    static std::vector<int> decodeBucketsFor(int maxSeqs);
-    // Prefill buckets: the cuBLASLt row buckets (CublasLtGemm::paddedRows) from 16 up to
-    // min(kMaxPrefillTokens, maxTokens). Longer steps are compute-bound: launches do not matter.
-    static constexpr int kMaxPrefillTokens = 256;
-    static std::vector<int> prefillBucketsFor(int maxTokens);
-
     ForwardGraphs(CudaBackend& backend, cudaStream_t stream);
     ~ForwardGraphs();
     ForwardGraphs(const ForwardGraphs&) = delete;
     ForwardGraphs& operator=(const ForwardGraphs&) = delete;
 
-    // Capture one graph per bucket (each after a warm-up run, so lazy module loading and
-    // cuBLASLt planning happen outside capture).
-    void captureDecode(int maxSeqs);
-    void capturePrefill(int maxTokens);
+    // Capture one graph per bucket of the load plan (CudaLoadPlan::decodeGraphs and
+    // prefillGraphs), each after a warm-up run, so lazy module loading and cuBLASLt planning
+    // happen outside capture.
+    void captureDecode(const std::vector<int>& buckets);
+    void capturePrefill(const std::vector<int>& buckets);
     // Smallest captured bucket >= n (sequences for decode, tokens for prefill), or 0 when none.
     int decodeBucketFor(int seqs) const { return bucketFor(m_decode, seqs); }
     int prefillBucketFor(int tokens) const { return tokens >= 2 ? bucketFor(m_prefill, tokens) : 0; }

@@ -4,14 +4,16 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 namespace brook::cuda {
 
-StepInputs::StepInputs(int maxTokens, int maxSeqs, int maxBlocksPerSeq, int blockSize)
-    : m_maxTokens(maxTokens), m_maxSeqs(maxSeqs), m_maxBlocksPerSeq(maxBlocksPerSeq), m_blockSize(blockSize)
+StepInputs::StepInputs(StepShape capacity, int maxBlocksPerSeq, int blockSize)
+    : m_capacity(capacity), m_maxBlocksPerSeq(maxBlocksPerSeq), m_blockSize(blockSize)
 {
-    // ids, positions, slots: maxTokens each; queryStart: maxSeqs + 1; contextLens, sampleRows: maxSeqs.
-    m_packedInts = size_t(3) * maxTokens + size_t(3) * maxSeqs + 1;
+    const int maxTokens = capacity.tokens, maxSeqs = capacity.seqs;
+    // ids, positions, slots: tokens each; queryStart: seqs + 1; contextLens: seqs; sampleRows: sampled.
+    m_packedInts = size_t(3) * maxTokens + size_t(2) * maxSeqs + 1 + size_t(capacity.sampled);
     const size_t tableInts = size_t(maxSeqs) * maxBlocksPerSeq;
     m_device = DeviceBuffer((m_packedInts + tableInts) * sizeof(int32_t));
     BROOK_CUDA_CHECK(cudaMallocHost(&m_host, (m_packedInts + tableInts) * sizeof(int32_t)));
@@ -35,28 +37,26 @@ StepInputs::~StepInputs()
 void StepInputs::upload(std::span<const BatchSequence> batch, int padToSeqs, cudaStream_t stream, int padToTokens)
 {
     const int realSeqs = int(batch.size());
-    if (padToTokens > 0 && (realSeqs > 1 || padToSeqs > 0))
-        throw CudaError("a padded single-sequence step got " + std::to_string(realSeqs) + " sequences");
-    // Dummy one-token sequences: up to padToSeqs, or the stand-in for an empty single-sequence step.
-    const int dummySeqs = padToTokens > 0 ? 1 - realSeqs : std::max(0, padToSeqs - realSeqs);
-    const int seqs = realSeqs + dummySeqs + (padToTokens > 0 ? 1 : 0);
-    int tokens = dummySeqs;
-    for (const auto& s : batch) tokens += int(s.tokens.size());
-    if (padToTokens > 0 && tokens > padToTokens)
-        throw CudaError("a step of " + std::to_string(tokens) + " tokens does not fit its " +
-                        std::to_string(padToTokens) + "-token graph");
-    if (padToTokens > 0) tokens = padToTokens;
-    if (tokens > m_maxTokens || seqs > m_maxSeqs)
-        throw CudaError("step of " + std::to_string(tokens) + " tokens / " + std::to_string(seqs) +
-                        " sequences exceeds the preallocated " + std::to_string(m_maxTokens) + " / " +
-                        std::to_string(m_maxSeqs));
+    StepShape shape;
+    try {
+        shape = stepShape(batch, padToSeqs, padToTokens);
+    } catch (const std::invalid_argument& e) {
+        throw CudaError(e.what());
+    }
+    if (!fits(shape, m_capacity))
+        throw CudaError("step of " + std::to_string(shape.tokens) + " tokens / " + std::to_string(shape.seqs) +
+                        " sequences / " + std::to_string(shape.sampled) + " sampled exceeds the preallocated " +
+                        std::to_string(m_capacity.tokens) + " / " + std::to_string(m_capacity.seqs) + " / " +
+                        std::to_string(m_capacity.sampled));
+    const int seqs = shape.seqs;
+    const int dummySeqs = seqs - realSeqs - (padToTokens > 0 ? kPaddingSequences : 0);
 
     int32_t* ids = m_host;
-    int32_t* positions = ids + m_maxTokens;
-    int32_t* slots = positions + m_maxTokens;
-    int32_t* queryStart = slots + m_maxTokens;
-    int32_t* contextLens = queryStart + m_maxSeqs + 1;
-    int32_t* sampleRows = contextLens + m_maxSeqs;
+    int32_t* positions = ids + m_capacity.tokens;
+    int32_t* slots = positions + m_capacity.tokens;
+    int32_t* queryStart = slots + m_capacity.tokens;
+    int32_t* contextLens = queryStart + m_capacity.seqs + 1;
+    int32_t* sampleRows = contextLens + m_capacity.seqs;
     int32_t* table = m_host + m_packedInts;
 
     int row = 0, sampled = 0;

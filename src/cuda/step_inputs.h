@@ -5,6 +5,7 @@
 #pragma once
 
 #include "cuda/device_buffer.h"
+#include "cuda/step_layout.h"
 #include "engine/backend.h"
 
 #include <cuda_runtime.h>
@@ -16,7 +17,8 @@ namespace brook::cuda {
 
 class StepInputs {
 public:
-    StepInputs(int maxTokens, int maxSeqs, int maxBlocksPerSeq, int blockSize);
+    // capacity: stepCapacity() of the engine's limits.
+    StepInputs(StepShape capacity, int maxBlocksPerSeq, int blockSize);
     ~StepInputs();
     StepInputs(const StepInputs&) = delete;
     StepInputs& operator=(const StepInputs&) = delete;
@@ -27,6 +29,7 @@ public:
     // sequences and padToTokens tokens: the batch's one sequence (or, with an empty batch, a
     // one-token dummy), then a padding sequence of the remaining tokens (context 0: no attention,
     // no cache writes, not sampled), so every launch shape depends on padToTokens alone.
+    // The layout's rule is stepShape() (step_layout.h); a shape past the capacity throws CudaError.
     void upload(std::span<const BatchSequence> batch, int padToSeqs, cudaStream_t stream, int padToTokens = 0);
 
     int numTokens() const { return m_numTokens; }
@@ -46,7 +49,8 @@ public:
     const int32_t* blockTables() const { return m_blockTables; }
 
 private:
-    int m_maxTokens, m_maxSeqs, m_maxBlocksPerSeq, m_blockSize;
+    StepShape m_capacity;
+    int m_maxBlocksPerSeq, m_blockSize;
     int m_numTokens = 0, m_numSeqs = 0, m_numSampled = 0, m_maxQueryLen = 0, m_maxContextLen = 0;
     DeviceBuffer m_device;      // packed arrays, then the block table
     int32_t* m_host = nullptr;  // pinned mirror

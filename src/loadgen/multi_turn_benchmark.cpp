@@ -3,6 +3,9 @@
 #include "engine/tokenizer.h"
 #include "loadgen/openai_client.h"
 #include "loadgen/prometheus_text.h"
+#include "loadgen/request_threads.h"
+
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
@@ -96,9 +99,19 @@ Result<MultiTurnResult> MultiTurnChatBenchmark::run()
     };
     const int workers = std::min(o.numPrompts, o.maxConcurrency > 0 ? o.maxConcurrency : o.numPrompts);
     const auto start = BenchClock::now();
-    std::vector<std::thread> threads;
-    for (int w = 0; w < workers; ++w) threads.emplace_back(converse);
-    for (auto& t : threads) t.join();
+    // The conversations are shared out: fewer workers (out of threads) only run them with less
+    // concurrency, which the report says. None at all fails the run.
+    RequestThreads threads;
+    int started = 0;
+    std::string unstarted;
+    for (int w = 0; w < workers; ++w) {
+        if (auto failure = threads.start(converse)) unstarted = *failure;
+        else ++started;
+    }
+    if (started == 0) converse();  // on this thread, one conversation at a time
+    threads.joinAll();
+    if (started < workers)
+        spdlog::warn("multi-turn benchmark: {} of {} workers ran ({})", std::max(started, 1), workers, unstarted);
 
     MultiTurnResult r;
     r.duration = std::chrono::duration<double>(BenchClock::now() - start).count();
@@ -106,7 +119,7 @@ Result<MultiTurnResult> MultiTurnChatBenchmark::run()
     r.model = model;
     r.conversations = o.numPrompts;
     r.turns = o.multiTurnTurns;
-    r.maxConcurrency = workers;
+    r.maxConcurrency = std::max(started, 1);
     std::vector<std::vector<double>> ttftByTurn(size_t(o.multiTurnTurns));
     std::vector<double> ttfts, tpots;
     r.byTurn.resize(size_t(o.multiTurnTurns));

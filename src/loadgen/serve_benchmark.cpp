@@ -188,7 +188,7 @@ Result<ServeBenchResult> ServeBenchmark::run(const ProgressCallback& onProgress)
     int peakInFlight = 0;
     std::vector<TimedRequest> results(prompts.size());
     std::vector<double> sentAt(prompts.size(), 0.0);  // seconds since the start: token times are per request
-    std::vector<std::thread> threads;
+    RequestThreads threads(m_spawn);
     const auto start = BenchClock::now();
     const auto deadline =
         o.durationSeconds > 0
@@ -228,8 +228,7 @@ Result<ServeBenchResult> ServeBenchmark::run(const ProgressCallback& onProgress)
         if (chat) body["messages"] = json::array({{{"role", "user"}, {"content", prompts[i].text}}});
         else body["prompt"] = prompts[i].text;
         sentAt[i] = std::chrono::duration<double>(BenchClock::now() - start).count();
-        threads.emplace_back([&, i, body] {
-            results[i] = timedStream(client, o.endpoint, body, &m_cancel);
+        auto finish = [&, i] {
             ServeBenchProgress now;
             {
                 std::lock_guard lock(m_mutex);
@@ -240,9 +239,17 @@ Result<ServeBenchResult> ServeBenchmark::run(const ProgressCallback& onProgress)
             }
             m_wake.notify_all();
             report(now);
+        };
+        const auto unstarted = threads.start([&, i, body, finish] {
+            results[i] = timedStream(client, o.endpoint, body, &m_cancel);
+            finish();
         });
+        if (unstarted) {  // out of threads: this request fails, the run goes on
+            results[i].error = *unstarted;
+            finish();
+        }
     }
-    for (auto& t : threads) t.join();
+    threads.joinAll();
 
     ServeBenchResult r;
     r.duration = std::chrono::duration<double>(BenchClock::now() - start).count();

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "engine/result.h"
+#include "loadgen/request_threads.h"
 
 #include <nlohmann/json.hpp>
 
@@ -131,9 +132,12 @@ public:
     void cancel();
     bool cancelled() const { return m_cancel.load(); }
     const ServeBenchOptions& options() const { return m_options; }
+    // Tests: how the request threads are made (RequestThreads' default: std::thread).
+    void setThreadSpawn(RequestThreads::Spawn spawn) { m_spawn = std::move(spawn); }
 
 private:
     ServeBenchOptions m_options;
+    RequestThreads::Spawn m_spawn;
     std::atomic<bool> m_cancel{false};
     std::mutex m_mutex;
     std::condition_variable m_wake;

@@ -1,5 +1,6 @@
 #include "platform/stop_signals.h"
 
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -66,7 +67,11 @@ std::string installStopSignals(std::function<void(const std::string& signalName)
     if (!SetConsoleCtrlHandler(onConsoleEvent, TRUE)) return "cannot install the console control handler";
 #else
     if (::pipe(g_signalPipe) != 0) return std::string("cannot create the signal pipe: ") + std::strerror(errno);
-    std::thread(watchSignals).detach();
+    try {
+        std::thread(watchSignals).detach();
+    } catch (const std::system_error& e) {
+        return std::string("cannot start the signal thread: ") + e.what();
+    }
     struct sigaction action {};
     action.sa_handler = onSignal;
     sigemptyset(&action.sa_mask);

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <memory>
 #include <regex>
+#include <system_error>
 #include <thread>
 
 namespace brook {
@@ -264,7 +265,11 @@ Result<int> OpenAiServer::start()
     if (!isLoopbackHost(config.host) && config.apiKey.empty())
         spdlog::warn("listening on {} without --api-key: anyone who can reach this address can use the model",
                      config.host);
-    m_impl->listener = std::thread([this] { m_impl->server.listen_after_bind(); });
+    try {
+        m_impl->listener = std::thread([this] { m_impl->server.listen_after_bind(); });
+    } catch (const std::system_error& e) {  // out of threads (EAGAIN): say so, do not abort
+        return makeError(std::string("cannot start the HTTP listener thread: ") + e.what());
+    }
     // stop() is a no-op until the loop runs, so do not hand back control before it does.
     for (int i = 0; i < 500 && !server.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     spdlog::info("listening on http://{}:{} ({} HTTP threads)", config.host, m_impl->port, threads);

@@ -8,6 +8,7 @@
 #include "../engine/engine_test_support.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/cuda_device.h"
+#include "cuda/load_plan.h"
 #include "engine/checkpoint.h"
 #include "engine/quantized_layer_loader.h"
 #include "engine/cpu/cpu_backend.h"
@@ -391,7 +392,7 @@ private slots:
             const double e = relativeError(got, want);
             QVERIFY2(e < 2e-2, qPrintable(QString("%1 tokens over %2: relative error %3").arg(n).arg(cached).arg(e)));
             if (margin(want).gap > 1e-2f) QCOMPARE(margin(got).top, margin(want).top);
-            expectedReplays += n <= cuda::ForwardGraphs::kMaxPrefillTokens ? 1 : 0;
+            expectedReplays += n <= cuda::kMaxPrefillGraphTokens ? 1 : 0;
             QCOMPARE(graphs->prefillGraphReplays(), int64_t(expectedReplays));
             cached += n;
         }

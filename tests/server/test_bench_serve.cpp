@@ -2,12 +2,20 @@
 // token counts must match what the server's own /metrics counted.
 #include "server_test_support.h"
 
+#include "loadgen/serve_benchmark.h"
+
 #include <QProcess>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <unistd.h>
+
+#include <atomic>
 #include <fstream>
 #include <numeric>
+#include <system_error>
+#include <thread>
 
 using namespace brook;
 using namespace brook::testsupport;
@@ -145,6 +153,59 @@ private slots:
             QVERIFY(line["median_output_tok_s"].get<double>() > 0);
             QCOMPARE(line["server_version"].get<std::string>(), std::string(BROOK_VERSION));
         }
+    }
+
+    // Out of threads (pthread_create's EAGAIN): the requests that cannot start fail with the
+    // reason, the others complete, and the run ends normally. It once aborted brook-bench with an
+    // uncaught std::system_error beside a soak's thousand slow sockets.
+    void outOfThreadsFailsThoseRequestsNotTheRun()
+    {
+        InProcessServer server;
+        ServeBenchOptions o;
+        o.baseUrl = server.baseUrl();
+        o.numPrompts = 9;
+        o.randomInputLen = 16;
+        o.randomOutputLen = 4;
+        o.ignoreEos = true;
+        o.maxConcurrency = 3;
+        ServeBenchmark bench(o);
+        std::atomic<int> spawned{0};
+        bench.setThreadSpawn([&](std::function<void()> work) {
+            if (++spawned % 3 == 0)  // what std::thread throws when pthread_create fails with EAGAIN
+                throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again));
+            return std::thread(std::move(work));
+        });
+        const auto r = bench.run();
+        QVERIFY(r);
+        QCOMPARE(spawned.load(), 9);
+        QCOMPARE(r->completed, 6);
+        QCOMPARE(int(r->errors.size()), 3);
+        for (const std::string& e : r->errors)
+            QVERIFY2(e.find("cannot start a thread: Resource temporarily unavailable") != std::string::npos, e.c_str());
+    }
+
+    // The same with the real limit: brook-bench as an unprivileged user under `ulimit -u`, which
+    // root would ignore. All 40 requests at once need 40 threads; a handful are allowed.
+    void brookBenchUnderAThreadLimitDoesNotAbort()
+    {
+        if (::geteuid() != 0) QSKIP("needs root to run brook-bench as another user");
+        if (QStandardPaths::findExecutable("setpriv").isEmpty()) QSKIP("setpriv (util-linux) is missing");
+        InProcessServer server;
+        QProcess p;
+        p.setProcessChannelMode(QProcess::MergedChannels);
+        const QString command = "ulimit -u 8 && exec " + kBench + " serve --base-url " +
+                                QString::fromStdString(server.baseUrl()) +
+                                " --num-prompts 40 --random-input-len 16 --random-output-len 4 --ignore-eos";
+        p.start("setpriv", {"--reuid=65534", "--regid=65534", "--clear-groups", "bash", "-c", command});
+        QVERIFY(p.waitForFinished(120000));
+        const std::string out = p.readAll().toStdString();
+        if (out.find("setpriv:") != std::string::npos) QSKIP(("setpriv cannot switch users here: " + out).c_str());
+        QVERIFY2(p.exitStatus() == QProcess::NormalExit, out.c_str());  // no abort (SIGABRT)
+        QVERIFY2(out.find("terminate called") == std::string::npos, out.c_str());
+        QVERIFY2(out.find("Serving Benchmark Result") != std::string::npos, out.c_str());
+        // Some requests ran, and those that could not start say why.
+        QVERIFY2(out.find("Resource temporarily unavailable") != std::string::npos, out.c_str());
+        QVERIFY2(out.find("Successful requests:") != std::string::npos, out.c_str());
     }
 
     void unreachableServerFails()
