@@ -286,17 +286,10 @@ void attentionSweep(int n, int context, const std::vector<CpuIsa>& isas, int rep
     for (int i = 0; i < n; ++i) pairs += context + i + 1;
     for (CpuIsa isa : isas) {
         const CpuVectorOps& ops = CpuVectorOps::forIsa(isa);
-        // Avx512Bf16 twice: fp32 (as a bf16 model's decodes, and fp32 / int8 models' prompts)
-        // and in bf16 pairs (a bf16 model's prompts).
-        for (PromptAttention mode : {PromptAttention::Fp32, PromptAttention::Bf16}) {
-            if (mode == PromptAttention::Bf16 && isa != CpuIsa::Avx512Bf16) continue;
-            const double sec = bestSeconds(repeats, [&] {
-                pagedAttentionFast(q.data(), out.data(), n, kHeads, context, table, kv, ops, pool, mode);
-            });
-            std::printf("attention %d tokens over %d cached, %-11s %-5s %8.3f ms %7.1f GFLOP/s\n", n, context,
-                        cpuIsaName(isa), mode == PromptAttention::Bf16 ? "pairs" : "fp32", sec * 1e3,
-                        4.0 * kHeadDim * kHeads * pairs / sec / 1e9);
-        }
+        const double sec =
+            bestSeconds(repeats, [&] { pagedAttentionFast(q.data(), out.data(), n, kHeads, context, table, kv, ops, pool); });
+        std::printf("attention %d tokens over %d cached, %-11s %8.3f ms %7.1f GFLOP/s\n", n, context, cpuIsaName(isa),
+                    sec * 1e3, 4.0 * kHeadDim * kHeads * pairs / sec / 1e9);
     }
 }
 

@@ -1,5 +1,7 @@
 #include "launch/engine_launcher.h"
 
+#include "launch/cpu_dtype.h"
+
 #include "engine/utf8_path.h"
 
 #include "engine/capacity_planner.h"
@@ -79,7 +81,12 @@ Result<LaunchedEngine> launchEngine(const LaunchOptions& options, ModelFolder fo
 
     std::unique_ptr<Backend> backend;
     if (*device == Device::Cpu) {
+        auto embedding = folder.checkpoint->require("model.embed_tokens.weight");
+        if (!embedding) return makeError(embedding.failure());
+        auto arithmetic = cpuArithmeticFor(*dtype, (*embedding)->dtype, quantization->enabled());
+        if (!arithmetic) return makeError(arithmetic.failure());
         cpu::CpuBackendOptions cpuOptions;
+        cpuOptions.arithmetic = *arithmetic;
         cpuOptions.quantization = quantization.value();
         cpuOptions.blockSize = options.blockSize;
         cpuOptions.numKvBlocks = options.numKvBlocks;

@@ -6,13 +6,16 @@
 //  - fp32 widening paths (and scalar): the products are exact in fp32 (a bf16 value times an
 //    fp32 value has at most 8 + 24 significant bits... rounded once), and any summation order of
 //    K terms is within gamma_K = K u / (1 - K u) of S; we allow 2 gamma_K S.
-//  - vdpbf16ps (T >= kBf16DotMinTokens on Avx512Bf16): x is first rounded to bf16, which moves
+//  - fp32 weights (F32): the products round once each, so 2 gamma_K S again (gamma_{K+1} < 2 gamma_K).
+//  - vdpbf16ps (Bf16Arithmetic::RoundedActivations on Avx512Bf16): x is first rounded to bf16, which moves
 //    each product by at most 2^-9 of itself (round to nearest, 8-bit significand), so the result
 //    is within 2^-9 S + 2 gamma_K S; we allow 2^-8 S + 2 gamma_K S.
 //  - int8: activations are quantized too (per block of 32, cpu_gemm_q8.h); every path must
 //    equal the scalar reference bit for bit, and the reference is held to the quantization's
 //    error bound (see int8EveryPathMatchesTheDequantizedProduct).
 // A wrong row, pair or group mapping is off by O(S), far outside every bound.
+// And every path is batch-invariant: a row of x gives the same bits whatever T and whatever the
+// other rows (everyRowComesOutAsIfAlone).
 #include "engine/cpu/cpu_features.h"
 #include "engine/cpu/cpu_gemm.h"
 #include "engine/cpu/cpu_gemm_kernels.h"
@@ -24,6 +27,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -134,14 +138,23 @@ private slots:
         const std::vector<float> x = randomFloats(size_t(T) * K, rng);
         CpuThreadPool pool(3);
         for (CpuIsa isa : supportedCpuIsas()) {
-            std::vector<float> out(size_t(T) * N, NAN), pooled(size_t(T) * N, NAN);
-            matmul(w, x.data(), out.data(), T, isa);
-            matmul(w, x.data(), pooled.data(), T, isa, &pool);
-            QVERIFY2(pooled == out, cpuIsaName(isa));  // the split over threads changes no sum
-            const bool dot = isa == CpuIsa::Avx512Bf16 && T >= kBf16DotMinTokens && K % 2 == 0;
-            const double bound = (dot ? 0x1p-8 : 0.0) + 2 * gamma(K);
-            QString why;
-            QVERIFY2(checkAgainstExact(w, x, out, T, bound, why), qPrintable(QString(cpuIsaName(isa)) + ": " + why));
+            std::vector<float> exactMode(size_t(T) * N, NAN);
+            matmul(w, x.data(), exactMode.data(), T, isa, &pool, nullptr, Bf16Arithmetic::Fp32);
+            for (Bf16Arithmetic arithmetic : {Bf16Arithmetic::RoundedActivations, Bf16Arithmetic::Fp32}) {
+                const QString where = QString(cpuIsaName(isa)) +
+                                      (arithmetic == Bf16Arithmetic::Fp32 ? " fp32" : " rounded activations");
+                std::vector<float> out(size_t(T) * N, NAN), pooled(size_t(T) * N, NAN);
+                matmul(w, x.data(), out.data(), T, isa, nullptr, nullptr, arithmetic);
+                matmul(w, x.data(), pooled.data(), T, isa, &pool, nullptr, arithmetic);
+                QVERIFY2(pooled == out, qPrintable(where));  // the split over threads changes no sum
+                const bool dot =
+                    isa == CpuIsa::Avx512Bf16 && arithmetic == Bf16Arithmetic::RoundedActivations && K % 2 == 0;
+                // Only vdpbf16ps computes otherwise than the exact mode (--dtype float32).
+                QVERIFY2((out != exactMode) == dot, qPrintable(where + (dot ? ": the same as fp32" : ": not fp32")));
+                QString why;
+                QVERIFY2(checkAgainstExact(w, x, out, T, (dot ? 0x1p-8 : 0.0) + 2 * gamma(K), why),
+                         qPrintable(where + ": " + why));
+            }
         }
     }
 
@@ -177,6 +190,97 @@ private slots:
                 QVERIFY2(diff <= 4 * gamma(K) * S + 1e-30,
                          qPrintable(QString("t %1 n %2: diff %3").arg(t).arg(n).arg(diff)));
             }
+    }
+
+    void f32EveryPathMatchesTheExactProduct_data()
+    {
+        QTest::addColumn<int>("N");
+        QTest::addColumn<int>("K");
+        QTest::addColumn<int>("T");
+        for (int T : {1, 2, 3, 5, 8, 9, 33}) {
+            QTest::addRow("37x10 T%d", T) << 37 << 10 << T;  // a partial block; K < 16 and not a multiple of 8
+            QTest::addRow("20x45 T%d", T) << 20 << 45 << T;  // masked tails on every path
+            QTest::addRow("qkv 1280x1024 T%d", T) << 1280 << 1024 << T;
+        }
+    }
+
+    void f32EveryPathMatchesTheExactProduct()
+    {
+        QFETCH(int, N);
+        QFETCH(int, K);
+        QFETCH(int, T);
+        std::mt19937 rng(uint32_t(N * 31 + K * 7 + T));
+        const CpuMatrix w = CpuMatrix::fromF32(N, K, randomFloats(size_t(N) * K, rng, 0.05f));
+        const std::vector<float> x = randomFloats(size_t(T) * K, rng);
+        CpuThreadPool pool(3);
+        for (CpuIsa isa : supportedCpuIsas()) {
+            std::vector<float> out(size_t(T) * N, NAN), pooled(size_t(T) * N, NAN);
+            matmul(w, x.data(), out.data(), T, isa);
+            matmul(w, x.data(), pooled.data(), T, isa, &pool);
+            QVERIFY2(pooled == out, cpuIsaName(isa));
+            QString why;
+            QVERIFY2(checkAgainstExact(w, x, out, T, 2 * gamma(K), why), qPrintable(QString(cpuIsaName(isa)) + ": " + why));
+        }
+    }
+
+    // Batch invariance, the rule behind docs/server.md "Determinism": row t of x gives the same
+    // bits alone (T = 1) as among T - 1 others, for every format, path and arithmetic, pooled,
+    // whatever its place in the batch (first, last, in a partial token tile).
+    void everyRowComesOutAsIfAlone_data()
+    {
+        QTest::addColumn<QString>("format");
+        QTest::addColumn<int>("N");
+        QTest::addColumn<int>("K");
+        for (const char* format : {"bf16", "f32", "int8", "int4"}) {
+            QTest::addRow("%s 50x64", format) << QString(format) << 50 << 64;  // 3 full blocks and a partial one
+            QTest::addRow("%s o 1024x2048", format) << QString(format) << 1024 << 2048;
+        }
+    }
+
+    void everyRowComesOutAsIfAlone()
+    {
+        QFETCH(QString, format);
+        QFETCH(int, N);
+        QFETCH(int, K);
+        std::mt19937 rng(uint32_t(N + K));
+        const std::vector<float> values = randomFloats(size_t(N) * K, rng, 0.05f);
+        std::optional<CpuMatrix> w;
+        if (format == "bf16") {
+            w = CpuMatrix::fromBf16(N, K, [&](int n, uint16_t* row) {
+                for (int k = 0; k < K; ++k) row[k] = floatToBf16(values[size_t(n) * K + k]);
+            });
+        } else if (format == "f32") {
+            w = CpuMatrix::fromF32(N, K, values);
+        } else {
+            auto q = quantizeRtn(values, N, K, format == "int8" ? 8 : 4, 32);
+            QVERIFY(q.ok());
+            w = format == "int8" ? CpuMatrix::fromQ8(*q) : CpuMatrix::fromQ4(*q);
+        }
+        constexpr int kMaxT = 70;  // past 64: a second vdpbf16ps token tile at K = 2,048
+        const std::vector<float> x = randomFloats(size_t(kMaxT) * K, rng);
+        CpuThreadPool pool(2);
+        for (CpuIsa isa : supportedCpuIsas()) {
+            for (Bf16Arithmetic arithmetic : {Bf16Arithmetic::RoundedActivations, Bf16Arithmetic::Fp32}) {
+                // alone[t]: row t by itself.
+                std::vector<float> alone(size_t(kMaxT) * N);
+                for (int t = 0; t < kMaxT; ++t)
+                    matmul(*w, &x[size_t(t) * K], &alone[size_t(t) * N], 1, isa, &pool, nullptr, arithmetic);
+                for (int T : {2, 3, 4, 5, 7, 8, 9, 16, 17, 33, kMaxT}) {
+                    // The last T rows, so a row sits at another index of the batch than alone.
+                    const int first = kMaxT - T;
+                    std::vector<float> batch(size_t(T) * N);
+                    matmul(*w, &x[size_t(first) * K], batch.data(), T, isa, &pool, nullptr, arithmetic);
+                    for (int t = 0; t < T; ++t)
+                        QVERIFY2(std::equal(batch.begin() + ptrdiff_t(t) * N, batch.begin() + ptrdiff_t(t + 1) * N,
+                                            alone.begin() + ptrdiff_t(first + t) * N),
+                                 qPrintable(QString("%1 %2: row %3 of a batch of %4")
+                                                .arg(cpuIsaName(isa))
+                                                .arg(arithmetic == Bf16Arithmetic::Fp32 ? "fp32" : "rounded")
+                                                .arg(t)
+                                                .arg(T)));
+                }
+            }
+        }
     }
 
     void int8ActivationQuantizerIsTheSameOnEveryPath()

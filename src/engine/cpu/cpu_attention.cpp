@@ -1,7 +1,5 @@
 #include "engine/cpu/cpu_attention.h"
 
-#include "engine/cpu/cpu_attention_bf16.h"
-#include "engine/cpu/cpu_gemm_kernels.h"
 
 #include <algorithm>
 #include <cassert>
@@ -68,119 +66,16 @@ void attendGroups(const float* q, float* out, int group, int kvHeads, int positi
     for (int h = 0; h < heads; ++h) ops.scale(out + int64_t(h) * HD, 1.0f / denoms[size_t(h)], HD);
 }
 
-// One sequence's K and V in bf16 pairs (attention_bf16.h), converted once a layer for all its
-// queries. K: per (KV head, block) a pair tile of HD * blockSize / 2 words. V: per KV head, the
-// pair rows of all its blocks in order (row r: slots 2r and 2r + 1, HD words), so that one call
-// sums a query's whole history with its accumulators in registers (a call a block of 8 pair rows
-// spent a quarter of its time loading and storing them).
-struct PairedKv {
-    uint32_t* words = nullptr;
-    int numKvHeads = 0;
-    int blocks = 0;
-    int64_t tileWords = 0;
-    uint32_t* k(int block, int kvHead) const { return words + (int64_t(kvHead) * blocks + block) * tileWords; }
-    uint32_t* v(int kvHead) const { return words + (int64_t(numKvHeads) + kvHead) * blocks * tileWords; }
-    static int64_t wordsFor(int numKvHeads, int blocks, int64_t tileWords)
-    {
-        return 2 * int64_t(numKvHeads) * blocks * tileWords;
-    }
-};
-
-// Converts block b of a sequence whose slots 0..written-1 hold keys and values.
-void pairBlock(const PagedKv& kv, std::span<const int32_t> blockTable, int written, int b, const PairedKv& paired)
-{
-    const int HD = kv.headDim, bs = kv.blockSize;
-    const int64_t stride = int64_t(kv.numKvHeads) * HD;
-    const int count = std::min(bs, written - b * bs);
-    for (int g = 0; g < kv.numKvHeads; ++g) {
-        attention_bf16::keyTilePairs(kv.kTile(blockTable[b], g), bs, count, HD, paired.k(b, g));
-        attention_bf16::valueRowPairs(kv.vAt(blockTable[b], 0, g), stride, bs, count, HD,
-                                      paired.v(g) + paired.tileWords * b);
-    }
-}
-
-// attendGroups over a PairedKv: the same steps, the two products in vdpbf16ps. The query is
-// rounded to pairs once; the probabilities after the fp32 exp (their sum, the denominator, stays
-// fp32), with the slots past `position` of the last block set to 0.
-void attendGroupsPaired(const float* q, float* out, int group, int kvHeads, int position, const PairedKv& paired,
-                        int kvHead0, int HD, int bs, const CpuVectorOps& ops, float scale)
-{
-    const int keys = position + 1, heads = group * kvHeads, qPairs = HD / 2;
-    const int blocks = (keys + bs - 1) / bs, padded = blocks * bs, pPairs = padded / 2;
-    const auto rowsIn = [&](int b) { return std::min(bs, keys - b * bs); };
-    thread_local std::vector<float> scores, denoms;  // [heads][padded], [heads]
-    thread_local std::vector<uint32_t> qp, pp;       // [heads][qPairs], [heads][pPairs]
-    scores.resize(size_t(heads) * size_t(padded));
-    denoms.resize(size_t(heads));
-    qp.resize(size_t(heads) * size_t(qPairs));
-    pp.resize(size_t(heads) * size_t(pPairs));
-    kernels::toBf16PairsAvx512Bf16(q, heads, HD, qp.data());  // heads' rows are consecutive
-    for (int b = 0; b < blocks; ++b)
-        for (int g = 0; g < kvHeads; ++g)
-            attention_bf16::scoresPairs(&qp[size_t(g) * group * qPairs], group, qPairs, paired.k(b, kvHead0 + g), bs,
-                                        rowsIn(b), qPairs, scale, &scores[size_t(g) * group * padded + size_t(b) * bs],
-                                        padded);
-    for (int h = 0; h < heads; ++h) {
-        float* row = &scores[size_t(h) * padded];
-        denoms[size_t(h)] = ops.expShifted(row, keys);
-        std::fill(row + keys, row + padded, 0.0f);
-        kernels::toBf16PairsAvx512Bf16(row, 1, padded, &pp[size_t(h) * pPairs]);
-        std::fill(out + int64_t(h) * HD, out + int64_t(h + 1) * HD, 0.0f);
-    }
-    for (int g = 0; g < kvHeads; ++g)
-        attention_bf16::weightedPairs(out + int64_t(g) * group * HD, group, HD, &pp[size_t(g) * group * pPairs], pPairs,
-                                      paired.v(kvHead0 + g), (keys + 1) / 2, HD);
-    for (int h = 0; h < heads; ++h) ops.scale(out + int64_t(h) * HD, 1.0f / denoms[size_t(h)], HD);
-}
-
-// Whether a sequence runs in pairs: PromptAttention::Bf16, more than one new token (a decode's
-// conversion would read as much as its fp32 attention does), and shapes the kernels take.
-bool pairsApply(PromptAttention mode, const PagedKv& kv, const AttentionSequence& seq)
-{
-    return mode == PromptAttention::Bf16 && seq.n > 1 && kv.headDim % 16 == 0 && kv.blockSize % 2 == 0;
-}
-
 }  // namespace
 
 void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHeads, const PagedKv& kv,
-                         const CpuVectorOps& ops, CpuThreadPool* pool, PromptAttention prompts)
+                         const CpuVectorOps& ops, CpuThreadPool* pool)
 {
     assert(kv.keyLayout == PagedKv::KeyLayout::Tiles);  // the kernels read K tiles
-    const int HD = kv.headDim, bs = kv.blockSize;
+    const int HD = kv.headDim;
     const int group = numHeads / kv.numKvHeads;
     const float scale = 1.0f / std::sqrt(float(HD));
 
-    // Sequences that run in bf16 pairs get their K and V converted first, all blocks of all of
-    // them in one parallel loop (pairedFirst[s]: index of sequence s's first block in it).
-    std::vector<PairedKv> paired(sequences.size());
-    std::vector<int> pairedFirst(sequences.size() + 1, 0);
-    const int64_t tileWords = int64_t(HD) * bs / 2;
-    for (size_t s = 0; s < sequences.size(); ++s) {
-        const AttentionSequence& seq = sequences[s];
-        const int blocks = pairsApply(prompts, kv, seq) ? (seq.startPosition + seq.n + bs - 1) / bs : 0;
-        pairedFirst[s + 1] = pairedFirst[s] + blocks;
-    }
-    if (pairedFirst.back() > 0) {
-        thread_local std::vector<uint32_t> words;  // the caller's: workers only read and write their blocks
-        words.resize(size_t(PairedKv::wordsFor(kv.numKvHeads, pairedFirst.back(), tileWords)));
-        for (size_t s = 0; s < sequences.size(); ++s) {
-            const int blocks = pairedFirst[s + 1] - pairedFirst[s];
-            if (blocks > 0)
-                paired[s] = {words.data() + PairedKv::wordsFor(kv.numKvHeads, pairedFirst[s], tileWords), kv.numKvHeads,
-                             blocks, tileWords};
-        }
-        auto convert = [&](int item) {
-            const size_t s =
-                size_t(std::upper_bound(pairedFirst.begin(), pairedFirst.end(), item) - pairedFirst.begin()) - 1;
-            const int b = item - pairedFirst[s];
-            pairBlock(kv, sequences[s].blockTable, sequences[s].startPosition + sequences[s].n, b, paired[s]);
-        };
-        if (pool) {
-            pool->run(pairedFirst.back(), convert);
-        } else {
-            for (int item = 0; item < pairedFirst.back(); ++item) convert(item);
-        }
-    }
     // firstItem[s]: index of sequence s's first (query, head) item; cost ~ keys read in all.
     std::vector<int> firstItem(sequences.size() + 1, 0);
     int64_t cost = 0;
@@ -205,12 +100,8 @@ void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHe
         const int i = local / numHeads, h = local % numHeads;
         const float* q = seq.q + (int64_t(i) * numHeads + h) * HD;
         float* out = seq.out + (int64_t(i) * numHeads + h) * HD;
-        if (paired[s].words)
-            attendGroupsPaired(q, out, group, groupsPerTask, seq.startPosition + i, paired[s], h / group, HD, bs, ops,
-                               scale);
-        else
-            attendGroups(q, out, group, groupsPerTask, seq.startPosition + i, seq.blockTable, h / group, kv, ops, scale,
-                         seq.n == 1);
+        attendGroups(q, out, group, groupsPerTask, seq.startPosition + i, seq.blockTable, h / group, kv, ops, scale,
+                     seq.n == 1);
     };
     // ~1,000 (query, head, key) triples are ~10 us: below that the pool's hand-off costs more than
     // it saves. (At 4,096 a decode step's attention ran on the caller alone, the other core
@@ -224,10 +115,10 @@ void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHe
 
 void pagedAttentionFast(const float* q, float* out, int n, int numHeads, int startPosition,
                         std::span<const int32_t> blockTable, const PagedKv& kv, const CpuVectorOps& ops,
-                        CpuThreadPool* pool, PromptAttention prompts)
+                        CpuThreadPool* pool)
 {
     const AttentionSequence one{q, out, n, startPosition, blockTable};
-    pagedAttentionBatch(std::span(&one, 1), numHeads, kv, ops, pool, prompts);
+    pagedAttentionBatch(std::span(&one, 1), numHeads, kv, ops, pool);
 }
 
 }  // namespace brook::cpu

@@ -2,7 +2,10 @@
 // cache, whose K must be in the Tiles layout) with the scores, the exp and the weighted sum of V
 // on a CpuVectorOps path, the scores in a per-thread buffer (no allocation per head), and the
 // division by the softmax denominator applied once to the output row instead of to every
-// probability.
+// probability. Every query, a prompt's or a decode's, takes the same fp32 steps over keys
+// 0..position, so its output does not depend on how its sequence was chunked or what else is in
+// the step (batch invariance, docs/server.md "Determinism"; a bf16-pair kernel for prompts,
+// removed for it, ran long cached prompts' attention ~2x faster: docs/benchmarks.md).
 // Thread-safe for distinct `out`; runs on `pool` (when given) when the work is large enough.
 #pragma once
 
@@ -12,16 +15,9 @@
 
 namespace brook::cpu {
 
-// How sequences with more than one new token (prompts, chunks of one) compute attention. Fp32:
-// as decodes do. Bf16 (only where the CPU has AVX-512 BF16): the sequence's K and V, its queries
-// and their probabilities rounded to bf16 pairs, both products in vdpbf16ps with fp32 sums
-// (cpu_attention_bf16.h), about twice as fast; the backend picks it unless its weights are
-// fp32 (CpuBackend::m_promptAttention). Decodes always run in fp32.
-enum class PromptAttention { Fp32, Bf16 };
-
 void pagedAttentionFast(const float* q, float* out, int n, int numHeads, int startPosition,
                         std::span<const int32_t> blockTable, const PagedKv& kv, const CpuVectorOps& ops,
-                        CpuThreadPool* pool = nullptr, PromptAttention prompts = PromptAttention::Fp32);
+                        CpuThreadPool* pool = nullptr);
 
 // One sequence's part of a batched call: q and out are [n, NH, HD].
 struct AttentionSequence {
@@ -35,7 +31,6 @@ struct AttentionSequence {
 // Every sequence of a step in one parallel loop over (sequence, query, head), so a batch of
 // short decodes spreads over the team instead of running one small loop per sequence.
 void pagedAttentionBatch(std::span<const AttentionSequence> sequences, int numHeads, const PagedKv& kv,
-                         const CpuVectorOps& ops, CpuThreadPool* pool = nullptr,
-                         PromptAttention prompts = PromptAttention::Fp32);
+                         const CpuVectorOps& ops, CpuThreadPool* pool = nullptr);
 
 }  // namespace brook::cpu

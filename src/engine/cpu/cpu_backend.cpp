@@ -74,8 +74,11 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelConfig& config
     auto backend = std::unique_ptr<CpuBackend>(new CpuBackend(config, std::move(weights).value(),
                                                               options.isa.value_or(activeCpuIsa()), options.threads,
                                                               options.blockSize, numBlocks));
-    spdlog::info("CPU backend: {} kernels, {} weights, {} threads", cpuIsaName(backend->m_isa),
-                 backend->m_weights.describe(), backend->m_pool->threads());
+    backend->m_arithmetic = options.arithmetic;
+    spdlog::info("CPU backend: {} kernels, {} weights{}, {} threads", cpuIsaName(backend->m_isa),
+                 backend->m_weights.describe(),
+                 options.arithmetic == Bf16Arithmetic::Fp32 ? ", fp32 arithmetic (--dtype float32)" : "",
+                 backend->m_pool->threads());
     spdlog::info("CPU backend: KV cache {} blocks x {} tokens ({:.1f} MiB)", numBlocks, options.blockSize,
                  double(blockBytes) * numBlocks / (1 << 20));
     if (options.warmupTokens > 0) backend->warmUp(options.warmupTokens);
@@ -88,9 +91,6 @@ CpuBackend::CpuBackend(ModelConfig config, CpuModelWeights weights, CpuIsa isa, 
     : m_config(std::move(config)), m_weights(std::move(weights)), m_isa(isa), m_blockSize(blockSize),
       m_numBlocks(numBlocks), m_ops(&CpuVectorOps::forIsa(isa)), m_pool(std::make_unique<CpuThreadPool>(threads))
 {
-    if (m_isa == CpuIsa::Avx512Bf16 && !m_weights.layers.empty() &&
-        m_weights.layers.front().qkv.format() != MatrixFormat::F32)
-        m_promptAttention = PromptAttention::Bf16;
     // Same arithmetic as ropeInterleavedHeads (and transformers): inv_freq in fp32.
     for (int i = 0; i < m_config.headDim / 2; ++i)
         m_invFreq.push_back(float(1.0 / std::pow(m_config.ropeTheta, double(2 * i) / m_config.headDim)));
@@ -182,7 +182,7 @@ void CpuBackend::forward(std::span<const BatchSequence> batch)
         forRows(pool, T, [&](int r0, int r1) {
             m_ops->rmsnorm(&m_x[size_t(r0) * H], w.inputNorm.data(), &m_h[size_t(r0) * H], r1 - r0, H, eps);
         });
-        matmul(w.qkv, m_h.data(), m_qkv.data(), T, m_isa, pool, &m_matmulScratch);
+        matmul(w.qkv, m_h.data(), m_qkv.data(), T, m_isa, pool, &m_matmulScratch, m_arithmetic);
 
         // RoPE on q (copied out) and on k in place, at each token's own position.
         forRows(pool, T, [&](int r0, int r1) {
@@ -214,19 +214,19 @@ void CpuBackend::forward(std::span<const BatchSequence> batch)
             if (T == 0) break;  // a chunk that samples nothing needed only the cache
         }
         const PagedKv kv{kLayer(layer), vLayer(layer), m_blockSize, KVH, HD, PagedKv::KeyLayout::Tiles};
-        pagedAttentionBatch(attention, NH, kv, *m_ops, pool, m_promptAttention);
+        pagedAttentionBatch(attention, NH, kv, *m_ops, pool);
 
-        matmul(w.o, m_attn.data(), m_h.data(), T, m_isa, pool, &m_matmulScratch);
+        matmul(w.o, m_attn.data(), m_h.data(), T, m_isa, pool, &m_matmulScratch, m_arithmetic);
         // The residual add and the next norm, row by row in one pass.
         forRows(pool, T, [&](int r0, int r1) {
             addRows(m_x.data(), m_h.data(), H, r0, r1);
             m_ops->rmsnorm(&m_x[size_t(r0) * H], w.postNorm.data(), &m_h[size_t(r0) * H], r1 - r0, H, eps);
         });
-        matmul(w.gateUp, m_h.data(), m_gateUp.data(), T, m_isa, pool, &m_matmulScratch);
+        matmul(w.gateUp, m_h.data(), m_gateUp.data(), T, m_isa, pool, &m_matmulScratch, m_arithmetic);
         forRows(pool, T, [&](int r0, int r1) {
             m_ops->siluMul(&m_gateUp[size_t(r0) * 2 * I], &m_act[size_t(r0) * I], r1 - r0, I);
         });
-        matmul(w.down, m_act.data(), m_h.data(), T, m_isa, pool, &m_matmulScratch);
+        matmul(w.down, m_act.data(), m_h.data(), T, m_isa, pool, &m_matmulScratch, m_arithmetic);
         forRows(pool, T, [&](int r0, int r1) { addRows(m_x.data(), m_h.data(), H, r0, r1); });
     }
 
@@ -262,7 +262,7 @@ void CpuBackend::computeLogits(std::span<const BatchSequence> batch)
     const int H = m_config.hiddenSize, V = m_config.vocabSize;
     const int S = int(m_sampledHidden.size() / H);
     m_logits.resize(size_t(S) * V);
-    matmul(m_weights.lmHead(), m_sampledHidden.data(), m_logits.data(), S, m_isa, m_pool.get(), &m_matmulScratch);
+    matmul(m_weights.lmHead(), m_sampledHidden.data(), m_logits.data(), S, m_isa, m_pool.get(), &m_matmulScratch, m_arithmetic);
 }
 
 void CpuBackend::warmUp(int tokens)
@@ -297,12 +297,14 @@ void CpuBackend::calibrateWeightPrefetch()
 {
     // The lm head, the longest weight stream of a step (ERNIE: 103,424 x 1,024), through the
     // kernel that prefetches: one decode row of int8 / int4 codes (VNNI), or a batch of 8 rows of
-    // bf16 (vdpbf16ps; one row takes a kernel without software prefetch).
+    // bf16 (vdpbf16ps; the batch a prefetch distance was tuned for, weight_prefetch.h).
     const CpuMatrix& head = m_weights.lmHead();
     const bool quantized = head.format() == MatrixFormat::Q8 || head.format() == MatrixFormat::Q4;
     int rows = 0;
     if (quantized && m_isa >= CpuIsa::Avx512Vnni) rows = 1;
-    else if (head.format() == MatrixFormat::BF16 && m_isa == CpuIsa::Avx512Bf16) rows = 8;
+    else if (head.format() == MatrixFormat::BF16 && m_isa == CpuIsa::Avx512Bf16 &&
+             m_arithmetic == Bf16Arithmetic::RoundedActivations)
+        rows = 8;
     if (rows == 0) return;                                         // no kernel of this model prefetches on this CPU
     const std::vector<float> x(size_t(rows) * head.cols(), 0.5f);  // values do not change the speed
     std::vector<float> out(size_t(rows) * head.rows());
@@ -313,7 +315,7 @@ void CpuBackend::calibrateWeightPrefetch()
         [&](size_t option) {
             setWeightPrefetch(settings[option]);
             const auto start = std::chrono::steady_clock::now();
-            matmul(head, x.data(), out.data(), rows, m_isa, m_pool.get(), &m_matmulScratch);
+            matmul(head, x.data(), out.data(), rows, m_isa, m_pool.get(), &m_matmulScratch, m_arithmetic);
             return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         },
         &medians);

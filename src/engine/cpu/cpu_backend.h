@@ -32,6 +32,9 @@ struct CpuBackendOptions {
     std::function<void(double)> onLoadProgress;  // fraction done, 0..1 (optional)
     QuantizationSpec quantization;               // resolveQuantization's result; default: dense
     std::optional<CpuIsa> isa;                   // the vector path; default activeCpuIsa() (tests pick each)
+    // bf16 Linears: activations rounded to bf16 (default), or the exact fp32 mode of --dtype
+    // float32 (cpu_gemm.h). fp32 and quantized weights compute the same either way.
+    Bf16Arithmetic arithmetic = Bf16Arithmetic::RoundedActivations;
     int threads = 0;                             // CpuThreadPool size; 0: BROOK_CPU_THREADS or all cores
     // A forward pass over this many dummy tokens at load (0: none), as llama.cpp's warm-up run and
     // vLLM's profile run do: the step workspaces and the first KV blocks get their pages then,
@@ -109,7 +112,7 @@ private:
     // inputs to bf16 (an int8 or int4 model's to int8 codes), so attention in bf16 pairs costs
     // them nothing measurable (test_cpu_backend_paths) for up to twice its speed. fp32 weights
     // keep fp32 attention, and their 1e-4 parity with transformers (test_hf_reference).
-    PromptAttention m_promptAttention = PromptAttention::Fp32;
+    Bf16Arithmetic m_arithmetic = Bf16Arithmetic::RoundedActivations;
     std::unique_ptr<CpuThreadPool> m_pool;    // the step's workers, created once
     std::vector<float> m_invFreq;             // [HD/2] RoPE inverse frequencies
     std::vector<float> m_ropeCos, m_ropeSin;  // [T, HD/2] this step's angles

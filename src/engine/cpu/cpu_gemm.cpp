@@ -2,7 +2,6 @@
 
 #include "engine/cpu/cpu_gemm_kernels.h"
 #include "engine/cpu/cpu_gemm_q8.h"
-#include "engine/cpu/cpu_ops.h"
 
 #include <algorithm>
 #include <vector>
@@ -12,12 +11,12 @@ namespace brook::cpu {
 namespace {
 
 void matmulBf16(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool,
-                MatmulScratch& scratch)
+                MatmulScratch& scratch, Bf16Arithmetic arithmetic)
 {
     const int K = w.cols();
     const int64_t work = int64_t(T) * w.rows() * K;
     if (K % 2 != 0) isa = CpuIsa::Scalar;  // the vector kernels read inputs in pairs
-    if (isa == CpuIsa::Avx512Bf16 && T >= kBf16DotMinTokens) {
+    if (isa == CpuIsa::Avx512Bf16 && arithmetic == Bf16Arithmetic::RoundedActivations) {
         // The caller's scratch; the team gets the pointer (a thread_local name would name each
         // worker's own empty vector).
         scratch.bf16Pairs.resize(size_t(T) * size_t(w.pairs()));
@@ -26,9 +25,13 @@ void matmulBf16(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa is
         // A prompt's rows are converted on all cores (256 x 3,072 values for ERNIE's down
         // projection); a decode batch's few rows on the caller.
         constexpr int kConvertRows = 16;
-        forRowChunks(pool, T, kConvertRows, [&](int t0, int t1) {
-            kernels::toBf16PairsAvx512Bf16(x + int64_t(t0) * K, t1 - t0, K, pairsOut + int64_t(t0) * w.pairs());
-        });
+        if (T >= kParallelConvertMinTokens) {
+            forRowChunks(pool, T, kConvertRows, [&](int t0, int t1) {
+                kernels::toBf16PairsAvx512Bf16(x + int64_t(t0) * K, t1 - t0, K, pairsOut + int64_t(t0) * w.pairs());
+            });
+        } else {
+            kernels::toBf16PairsAvx512Bf16(x, T, K, pairsOut);
+        }
         forGuidedBlocks(pool, w.numBlocks(), work,
                         [&](int b0, int b1) { kernels::bf16DotAvx512(w, pairs, T, out, b0, b1); });
         return;
@@ -86,7 +89,7 @@ void matmulQ8(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa,
             }
     };
     // A prompt's activations are worth splitting (128 x 3,072 values); a decode row is not.
-    if (pool && T >= kBf16DotMinTokens) {
+    if (pool && T >= kParallelConvertMinTokens) {
         const int perItem = 8;
         pool->run((T + perItem - 1) / perItem,
                   [&](int i) { quantizeTokens(i * perItem, std::min(T, (i + 1) * perItem)); });
@@ -106,17 +109,32 @@ void matmulQ8(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa,
     });
 }
 
+// The fp32 kernel of `isa` over the row blocks (cpu_gemm_f32.cpp).
+void matmulF32(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool)
+{
+    const int64_t work = int64_t(T) * w.rows() * w.cols();
+    forGuidedBlocks(pool, w.numBlocks(), work, [&](int b0, int b1) {
+        switch (isa) {
+        case CpuIsa::Scalar: kernels::f32Scalar(w, x, T, out, b0, b1); break;
+        case CpuIsa::Avx2: kernels::f32Avx2(w, x, T, out, b0, b1); break;
+        case CpuIsa::Avx512:
+        case CpuIsa::Avx512Vnni:
+        case CpuIsa::Avx512Bf16: kernels::f32Avx512(w, x, T, out, b0, b1); break;
+        }
+    });
+}
+
 }  // namespace
 
 void matmul(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool,
-            MatmulScratch* scratch)
+            MatmulScratch* scratch, Bf16Arithmetic arithmetic)
 {
     if (T <= 0) return;
     thread_local MatmulScratch threadScratch;
     MatmulScratch& s = scratch ? *scratch : threadScratch;
     switch (w.format()) {
-    case MatrixFormat::F32: linear(x, w.f32(), out, T, w.cols(), w.rows()); return;
-    case MatrixFormat::BF16: matmulBf16(w, x, out, T, isa, pool, s); return;
+    case MatrixFormat::F32: matmulF32(w, x, out, T, isa, pool); return;
+    case MatrixFormat::BF16: matmulBf16(w, x, out, T, isa, pool, s, arithmetic); return;
     case MatrixFormat::Q8:
     case MatrixFormat::Q4: matmulQ8(w, x, out, T, isa, pool, s); return;
     }

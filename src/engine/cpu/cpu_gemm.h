@@ -2,16 +2,22 @@
 // `isa` (activeCpuIsa() in the backend), split over the output rows across the backend's
 // persistent CpuThreadPool (a step creates no threads).
 //
-// Which kernel runs (measured choices, docs/benchmarks.md "CPU backend"):
-//   F32             -> OpenBLAS (sgemv for T = 1, sgemm otherwise), as cpu_ops' linear().
-//   BF16, T < 16 or isa below Avx512Bf16
+// Which kernel runs (measured choices, docs/benchmarks.md "CPU backend"). The choice depends on
+// the weight format, the CPU and the Bf16Arithmetic, never on T: each output is then summed in
+// the same order whatever else is in the step, so a request's tokens and logprobs do not depend
+// on batching, chunked prefill or prefix-cache hits (docs/server.md "Determinism";
+// tests/engine/test_batch_invariance.cpp).
+//   F32             -> one fp32 accumulator of 8 or 16 lanes per output (cpu_gemm_f32.cpp).
+//   BF16, RoundedActivations on Avx512Bf16
+//                   -> activations rounded to bf16, vdpbf16ps (twice the FMA rate of widening:
+//                      prefill is compute-bound; a decode streams the weights either way). Each
+//                      product loses at most 2^-9 relative (the rounding of x), as llama.cpp's
+//                      bf16 path, which rounds every activation to bf16 too.
+//   BF16, Fp32 or a CPU without AVX-512 BF16
 //                   -> widen bf16 -> fp32 in registers, fp32 FMAs: exactly the fp32 reference's
 //                      products (bf16 -> fp32 is exact), only the summation order differs. All
 //                      T rows are computed from one read of each weight block, so a batch of 8
 //                      decodes streams the weights once per step, not 8 times.
-//   BF16, T >= 16 on Avx512Bf16
-//                   -> activations rounded to bf16, vdpbf16ps (twice the FMA rate; prefill is
-//                      compute-bound). Each product loses at most 2^-9 relative (the rounding of x).
 //   Q8              -> activations quantized to int8 per block of 32 inputs (a scale each), int32
 //                      dot products (vpdpbusd on AVX-512 VNNI, vpmaddubsw on AVX2, plain C++ on
 //                      scalar), scaled to fp32 per block and group; every path computes the same
@@ -30,11 +36,13 @@
 
 namespace brook::cpu {
 
-// Token counts at or above this take the vdpbf16ps kernel (when the path has it). From 4 rows
-// on (a decode batch of 4+) widening bf16 to fp32 costs as much time as streaming the weights,
-// and vdpbf16ps does a pair of inputs in one instruction; llama.cpp rounds every activation to
-// bf16 for bf16 weights, so the accuracy is the same as theirs (test_cpu_gemm's bound).
-constexpr int kBf16DotMinTokens = 4;
+// How a bf16 Linear computes. RoundedActivations is the default (llama.cpp's arithmetic, and its
+// speed); Fp32 is --dtype float32's exact mode (transformers' fp32 forward of the same weights).
+enum class Bf16Arithmetic { RoundedActivations, Fp32 };
+
+// From this many tokens the activations are converted (to bf16 pairs, int8 codes) on the whole
+// pool rather than on the caller: it changes who computes them, never the values.
+constexpr int kParallelConvertMinTokens = 4;
 
 // Below this many multiply-adds handing work to the pool costs more than it saves (tiny models).
 constexpr int64_t kParallelMinWork = int64_t(1) << 16;
@@ -85,6 +93,6 @@ struct MatmulScratch {
 // that steps it later would otherwise grow a thread_local one inside its first long prompt: ~500
 // first touches of 4 KB pages, ~15 us each in a VM).
 void matmul(const CpuMatrix& w, const float* x, float* out, int T, CpuIsa isa, CpuThreadPool* pool = nullptr,
-            MatmulScratch* scratch = nullptr);
+            MatmulScratch* scratch = nullptr, Bf16Arithmetic arithmetic = Bf16Arithmetic::RoundedActivations);
 
 }  // namespace brook::cpu

@@ -40,55 +40,11 @@ BROOK_AVX512 inline void storeRows(float* dst, __m512 v, int lanes)
     else _mm512_mask_storeu_ps(dst, __mmask16((1u << lanes) - 1), v);
 }
 
-// TT tokens of one block. U independent accumulator sets break the FMA latency chain when TT is
-// small (a decode GEMV would otherwise wait 4 cycles per 64-byte load).
-template <int TT, int U>
-BROOK_AVX512 void bf16Block(const uint16_t* wb, int P, const float* x, int K, float* out, int N, int lanes)
-{
-    __m512 acc[U][2][TT];
-    for (int u = 0; u < U; ++u)
-        for (int t = 0; t < TT; ++t) acc[u][0][t] = acc[u][1][t] = _mm512_setzero_ps();
-    const __m512i hi = _mm512_set1_epi32(int(0xFFFF0000u));
-    int p = 0;
-    for (; p + U <= P; p += U) {
-        for (int u = 0; u < U; ++u) {
-            const __m512i w = _mm512_loadu_si512(wb + size_t(p + u) * 32);
-            const __m512 we = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));  // inputs 2p
-            const __m512 wo = _mm512_castsi512_ps(_mm512_and_si512(w, hi));   // inputs 2p + 1
-            for (int t = 0; t < TT; ++t) {
-                const float* xt = x + int64_t(t) * K + 2 * (p + u);
-                acc[u][0][t] = _mm512_fmadd_ps(we, _mm512_set1_ps(xt[0]), acc[u][0][t]);
-                acc[u][1][t] = _mm512_fmadd_ps(wo, _mm512_set1_ps(xt[1]), acc[u][1][t]);
-            }
-        }
-    }
-    for (; p < P; ++p) {
-        const __m512i w = _mm512_loadu_si512(wb + size_t(p) * 32);
-        const __m512 we = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-        const __m512 wo = _mm512_castsi512_ps(_mm512_and_si512(w, hi));
-        for (int t = 0; t < TT; ++t) {
-            const float* xt = x + int64_t(t) * K + 2 * p;
-            acc[0][0][t] = _mm512_fmadd_ps(we, _mm512_set1_ps(xt[0]), acc[0][0][t]);
-            acc[0][1][t] = _mm512_fmadd_ps(wo, _mm512_set1_ps(xt[1]), acc[0][1][t]);
-        }
-    }
-    for (int t = 0; t < TT; ++t) {
-        __m512 sum = _mm512_add_ps(acc[0][0][t], acc[0][1][t]);
-        for (int u = 1; u < U; ++u) sum = _mm512_add_ps(sum, _mm512_add_ps(acc[u][0][t], acc[u][1][t]));
-        storeRows(out + int64_t(t) * N, sum, lanes);
-    }
-}
-
-template <int TT>
-BROOK_AVX512 void bf16Tokens(const uint16_t* wb, int P, const float* x, int K, float* out, int N, int lanes)
-{
-    constexpr int U = TT == 1 ? 4 : TT == 2 ? 2 : 1;
-    bf16Block<TT, U>(wb, P, x, K, out, N, lanes);
-}
-
 // Two blocks (32 rows) x TT tokens, widening: each broadcast activation feeds two FMAs, so a
 // batch of 4-8 decodes is bound by the FMAs rather than by the broadcast loads (one
-// accumulator per block and token; the even and odd inputs chain on it).
+// accumulator per block and token; the even and odd inputs chain on it). The only widening
+// kernel, for every T (batch invariance: see bf16Avx512); a lone last block runs as both blocks
+// and stores once (lanes1 = 0).
 template <int TT>
 BROOK_AVX512 void bf16TwoBlocks(const uint16_t* w0, const uint16_t* w1, int P, const float* x, int K, float* out, int N,
                                 int lanes0, int lanes1)
@@ -116,7 +72,7 @@ BROOK_AVX512 void bf16TwoBlocks(const uint16_t* w0, const uint16_t* w1, int P, c
     }
     for (int t = 0; t < TT; ++t) {
         storeRows(out + int64_t(t) * N, acc[0][t], lanes0);
-        storeRows(out + int64_t(t) * N + kB, acc[1][t], lanes1);
+        if (lanes1 > 0) storeRows(out + int64_t(t) * N + kB, acc[1][t], lanes1);
     }
 }
 
@@ -154,16 +110,19 @@ BROOK_AVX512BF16 void dotBlocks(const uint16_t* w0, const uint16_t* w1, int P, c
 
 BROOK_AVX512 void bf16Avx512(const CpuMatrix& w, const float* x, int T, float* out, int b0, int b1)
 {
+    // One kernel and one summation order for every T, so a row's output does not depend on what
+    // else is in the step (batch invariance, docs/server.md "Determinism"): the decode kernels
+    // this replaced (4 or 2 accumulator sets for 1-2 tokens, even and odd inputs apart) summed
+    // in other orders.
     const int K = w.cols(), N = w.rows(), P = w.pairs();
-    int b = b0;
-    // 4 or more tokens: two blocks at a time (see bf16TwoBlocks), 8 tokens a pass.
-    for (; T >= 4 && b + 2 <= b1; b += 2) {
-        const int lanes0 = std::min(kB, N - b * kB), lanes1 = std::min(kB, N - (b + 1) * kB);
+    for (int b = b0; b < b1; b += 2) {
+        const bool two = b + 1 < b1;
+        const uint16_t* w0 = w.bf16Block(b);
+        const uint16_t* w1 = two ? w.bf16Block(b + 1) : w0;
+        const int lanes0 = std::min(kB, N - b * kB), lanes1 = two ? std::min(kB, N - (b + 1) * kB) : 0;
         for (int t = 0; t < T; t += 8) {
             const float* xt = x + int64_t(t) * K;
             float* ot = out + int64_t(t) * N + b * kB;
-            const uint16_t* w0 = w.bf16Block(b);
-            const uint16_t* w1 = w.bf16Block(b + 1);
             switch (std::min(8, T - t)) {
             case 1: bf16TwoBlocks<1>(w0, w1, P, xt, K, ot, N, lanes0, lanes1); break;
             case 2: bf16TwoBlocks<2>(w0, w1, P, xt, K, ot, N, lanes0, lanes1); break;
@@ -173,26 +132,6 @@ BROOK_AVX512 void bf16Avx512(const CpuMatrix& w, const float* x, int T, float* o
             case 6: bf16TwoBlocks<6>(w0, w1, P, xt, K, ot, N, lanes0, lanes1); break;
             case 7: bf16TwoBlocks<7>(w0, w1, P, xt, K, ot, N, lanes0, lanes1); break;
             default: bf16TwoBlocks<8>(w0, w1, P, xt, K, ot, N, lanes0, lanes1); break;
-            }
-        }
-    }
-    for (; b < b1; ++b) {
-        const uint16_t* wb = w.bf16Block(b);
-        const int lanes = std::min(kB, N - b * kB);
-        // Up to 8 tokens share one pass over the block; the block (P * 64 bytes) stays in L1/L2
-        // for the next 8.
-        for (int t = 0; t < T; t += 8) {
-            const float* xt = x + int64_t(t) * K;
-            float* ot = out + int64_t(t) * N + b * kB;
-            switch (std::min(8, T - t)) {
-            case 1: bf16Tokens<1>(wb, P, xt, K, ot, N, lanes); break;
-            case 2: bf16Tokens<2>(wb, P, xt, K, ot, N, lanes); break;
-            case 3: bf16Tokens<3>(wb, P, xt, K, ot, N, lanes); break;
-            case 4: bf16Tokens<4>(wb, P, xt, K, ot, N, lanes); break;
-            case 5: bf16Tokens<5>(wb, P, xt, K, ot, N, lanes); break;
-            case 6: bf16Tokens<6>(wb, P, xt, K, ot, N, lanes); break;
-            case 7: bf16Tokens<7>(wb, P, xt, K, ot, N, lanes); break;
-            default: bf16Tokens<8>(wb, P, xt, K, ot, N, lanes); break;
             }
         }
     }

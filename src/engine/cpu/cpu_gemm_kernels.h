@@ -18,6 +18,11 @@ void bf16Avx512(const CpuMatrix& w, const float* x, int T, float* out, int b0, i
 void bf16DotScalar(const CpuMatrix& w, const uint32_t* xPairs, int T, float* out, int b0, int b1);
 void bf16DotAvx512(const CpuMatrix& w, const uint32_t* xPairs, int T, float* out, int b0, int b1);
 
+// An F32 matrix (row-major), the rows of blocks [b0, b1) (cpu_gemm_f32.cpp).
+void f32Scalar(const CpuMatrix& w, const float* x, int T, float* out, int b0, int b1);
+void f32Avx2(const CpuMatrix& w, const float* x, int T, float* out, int b0, int b1);
+void f32Avx512(const CpuMatrix& w, const float* x, int T, float* out, int b0, int b1);
+
 }  // namespace brook::cpu::kernels
 
 namespace brook::cpu::kernels {
