@@ -30,7 +30,7 @@ import zlib
 import numpy as np
 import torch
 import transformers
-from safetensors.numpy import load_file as load_numpy
+from safetensors.torch import load_file as load_torch
 from safetensors.torch import save_file
 from transformers import Ernie4_5Config, Ernie4_5ForCausalLM
 
@@ -368,7 +368,7 @@ def main():
 
     # Independent reference from the saved file.
     wpath = os.path.join(save_dir, "model.safetensors")
-    w = {k: v.astype(np.float64) for k, v in load_numpy(wpath).items()}
+    w = {k: v.to(torch.float64).numpy() for k, v in load_torch(wpath).items()}  # bf16 too (numpy has none)
     print("tensors in model.safetensors:", {k: (list(v.shape)) for k, v in sorted(w.items())})
     if chosen is not None:
         again = init_weights(param_shapes(cfg), chosen[0], args.embed_std, args.out_gain, args.final_norm_std)

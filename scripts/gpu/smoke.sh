@@ -3,34 +3,38 @@
 # issue that touched src/cuda, src/launch or the load path. On the GPU machine, from the
 # repository root, with .devdebs/ carried (scripts/gpu/fetch-deps.sh fills it here):
 #   bash scripts/gpu/smoke.sh [OUT_DIR] [STAGE...]
-# Stages, in order (default: all): build run serve bench app tests.
+# Stages, in order (default: all): build run serve bench app tests reference.
 #   build  scripts/build.sh: the README's build, GUI included, in build/
 #   run    scripts/run.sh MODEL "你好": the README's first command, answered on the GPU
 #   serve  brook-serve with its defaults, then with --max-num-seqs 1: a chat completion each
 #   bench  brook-bench latency on the ERNIE-0.3B shape
 #   app    brook offscreen on the model, --screenshot OUT_DIR/app.png
 #   tests  ctest -L cuda -j8, three times in a row (the CUDA tests share one GPU)
-# Writes OUT_DIR/smoke.txt (a PASS or FAIL line per check) and one log per check; exits 1 when
-# any check failed.
+#   reference  transformers' fp32 logits for tests/data/hf_tiny_bf16 (OUT_DIR/hf_tiny_bf16_expected.safetensors,
+#          to commit as that folder's expected.safetensors) and for the full ERNIE-0.3B shape at
+#          prefixes 960-1,023, which test_cuda_backend's matchesTransformersFullShape then checks
+# Writes OUT_DIR/smoke.txt (a PASS or FAIL line per check) and OUT_DIR/logs.tgz (one log per
+# check: the device returns at most 8 files); exits 1 when any check failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-${OUT:-/tmp/brook-smoke}}
 shift || true
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(build run serve bench app tests)
-mkdir -p "$out"
+logs=/tmp/brook-smoke-logs
+mkdir -p "$out" "$logs"
 source scripts/gpu/env.sh
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$out/smoke.txt"
 
 failed=0
 check() {  # check NAME COMMAND...: runs it with its output in OUT_DIR/NAME.log
   local name=$1 start=$SECONDS rc=0
   shift
-  "$@" > "$out/$name.log" 2>&1 || rc=$?
+  "$@" > "$logs/$name.log" 2>&1 || rc=$?
   local verdict="PASS"
   [ $rc -eq 0 ] || { verdict="FAIL (exit $rc)"; failed=1; }
   echo "$verdict $name ($((SECONDS - start)) s): $*" | tee -a "$out/smoke.txt"
-  [ $rc -eq 0 ] || tail -n 25 "$out/$name.log"
+  [ $rc -eq 0 ] || tail -n 25 "$logs/$name.log"
 }
 want() { [[ " ${stages[*]} " == *" $1 "* ]]; }
 
@@ -103,13 +107,24 @@ if want bench; then
   ensure_model
   check bench_latency $B/brook-bench latency --model "$model" --device cuda --input-len 128 --output-len 128 \
     --repeats 3
-  grep -h "best TTFT" "$out/bench_latency.log" | tee -a "$out/smoke.txt"
+  grep -h "best TTFT" "$logs/bench_latency.log" | tee -a "$out/smoke.txt"
 fi
 if want app; then
   ensure_model
   check app timeout 180 $B/brook --model "$model" --screenshot "$out/app.png"
 fi
 want tests && check cuda_tests cuda_tests_three_times
+if want reference; then
+  check hf_tiny_bf16 python3 scripts/make_hf_fixture.py --shape tiny --weights tests/data/hf_tiny_bf16 \
+    --out /tmp/brook-hf-tiny-bf16
+  cp /tmp/brook-hf-tiny-bf16/expected.safetensors "$out/hf_tiny_bf16_expected.safetensors" 2>/dev/null
+  check hf_full_reference python3 scripts/make_hf_full_reference.py --out /tmp/hf-ernie-0.3b --prompt-len 960 \
+    --steps 64
+  check full_shape env BROOK_HF_FULL_REFERENCE=/tmp/hf-ernie-0.3b build/bin/test_cuda_backend \
+    matchesTransformersFullShape
+  grep -h "vs transformers" "$logs/full_shape.log" | tee -a "$out/smoke.txt"
+fi
+tar czf "$out/logs.tgz" -C "$logs" .
 
 echo "smoke: $(grep -c '^PASS' "$out/smoke.txt") passed, $(grep -c '^FAIL' "$out/smoke.txt") failed"
 exit $failed

@@ -116,6 +116,28 @@ inline double relativeError(std::span<const float> a, std::span<const float> b)
     return diff / scale;
 }
 
+// The largest |log_softmax(a)[t] - log_softmax(b)[t]| over the k most likely tokens t of b: the
+// error a user sees in top-k logprobs (the measure against transformers).
+inline double topLogprobError(std::span<const float> a, std::span<const float> b, int k)
+{
+    const auto logSumExp = [](std::span<const float> row) {
+        const double m = *std::max_element(row.begin(), row.end());
+        double sum = 0;
+        for (float v : row) sum += std::exp(double(v) - m);
+        return m + std::log(sum);
+    };
+    const double la = logSumExp(a), lb = logSumExp(b);
+    std::vector<size_t> order(b.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](size_t x, size_t y) { return b[x] > b[y]; });
+    double worst = 0;
+    for (int i = 0; i < k; ++i) {
+        const size_t t = order[size_t(i)];
+        worst = std::max(worst, std::abs((double(a[t]) - la) - (double(b[t]) - lb)));
+    }
+    return worst;
+}
+
 inline Completion complete(Engine& engine, GenerationRequest request)
 {
     auto stream = RequestStream::submit(engine, std::move(request));

@@ -3,12 +3,17 @@
 // position within 1e-4 relative error in fp32, and the same 32-token greedy continuation.
 // The fixture's weights are scaled so a wrong RoPE, norm or GQA mapping fails this test
 // (its README records by how much).
+// And the exact mode (--dtype float32) on a bf16 checkpoint (tests/data/hf_tiny_bf16: the same
+// weights rounded to bf16, transformers' logits computed from them in fp32): top-3 logprobs
+// within 1e-4 at every prompt position and greedy step, where the default arithmetic (activations
+// rounded to bf16 on AVX-512 BF16) is 1e-3 or more away.
 #include "engine_test_support.h"
 
 #include "engine/checkpoint.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/model_config.h"
 #include "engine/safetensors_file.h"
+#include "launch/cpu_dtype.h"
 
 #include <QtTest>
 
@@ -20,6 +25,7 @@ using namespace brook;
 namespace {
 
 const std::filesystem::path kFixture = std::filesystem::path(BROOK_TEST_DATA_DIR) / "hf_tiny";
+const std::filesystem::path kBf16Fixture = std::filesystem::path(BROOK_TEST_DATA_DIR) / "hf_tiny_bf16";
 
 std::vector<float> floats(const SafetensorsFile& file, const std::string& name)
 {
@@ -159,6 +165,61 @@ private slots:
             got.push_back(tokens.back());
         }
         QCOMPARE(got, wantIds);
+    }
+
+    void bf16CheckpointInExactModeMatchesTransformersFp32_data()
+    {
+        QTest::addColumn<QString>("dtype");
+        QTest::newRow("--dtype float32") << "float32";
+        QTest::newRow("--dtype auto") << "auto";
+    }
+
+    void bf16CheckpointInExactModeMatchesTransformersFp32()
+    {
+        QFETCH(QString, dtype);
+        auto config = loadModelConfig(kBf16Fixture / "config.json");
+        auto checkpoint = Checkpoint::open(kBf16Fixture);
+        auto expected = SafetensorsFile::open(kBf16Fixture / "expected.safetensors");
+        QVERIFY(config.ok() && checkpoint.ok() && expected.ok());
+        auto embedding = (*checkpoint)->require("model.embed_tokens.weight");
+        QVERIFY(embedding.ok());
+        QCOMPARE((*embedding)->dtype, DType::BF16);
+        auto choice = parseDTypeChoice(dtype.toStdString());
+        QVERIFY(choice.ok());
+        auto arithmetic = cpuArithmeticFor(*choice, DType::BF16, false);
+        QVERIFY(arithmetic.ok());
+        cpu::CpuBackendOptions options;
+        options.numKvBlocks = 8;
+        options.arithmetic = *arithmetic;
+        auto backend = cpu::CpuBackend::create(*config, **checkpoint, options);
+        QVERIFY(backend.ok());
+        const int V = config->vocabSize;
+        std::vector<int32_t> tokens = ints(**expected, "prompt_ids");
+        const std::vector<int32_t> greedyIds = ints(**expected, "greedy_ids");
+        const std::vector<float> promptLogits = floats(**expected, "prompt_logits");
+        const std::vector<float> greedyLogits = floats(**expected, "greedy_logits");
+        std::vector<int32_t> blocks = {0, 1, 2, 3, 4, 5};
+        double worst = 0;
+        // Every prompt position, one token a step (the decode path), then the greedy steps.
+        const size_t promptLength = tokens.size();
+        for (size_t i = 0; i < promptLength; ++i) {
+            BatchSequence s{std::span(tokens.data() + i, 1), int(i), blocks, true, {}};
+            const std::vector<float> got = (*backend)->logits(std::span(&s, 1));
+            worst = std::max(worst, testsupport::topLogprobError(got, std::span(&promptLogits[i * V], size_t(V)), 3));
+        }
+        for (size_t step = 0; step + 1 < greedyIds.size(); ++step) {
+            tokens.push_back(greedyIds[step]);
+            BatchSequence s{std::span(&tokens.back(), 1), int(tokens.size()) - 1, blocks, true, {}};
+            const std::vector<float> got = (*backend)->logits(std::span(&s, 1));
+            worst = std::max(worst,
+                             testsupport::topLogprobError(got, std::span(&greedyLogits[(step + 1) * V], size_t(V)), 3));
+        }
+        qInfo("--dtype %s: worst top-3 logprob error against transformers fp32 %.3g", qPrintable(dtype), worst);
+        if (*arithmetic == cpu::Bf16Arithmetic::Fp32) {
+            QVERIFY2(worst <= 1e-4, qPrintable(QString::number(worst)));
+        } else if (cpu::activeCpuIsa() == cpu::CpuIsa::Avx512Bf16) {
+            QVERIFY2(worst > 1e-3, qPrintable(QString("%1: the activations were not rounded?").arg(worst)));
+        }
     }
 
 private:
