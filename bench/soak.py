@@ -255,23 +255,25 @@ def main():
     p.add_argument("--tail", type=int, default=1200, help="the late window whose growth must stay under 1%%")
     p.add_argument("--server-arg", action="append", default=[], help="more brook-serve flags (repeatable)")
     p.add_argument("--concurrency", type=int, default=16)
+    p.add_argument("--server-log", default="/tmp/brook-soak-server.log", help="brook-serve's output")
     p.add_argument("--flood", type=int, default=1000)
     a = p.parse_args()
 
-    log = open("soak-server.log", "w")
+    log_path = args.server_log
+    log = open(log_path, "w")
     server = subprocess.Popen([os.path.join(a.bin, "brook-serve"), a.model, "--served-model-name", "soak", "--port", "0",
                                "--device", "cpu", "--max-model-len", "1024", *a.server_arg],
                               stdout=log, stderr=subprocess.STDOUT)
     port = None
     for _ in range(600):
         time.sleep(0.1)
-        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", open("soak-server.log").read())
+        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", open(log_path).read())
         if m:
             port = int(m.group(1))
             break
     if not port:
         server.kill()
-        raise SystemExit("brook-serve did not start; see soak-server.log")
+        raise SystemExit(f"brook-serve did not start; see {log_path}")
     try:
         for _ in range(600):  # listening comes before the model has loaded
             if http(port, "GET", "/health")[0] == 200:
