@@ -13,7 +13,7 @@ apt-get download libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 libsentencepiece
 # The desktop app (scripts/gpu/smoke.sh builds the README's build, GUI included, and takes the
 # app's screenshot offscreen): Qt Charts, Sql, Linguist tools, their libraries and a font.
 apt-get download qt6-charts-dev libqt6charts6 qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools \
-  libqt6sql6-sqlite libqt6opengl6-dev \
+  libqt6sql6-sqlite libqt6opengl6-dev libgl-dev libglx-dev libopengl-dev libegl-dev libvulkan-dev libxkbcommon-dev libmd4c-dev \
   libqt6network6 libproxy1v5 libmd4c0 libxkbcommon0 libegl1 libglvnd0 libglx0 libopengl0 libgl1 \
   libfontconfig1 fontconfig-config fonts-dejavu-core libfreetype6 libpng16-16 libharfbuzz0b libgraphite2-3 \
   libx11-6 libx11-data libxcb1 libxau6 libxdmcp6 libbsd0 libmd0 libsqlite3-0 libdbus-1-3 \
