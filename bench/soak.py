@@ -259,7 +259,7 @@ def main():
     p.add_argument("--flood", type=int, default=1000)
     a = p.parse_args()
 
-    log_path = args.server_log
+    log_path = a.server_log
     log = open(log_path, "w")
     server = subprocess.Popen([os.path.join(a.bin, "brook-serve"), a.model, "--served-model-name", "soak", "--port", "0",
                                "--device", "cpu", "--max-model-len", "1024", *a.server_arg],
