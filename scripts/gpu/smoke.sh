@@ -68,6 +68,14 @@ serve_and_chat() {
     kill -0 $pid 2>/dev/null || break
     sleep 0.5
   done
+  # The port opens before the model has loaded (/health answers 503 until then).
+  for _ in $(seq 240); do
+    [ -n "$port" ] || break
+    python3 -c "import sys, urllib.request; urllib.request.urlopen(f'http://127.0.0.1:{sys.argv[1]}/health', timeout=5)" \
+      "$port" 2>/dev/null && break
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.5
+  done
   cat "$log"
   local rc=1
   if [ -n "$port" ] && chat "$port" && chat "$port"; then rc=0; fi
