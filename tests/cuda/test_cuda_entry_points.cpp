@@ -98,6 +98,13 @@ private slots:
         // Two requests: the second after the first one's blocks were freed.
         httplib::Client client("127.0.0.1", port);
         client.set_read_timeout(60);
+        // The port opens while the model loads; /health says 200 once it can answer.
+        for (;;) {
+            const auto health = client.Get("/health");
+            if (health && health->status == 200) break;
+            QVERIFY2(timer.elapsed() < 120000 && serve.state() == QProcess::Running, "/health never answered 200");
+            QTest::qWait(200);
+        }
         for (int i = 0; i < 2; ++i) {
             const auto reply = client.Post("/v1/chat/completions", body.toStdString(), "application/json");
             QVERIFY2(reply && reply->status == 200, reply ? reply->body.c_str() : "no reply");
