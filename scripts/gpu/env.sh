@@ -7,7 +7,13 @@ if [ ! -d "$deps/usr" ]; then
 fi
 export CMAKE_PREFIX_PATH="$deps/usr"
 export BROOK_DEPS_PREFIX="$deps"  # scripts/install-deps.sh: the packages are here, not from apt
-export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu:$deps/usr/lib/x86_64-linux-gnu/openblas-pthread:${LD_LIBRARY_PATH:-}"
+# Some Debian packages (libdbus-1-3, libkeyutils1, ...) still install into /lib, not /usr/lib.
+libdirs="$deps/usr/lib/x86_64-linux-gnu:$deps/lib/x86_64-linux-gnu:$deps/usr/lib/x86_64-linux-gnu/openblas-pthread"
+export LD_LIBRARY_PATH="$libdirs:${LD_LIBRARY_PATH:-}"
+# The linker resolves the Debian Qt libraries' own dependencies here first: the machine's older
+# libdbus lacks the versioned symbols libQt6DBus needs, and a GUI build linked against it fails.
+# CMake reads LDFLAGS once, when it configures a fresh build directory.
+export LDFLAGS="-Wl,-rpath-link,$libdirs ${LDFLAGS:-}"
 export PATH="/usr/local/cuda/bin:$PATH"
 export QT_QPA_PLATFORM=offscreen
 export QT_PLUGIN_PATH="$deps/usr/lib/x86_64-linux-gnu/qt6/plugins"
