@@ -7,6 +7,7 @@
 // A second signal exits at once.
 #include "platform/console_utf8.h"
 #include "platform/executable_path.h"
+#include "platform/heap_trimmer.h"
 #include "platform/stop_signals.h"
 #include "app/cli_logging.h"
 #include "app/launch_flags.h"
@@ -123,6 +124,8 @@ int main(int argc, char** argv)
     if (!defaults) return fail(defaults.error());
 
     server.attach(*launched->engine, *defaults, *modelDir);
+    // A server left running for days: freed heap pages go back to the system (heap_trimmer.h).
+    const HeapTrimmer heapTrimmer;
     spdlog::info("ready: http://{}:{}/v1 serves '{}'", config.host, *port, config.primaryModelName());
     stop.wait();
 

@@ -1,0 +1,47 @@
+// Hands the allocator's free memory back to the operating system, now or every few seconds.
+//
+// Why: a server that runs for days frees most of what it allocates, but glibc's malloc keeps the
+// freed pages of its heaps (the main heap and one arena per busy thread) resident until they sit
+// at a heap's very top. Requests of very different sizes (a tokenized 8 MB body, a bounded
+// tokenizer cache refilling) interleave long- and short-lived blocks, so the freed pages are
+// mostly in the middle and the resident set creeps up to the high-water mark of every heap. The
+// heaptrack run in docs/benchmarks.md ("Reliability") found no leak, only this. malloc_trim(0)
+// returns every whole free page in every arena (madvise), which is what keeps the soak flat.
+// Elsewhere (Windows, musl) there is nothing to do: their allocators return pages themselves.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace brook {
+
+// Returns the free pages of every malloc heap to the system. True when some memory was
+// released; false when none was or the platform has no such call.
+bool releaseFreeHeapMemory();
+
+// Calls releaseFreeHeapMemory() every `interval` on a thread of its own until destroyed. A trim
+// walks the heaps under their locks, so the interval keeps its cost (about a millisecond per
+// 100 MB of heap) far below a percent of one core.
+class HeapTrimmer {
+public:
+    explicit HeapTrimmer(std::chrono::milliseconds interval = std::chrono::seconds(10));
+    ~HeapTrimmer();
+    HeapTrimmer(const HeapTrimmer&) = delete;
+    HeapTrimmer& operator=(const HeapTrimmer&) = delete;
+
+    int trims() const;  // trims done so far (tests)
+
+private:
+    void run();
+
+    std::chrono::milliseconds m_interval;
+    mutable std::mutex m_mutex;
+    std::condition_variable m_wake;
+    bool m_stopping = false;
+    int m_trims = 0;
+    std::thread m_thread;
+};
+
+}  // namespace brook
