@@ -2,12 +2,12 @@
 //
 // Why: a server that runs for days frees most of what it allocates, but glibc's malloc keeps the
 // freed pages of its heaps (the main heap and one arena per busy thread) resident until they sit
-// at a heap's very top. Requests of very different sizes (a tokenized 8 MB body, a bounded
-// tokenizer cache refilling) interleave long- and short-lived blocks, so the freed pages are
-// mostly in the middle and the resident set creeps up to the high-water mark of every heap. The
-// heaptrack run in docs/benchmarks.md ("Reliability") found no leak, only this. malloc_trim(0)
-// returns every whole free page in every arena (madvise), which is what keeps the soak flat.
-// Elsewhere (Windows, musl) there is nothing to do: their allocators return pages themselves.
+// at a heap's very top. Requests of very different sizes interleave long- and short-lived blocks,
+// so freed pages are often in the middle. malloc_trim(0) returns every whole free page in every
+// arena (madvise). It bounds what fragmentation costs; it does not stop a structure that keeps
+// growing: the soak in docs/benchmarks.md ("Reliability") still grows with it on, and heaptrack
+// shows the live heap itself climbing (issue 54 is open on that).
+// Elsewhere (Windows, musl) there is nothing to do here: no such call.
 #pragma once
 
 #include <chrono>

@@ -15,6 +15,38 @@
 using namespace brook;
 using namespace brook::testsupport;
 
+namespace {
+
+// Submits `requests` with one submitAll and waits for all of them to finish: the number of
+// tokens each one generated, or why the submit failed, returned too few ids or timed out.
+Result<std::vector<int>> generateTogether(Engine& engine, const std::vector<GenerationRequest>& requests)
+{
+    std::mutex mutex;
+    std::condition_variable done;
+    std::vector<int> generated(requests.size(), 0);
+    size_t finished = 0;
+    auto ids = engine.submitAll(requests, [&](size_t i) {
+        return OutputCallback([&, i](const RequestOutput& out) {
+            std::lock_guard lock(mutex);
+            generated[i] += int(out.newTokenIds.size());
+            if (out.finished()) {
+                ++finished;
+                done.notify_all();
+            }
+        });
+    });
+    if (!ids) return makeError(ids.error());
+    if (ids->size() != requests.size())
+        return makeError("submitAll returned " + std::to_string(ids->size()) + " ids for " +
+                         std::to_string(requests.size()) + " requests");
+    std::unique_lock lock(mutex);
+    if (!done.wait_for(lock, std::chrono::seconds(60), [&] { return finished == requests.size(); }))
+        return makeError("the requests did not finish within 60 s");
+    return generated;
+}
+
+}  // namespace
+
 class TestEngine : public QObject {
     Q_OBJECT
 private slots:
@@ -56,28 +88,11 @@ private slots:
         const auto start = std::chrono::steady_clock::now();
         std::vector<GenerationRequest> requests;
         for (int i = 0; i < 4; ++i) requests.push_back(greedyRequest(randomPrompt(rng, 9 + i, vocab), 20));
-        std::mutex mutex;
-        std::condition_variable done;
-        std::vector<int> generated(4, 0);
-        int finished = 0;
         // submitAll hands the four to the engine together, so the step counts below hold however
         // loaded the machine is (separate submits let the engine start on the first one alone).
-        auto ids = engine->submitAll(requests, [&](size_t i) {
-            return OutputCallback([&, i](const RequestOutput& out) {
-                std::lock_guard lock(mutex);
-                generated[i] += int(out.newTokenIds.size());
-                if (out.finished()) {
-                    ++finished;
-                    done.notify_all();
-                }
-            });
-        });
-        QVERIFY2(ids.ok(), ids.ok() ? "" : ids.error().c_str());
-        {
-            std::unique_lock lock(mutex);
-            QVERIFY(done.wait_for(lock, std::chrono::seconds(60), [&] { return finished == 4; }));
-        }
-        for (int n : generated) QCOMPARE(n, 20);
+        auto generated = generateTogether(*engine, requests);
+        QVERIFY2(generated.ok(), generated.ok() ? "" : generated.error().c_str());
+        for (int n : *generated) QCOMPARE(n, 20);
         const EngineStats after = waitIdle(*engine);
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -177,27 +192,9 @@ private slots:
         const EngineStats before = waitIdle(*engine);
         std::vector<GenerationRequest> requests;
         for (int i = 0; i < kRequests; ++i) requests.push_back(greedyRequest(randomPrompt(rng, 9 + i, vocab), kTokens));
-        std::mutex mutex;
-        std::condition_variable done;
-        std::vector<int> generated(kRequests, 0);
-        int finished = 0;
-        auto ids = engine->submitAll(requests, [&](size_t i) {
-            return OutputCallback([&, i](const RequestOutput& out) {
-                std::lock_guard lock(mutex);
-                generated[i] += int(out.newTokenIds.size());
-                if (out.finished()) {
-                    ++finished;
-                    done.notify_all();
-                }
-            });
-        });
-        QVERIFY2(ids.ok(), ids.ok() ? "" : ids.error().c_str());
-        QCOMPARE(int(ids->size()), kRequests);
-        {
-            std::unique_lock lock(mutex);
-            QVERIFY(done.wait_for(lock, std::chrono::seconds(60), [&] { return finished == kRequests; }));
-        }
-        for (int n : generated) QCOMPARE(n, kTokens);
+        auto generated = generateTogether(*engine, requests);
+        QVERIFY2(generated.ok(), generated.ok() ? "" : generated.error().c_str());
+        for (int n : *generated) QCOMPARE(n, kTokens);
         const EngineStats after = waitIdle(*engine);
         QCOMPARE(after.steps - before.steps, (long long)kTokens);  // one prefill step, then decode steps
         const long long decodeSteps = after.stepTimes.decodeSteps - before.stepTimes.decodeSteps;
