@@ -1,4 +1,5 @@
-// The engine flags every command-line tool shares, spelled as vLLM spells them.
+// The engine flags every command-line tool shares, spelled as vLLM spells them. Which backend
+// honours which is launch/backend_support.h's table; test_backend_support holds the two together.
 #pragma once
 
 #include "engine/result.h"
@@ -28,6 +29,8 @@ inline void addLaunchFlags(CLI::App& app, LaunchOptions& o)
     app.add_flag("--enforce-eager", o.enforceEager, "CUDA: run without CUDA graphs");
     app.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", o.enablePrefixCaching,
                  "reuse the KV cache of prompt prefixes seen before (default: on)");
+    app.add_flag("--batch-invariant", o.batchInvariant,
+                 "answers that do not depend on the batch (the CPU backend always; CUDA: not yet)");
 }
 
 // A launch error in the command line's terms: the setting at fault named by its flag, and for a

@@ -39,6 +39,9 @@ struct ServingSettings {
     bool enforceEager = false;              // CUDA: no graphs
     std::string schedulingPolicy = "fcfs";  // fcfs | priority
     bool enablePrefixCaching = true;        // reuse cached KV blocks of shared prompt prefixes
+    // A request's tokens and logprobs the same however it is batched (vLLM's VLLM_BATCH_INVARIANT).
+    // The CPU backend always is; CUDA refuses the switch until its kernels are (backend_support.h).
+    bool batchInvariant = false;
 };
 
 }  // namespace brook

@@ -1,5 +1,6 @@
 #include "launch/engine_launcher.h"
 
+#include "launch/backend_support.h"
 #include "launch/cpu_dtype.h"
 
 #include "engine/utf8_path.h"
@@ -64,6 +65,9 @@ Result<LaunchedEngine> launchEngine(const LaunchOptions& options, ModelFolder fo
 {
     auto device = resolveDevice(options.device);
     if (!device) return makeError(device.failure());
+    auto ignored = checkSettingsForBackend(options, *device);
+    if (!ignored) return makeError(ignored.failure());
+    for (const std::string& warning : *ignored) spdlog::warn("{}", warning);
 
     const ModelConfig& config = folder.config;
     const int maxModelLen = options.maxModelLen > 0 ? options.maxModelLen : config.maxPositionEmbeddings;

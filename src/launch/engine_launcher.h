@@ -32,7 +32,6 @@ SamplingParams samplingDefaults(const GenerationDefaults& defaults);
 bool cudaAvailable();
 
 // The device a launch runs on: "cpu", "cuda", or "auto" (CUDA when available), parsed once here.
-enum class Device { Cpu, Cuda };
 Result<Device> resolveDevice(const std::string& device);
 
 }  // namespace brook

@@ -12,6 +12,9 @@
 
 namespace brook {
 
+// The backend a launch runs on (LaunchOptions::device resolved: launch/engine_launcher.h).
+enum class Device { Cpu, Cuda };
+
 struct LaunchOptions : ServingSettings {
     std::filesystem::path modelDir;
     std::string servedModelName;  // empty: the folder's name

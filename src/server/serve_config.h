@@ -49,6 +49,8 @@ void addServeFlags(CLI::App& app, ServeConfig& config);
 
 // Applies a YAML mapping (vLLM's `--config` file). `source` names the file in messages.
 Result<void> applyServeConfigYaml(const std::string& yamlText, const std::string& source, ServeConfig& config);
+// Every key a YAML file may hold, spelled with '_'; scheduler_config's as "scheduler_config.KEY".
+std::vector<std::string> serveConfigYamlKeys();
 Result<void> loadServeConfigYaml(const std::filesystem::path& file, ServeConfig& config);
 
 // The value of --config FILE / --config=FILE in argv, read before the full parse so the command

@@ -163,6 +163,7 @@ const std::map<std::string, Setter>& topSetters()
         {"enforce_eager", setLaunch(&LaunchOptions::enforceEager, "true or false")},
         {"enable_prefix_caching", setLaunch(&LaunchOptions::enablePrefixCaching, "true or false")},
         {"scheduling_policy", setLaunch(&LaunchOptions::schedulingPolicy, "fcfs or priority")},
+        {"batch_invariant", setLaunch(&LaunchOptions::batchInvariant, "true or false")},
         {"scheduler_config",
          [](const YAML::Node& n, ServeConfig& c, const std::string& where) -> Result<void> {
              if (!n.IsMap()) return makeError(q(where) + " must be a mapping");
@@ -193,6 +194,15 @@ Result<void> applyMap(const YAML::Node& map, const std::map<std::string, Setter>
 }
 
 }  // namespace
+
+std::vector<std::string> serveConfigYamlKeys()
+{
+    std::vector<std::string> keys;
+    for (const auto& [key, setter] : topSetters())
+        if (key != "scheduler_config") keys.push_back(key);
+    for (const auto& [key, setter] : schedulerSetters()) keys.push_back("scheduler_config." + key);
+    return keys;
+}
 
 Result<void> applyServeConfigYaml(const std::string& yamlText, const std::string& source, ServeConfig& config)
 {
