@@ -5,6 +5,8 @@
 // depends only on that order, so the ids come out identical.
 #include "engine/tokenizer_spm_bpe.h"
 
+#include "engine/scratch_pool.h"
+
 #include <sentencepiece_processor.h>
 #include <spdlog/spdlog.h>
 
@@ -211,6 +213,16 @@ struct Scratch {
     std::vector<Candidate> heap;
 };
 
+// Scratch kept between calls: as many as encode at once, up to 16, each for texts up to 4,096
+// characters (about 160 KiB of symbols and agenda). A longer text's scratch is freed after it.
+constexpr size_t kKeptScratch = 16;
+constexpr size_t kKeptScratchSymbols = 4096;
+
+bool worthKeeping(const Scratch& s)
+{
+    return s.symbols.capacity() <= kKeptScratchSymbols && s.heap.capacity() <= kKeptScratchSymbols;
+}
+
 }  // namespace
 
 struct SpmBpeEncoder::Impl {
@@ -233,6 +245,7 @@ struct SpmBpeEncoder::Impl {
     // User-defined pieces, matched longest first at each character (sentencepiece freezes them).
     std::array<bool, 256> userFirstByte{};
     std::vector<std::pair<std::string, int32_t>> userDefined;
+    mutable ScratchPool<Scratch> scratch{kKeptScratch, worthKeeping};
 
     CharIds charIds(uint32_t cp) const
     {
@@ -269,6 +282,20 @@ struct SpmBpeEncoder::Impl {
 };
 
 SpmBpeEncoder::SpmBpeEncoder() : m_impl(std::make_unique<Impl>()) {}
+
+size_t SpmBpeEncoder::keptScratchBytes() const
+{
+    size_t bytes = 0;
+    m_impl->scratch.forEachKept([&](const Scratch& s) {
+        bytes += s.symbols.capacity() * sizeof(Symbol) + s.heap.capacity() * sizeof(Candidate);
+    });
+    return bytes;
+}
+
+size_t SpmBpeEncoder::maxKeptScratchBytes()
+{
+    return kKeptScratch * kKeptScratchSymbols * (sizeof(Symbol) + sizeof(Candidate));
+}
 SpmBpeEncoder::~SpmBpeEncoder() = default;
 
 std::unique_ptr<SpmBpeEncoder> SpmBpeEncoder::build(std::string_view serializedModel)
@@ -390,8 +417,8 @@ void SpmBpeEncoder::encode(std::string_view text, std::vector<int32_t>& out) con
 {
     if (text.empty()) return;
     const Impl& impl = *m_impl;
-    thread_local Scratch scratch;
-    Scratch& s = scratch;
+    const auto lease = impl.scratch.borrow();
+    Scratch& s = *lease;
     s.symbols.clear();
     s.heap.clear();
     if (s.symbols.capacity() < text.size() + 1) s.symbols.reserve(text.size() + 1);

@@ -10,7 +10,7 @@
 // Why it is faster (about 1 us per token in sentencepiece): sentencepiece builds a normalized
 // copy, looks merges up by hashing strings, allocates a heap and a SentencePieceText proto with
 // a string per piece per call. Here characters map to ids through a flat table, merges are an
-// (id, id) -> id hash, and all scratch memory is reused per thread.
+// (id, id) -> id hash, and scratch memory is reused from a small bounded pool (scratch_pool.h).
 #pragma once
 
 #include "engine/spm_model_info.h"
@@ -32,6 +32,11 @@ public:
     // Appends the ids of text (no special-token splitting: that happens in Tokenizer). Const and
     // thread-safe.
     void encode(std::string_view text, std::vector<int32_t>& out) const;
+
+    // Bytes of scratch memory kept between calls: bounded whatever the number of threads or the
+    // length of the texts (test_tokenizer_fast_bpe).
+    size_t keptScratchBytes() const;
+    static size_t maxKeptScratchBytes();
 
 private:
     SpmBpeEncoder();

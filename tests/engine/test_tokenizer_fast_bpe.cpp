@@ -12,6 +12,8 @@
 #include <QTest>
 
 #include <fstream>
+#include <latch>
+#include <thread>
 #include <random>
 #include <sstream>
 
@@ -169,6 +171,51 @@ private slots:
     void identicalNoDummyPrefix() { compareOn({.vocabSize = 1200, .addDummyPrefix = false}, 1, 3000); }
     void identicalDummyPrefix() { compareOn({.vocabSize = 1200, .addDummyPrefix = true}, 2, 3000); }
     void identicalLargerVocab() { compareOn({.vocabSize = 2000, .addDummyPrefix = false}, 3, 3000); }
+
+    // The scratch memory kept between calls is bounded whatever the number of threads that
+    // encode (the HTTP server has hundreds) and the length of their texts (issue 54's soak).
+    void keptScratchIsBounded()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::filesystem::path path = dir.path().toStdString();
+        QVERIFY(static_cast<bool>(brook::testing::writeTestTokenizer(path, {.vocabSize = 1200})));
+        const auto fast = SpmBpeEncoder::build(readText(path / "tokenizer.model"));
+        QVERIFY(fast != nullptr);
+
+        // A long text's scratch is not kept.
+        std::string longText;
+        while (longText.size() < 100000) longText += "the quick brown fox jumps over the lazy dog ";
+        std::vector<int32_t> longIds;
+        fast->encode(longText, longIds);
+        QVERIFY(!longIds.empty());
+        QCOMPARE(fast->keptScratchBytes(), size_t(0));
+
+        // 64 threads at once, each with a 3,000-character text: at most the bound is kept, and
+        // the ids are those of the same text encoded alone.
+        const std::string text = longText.substr(0, 3000);
+        std::vector<int32_t> alone;
+        fast->encode(text, alone);
+        QVERIFY(fast->keptScratchBytes() > 0);  // a short text's scratch is kept for the next call
+        constexpr int kThreads = 64;
+        std::latch start(kThreads);
+        std::vector<std::vector<int32_t>> got(kThreads);
+        std::vector<std::thread> threads;
+        for (int t = 0; t < kThreads; ++t)
+            threads.emplace_back([&, t] {
+                start.arrive_and_wait();
+                for (int repeat = 0; repeat < 3; ++repeat) {
+                    got[size_t(t)].clear();
+                    fast->encode(text, got[size_t(t)]);
+                }
+            });
+        for (auto& thread : threads) thread.join();
+        for (const auto& ids : got) QCOMPARE(ids, alone);
+        QVERIFY2(fast->keptScratchBytes() <= SpmBpeEncoder::maxKeptScratchBytes(),
+                 qPrintable(QString("%1 bytes kept, bound %2")
+                                .arg(fast->keptScratchBytes())
+                                .arg(SpmBpeEncoder::maxKeptScratchBytes())));
+    }
 
     // A model the fast path does not reproduce is refused (the tokenizer keeps sentencepiece).
     void refusesGarbage() { QVERIFY(SpmBpeEncoder::build("not a model") == nullptr); }
