@@ -4,9 +4,11 @@
 //   brook [--model DIR] [--data-dir DIR] [--language en|zh_CN] [--theme system|light|dark] [--import FILE.json]
 //         [--screenshot FILE.png]
 #include "gui/shell/app_settings.h"
+#include "gui/shell/engine_controller.h"
 #include "gui/shell/engine_host.h"
 #include "gui/shell/gui_log_sink.h"
 #include "gui/chat/history_store.h"
+#include "gui/shell/event_loop_lag_monitor.h"
 #include "gui/shell/main_window.h"
 #include "gui/shell/theme_manager.h"
 #include "gui/shell/translation_manager.h"
@@ -61,7 +63,13 @@ int main(int argc, char** argv)
         QStringLiteral("screenshot"),
         QStringLiteral("Save the main window as a PNG once it is shown (and the model loaded or failed), then quit."),
         QStringLiteral("file"));
-    parser.addOptions({model, dataDir, language, theme, import, screenshot});
+    const QCommandLineOption serve(
+        QStringLiteral("serve"),
+        QStringLiteral("Start the local OpenAI-compatible endpoint once the model is loaded (the saved host and port)."));
+    const QCommandLineOption port(QStringLiteral("port"),
+                                  QStringLiteral("With --serve: the port to serve on (0: any free port, logged)."),
+                                  QStringLiteral("port"));
+    parser.addOptions({model, dataDir, language, theme, import, screenshot, serve, port});
     parser.process(app);
 
     // Every spdlog line (engine, server, app) also goes to the log view.
@@ -88,8 +96,28 @@ int main(int argc, char** argv)
 
     brook::MainWindow window(settings, store, translations, themes, sink);
     window.show();
-    // The app runs for days with an engine and a server in it: return freed heap pages.
+    // The app runs for days with an engine and a server in it: return freed heap pages, and log
+    // it when the GUI thread stops answering for more than 100 ms.
     const brook::HeapTrimmer heapTrimmer;
+    const brook::EventLoopLagMonitor lagMonitor;
+    if (parser.isSet(serve)) {
+        brook::LocalEndpoint::Settings endpoint;
+        endpoint.host = settings.serverHost();
+        endpoint.port = settings.serverPort();
+        endpoint.apiKey = settings.serverApiKey();
+        if (parser.isSet(port)) {
+            bool ok = false;
+            endpoint.port = parser.value(port).toInt(&ok);
+            if (!ok || endpoint.port < 0 || endpoint.port > 65535) {
+                spdlog::error("--port must be a number from 0 to 65535, not '{}'", parser.value(port).toStdString());
+                return 1;
+            }
+        }
+        QObject::connect(&window.engineHost(), &brook::EngineHost::modelLoaded, &window, [&window, endpoint] {
+            if (auto started = window.controller().startEndpoint(endpoint); !started)
+                spdlog::error("the local endpoint did not start: {}", started.error());
+        }, Qt::SingleShotConnection);  // a later load moves a serving endpoint by itself
+    }
     if (parser.isSet(screenshot)) {
         // Proves on a machine without a display (QT_QPA_PLATFORM=offscreen) that the window comes
         // up: the packaging checks run the installed app this way. Exit code: 0 written, 2 not
