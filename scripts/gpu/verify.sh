@@ -17,6 +17,7 @@
 # bandwidth.txt, bench.sh's bench.txt / gpu.txt / serve.log, and logs.tgz (one log per step).
 # --dry-run prints the parts' status and every command it would run, writes OUT/summary.txt, and
 # builds, sources and runs nothing (it works on a machine without a GPU).
+# VERIFY_COMMIT names the commit in summary.txt (else the tree's own .git is asked).
 # Budgets in seconds (environment): VERIFY_TOTAL (whole run, default 560), VERIFY_BUILD (300),
 # VERIFY_BW (60 per bandwidth run), VERIFY_BENCH_T (bench.sh's per-command T, 60); bench.sh gets
 # what is left of VERIFY_TOTAL less VERIFY_RESERVE (25, for the bandwidth re-run and the logs).
@@ -28,7 +29,7 @@ out=""
 for a in "$@"; do
   case "$a" in
     --dry-run) dry=1 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 2 && !/^#/ {exit} NR > 2' "$0"; exit 0 ;;
     -*) echo "verify.sh: unknown flag $a" >&2; exit 2 ;;
     *) [ -z "$out" ] || { echo "verify.sh: one OUT folder only" >&2; exit 2; }; out=$a ;;
   esac
@@ -49,8 +50,14 @@ start=$SECONDS
 say() { echo "$*" | tee -a "$summary"; }
 left() { echo $((total - (SECONDS - start))); }
 
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && commit="$commit (with uncommitted changes)"
+# The device's copy of the tree may carry a .git that is not this checkout's (on 2026-12-07 it named
+# 8c32027 while the tree was 0ad7cda): pass VERIFY_COMMIT=$(git rev-parse --short HEAD) from here.
+if [ -n "${VERIFY_COMMIT:-}" ]; then
+  commit="$VERIFY_COMMIT (given)"
+else
+  commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown) (from the tree's .git)"
+  [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && commit="$commit, with uncommitted changes"
+fi
 say "verify.sh (issue 51) $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $commit$([ $dry = 1 ] && echo ', DRY RUN')"
 say "budgets: total ${total} s, build ${build_budget} s, bandwidth ${bw_budget} s a run, bench.sh T=${bench_t} s a command"
 
