@@ -52,6 +52,23 @@ elseif(NOT WIN32)
   message(FATAL_ERROR "OpenBLAS not found: install libopenblas-dev (scripts/install-deps.sh)")
 endif()
 
+# PCRE2 (Unicode regexes) and utf8proc (NFC) for the byte-level BPE tokenizers of tokenizer.json
+# (Qwen3, Llama 3: src/engine/tokenizer_bytelevel_bpe.h). Required on Linux; the Windows cross
+# build has no mingw packages of them and builds without those tokenizers.
+find_path(PCRE2_INCLUDE_DIR pcre2.h)
+find_library(PCRE2_LIBRARY NAMES pcre2-8)
+find_path(UTF8PROC_INCLUDE_DIR utf8proc.h)
+find_library(UTF8PROC_LIBRARY NAMES utf8proc)
+add_library(brook::bytelevel_deps INTERFACE IMPORTED)
+if(PCRE2_INCLUDE_DIR AND PCRE2_LIBRARY AND UTF8PROC_INCLUDE_DIR AND UTF8PROC_LIBRARY)
+  set(BROOK_HAVE_BYTELEVEL_BPE ON)
+  target_include_directories(brook::bytelevel_deps INTERFACE ${PCRE2_INCLUDE_DIR} ${UTF8PROC_INCLUDE_DIR})
+  target_link_libraries(brook::bytelevel_deps INTERFACE ${PCRE2_LIBRARY} ${UTF8PROC_LIBRARY})
+  target_compile_definitions(brook::bytelevel_deps INTERFACE BROOK_HAVE_BYTELEVEL_BPE=1)
+elseif(NOT WIN32)
+  message(FATAL_ERROR "PCRE2 or utf8proc not found: install libpcre2-dev and libutf8proc-dev (scripts/install-deps.sh)")
+endif()
+
 # cpp-httplib is used header-only.
 find_path(HTTPLIB_INCLUDE_DIR httplib.h REQUIRED)
 add_library(brook::httplib INTERFACE IMPORTED)

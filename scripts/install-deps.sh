@@ -18,7 +18,7 @@ declare -A groups=(
   [toolchain]="build-essential cmake ninja-build pkg-config git"
   # libqt6opengl6-dev is only a Recommends of qt6-base-dev, but Qt6Charts' CMake package needs it.
   [qt]="qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libqt6sql6-sqlite qt6-translations-l10n"
-  [libs]="libspdlog-dev libsentencepiece-dev nlohmann-json3-dev libcpp-httplib-dev libyaml-cpp-dev libcli11-dev libopenblas-dev"
+  [libs]="libspdlog-dev libsentencepiece-dev nlohmann-json3-dev libcpp-httplib-dev libyaml-cpp-dev libcli11-dev libopenblas-dev libpcre2-dev libutf8proc-dev"
   [fonts]="fonts-noto-cjk"
   [packaging]="file lintian desktop-file-utils appstream dpkg-dev binutils debootstrap"
   [node]="nodejs npm"

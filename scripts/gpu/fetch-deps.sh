@@ -9,7 +9,8 @@ apt-get download libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 libsentencepiece
   libopenblas0-pthread libopenblas-pthread-dev libopenblas-dev libgfortran5 libgomp1 \
   libqt6core6 libqt6test6 qt6-base-dev qt6-base-dev-tools libicu72 libdouble-conversion3 libb2-1 libpcre2-16-0 \
   libqt6network6 libqt6concurrent6 libqt6dbus6 libqt6sql6 libqt6gui6 libqt6widgets6 libqt6opengl6 libqt6xml6 \
-  libqt6openglwidgets6 libqt6printsupport6 qmake6 qmake6-bin libglib2.0-0 libffi8 libssl-dev libssl3 libbrotli-dev libbrotli1 zlib1g-dev
+  libqt6openglwidgets6 libqt6printsupport6 qmake6 qmake6-bin libglib2.0-0 libffi8 libssl-dev libssl3 libbrotli-dev libbrotli1 zlib1g-dev \
+  libpcre2-dev libpcre2-8-0 libpcre2-32-0 libpcre2-posix3 libutf8proc-dev libutf8proc2
 # The desktop app (scripts/gpu/smoke.sh builds the README's build, GUI included, and takes the
 # app's screenshot offscreen): Qt Charts, Sql, Linguist tools, their libraries and a font.
 apt-get download qt6-charts-dev libqt6charts6 qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools \
