@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <queue>
 #include <unordered_map>
 
@@ -131,6 +132,12 @@ struct Merge {
     int32_t merged;
 };
 
+// Lets the word cache be searched with a string_view, without building a std::string per word.
+struct TransparentHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 struct AddedToken {
     std::string content;
     int32_t id;
@@ -147,6 +154,12 @@ struct ByteLevelBpe::Impl {
     std::unordered_map<uint32_t, uint8_t> charToByte;
     std::vector<AddedToken> added;  // longest first
     std::unordered_map<int32_t, size_t> addedById;
+    std::array<bool, 256> addedFirstByte{};  // some added token starts with this byte
+    // Pre-token -> ids, as tokenizers' BPE keeps them (10,000 words): a text repeats its words.
+    // Bounded: once full, new words are not added (what tokenizers does).
+    static constexpr size_t kWordCacheEntries = 10000;
+    mutable std::mutex cacheMutex;
+    mutable std::unordered_map<std::string, std::vector<int32_t>, TransparentHash, std::equal_to<>> wordCache;
     bool nfc = false;
     bool ignoreMerges = false;
     pcre2_code* regex = nullptr;
@@ -157,7 +170,8 @@ struct ByteLevelBpe::Impl {
         if (regex) pcre2_code_free(regex);
     }
 
-    void bpe(std::string_view piece, std::vector<int32_t>& out) const;
+    void bpe(std::string_view piece, std::vector<int32_t>& out) const;    // through the word cache
+    void merge(std::string_view piece, std::vector<int32_t>& out) const;  // the BPE itself
     void encodeSegment(std::string_view text, std::vector<int32_t>& out) const;
 };
 
@@ -305,13 +319,35 @@ Result<std::unique_ptr<ByteLevelBpe>> ByteLevelBpe::fromTokenizerJson(std::strin
         }
         std::stable_sort(impl.added.begin(), impl.added.end(),
                          [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
-        for (size_t i = 0; i < impl.added.size(); ++i) impl.addedById[impl.added[i].id] = i;
+        for (size_t i = 0; i < impl.added.size(); ++i) {
+            impl.addedById[impl.added[i].id] = i;
+            impl.addedFirstByte[uint8_t(impl.added[i].content[0])] = true;
+        }
     }
     return tokenizer;
 }
 
 // One pre-token's ids: merges by rank, the leftmost first among equal ranks (tokenizers' order).
 void ByteLevelBpe::Impl::bpe(std::string_view piece, std::vector<int32_t>& out) const
+{
+    const bool cacheable = piece.size() <= 64;  // long runs (whitespace, code) seldom repeat
+    if (cacheable) {
+        std::lock_guard lock(cacheMutex);
+        if (auto it = wordCache.find(piece); it != wordCache.end()) {
+            out.insert(out.end(), it->second.begin(), it->second.end());
+            return;
+        }
+    }
+    const size_t first = out.size();
+    merge(piece, out);
+    if (cacheable) {
+        std::lock_guard lock(cacheMutex);
+        if (wordCache.size() < kWordCacheEntries)
+            wordCache.emplace(std::string(piece), std::vector<int32_t>(out.begin() + std::ptrdiff_t(first), out.end()));
+    }
+}
+
+void ByteLevelBpe::Impl::merge(std::string_view piece, std::vector<int32_t>& out) const
 {
     if (ignoreMerges || piece.size() == 1) {
         std::string chars;
@@ -373,7 +409,9 @@ void ByteLevelBpe::Impl::encodeSegment(std::string_view raw, std::vector<int32_t
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
     size_t last = 0, offset = 0;
     while (offset < text.size()) {
-        const int rc = pcre2_match(regex, subject, text.size(), offset, 0, match, nullptr);
+        // The text is valid UTF-8 (sanitized above): without NO_UTF_CHECK every call would check
+        // the whole subject again, quadratic in the text.
+        const int rc = pcre2_match(regex, subject, text.size(), offset, PCRE2_NO_UTF_CHECK, match, nullptr);
         if (rc < 0) break;  // no match (or a resource limit): the rest is one gap
         const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(match);
         const size_t start = ov[0], end = ov[1];
@@ -403,6 +441,10 @@ std::vector<int32_t> ByteLevelBpe::encode(std::string_view text) const
     const Impl& impl = *m_impl;
     size_t segment = 0;
     for (size_t pos = 0; pos < text.size();) {
+        if (!impl.addedFirstByte[uint8_t(text[pos])]) {
+            ++pos;
+            continue;
+        }
         const AddedToken* found = nullptr;
         for (const AddedToken& a : impl.added)  // longest first: the first that matches is the longest
             if (text.compare(pos, a.content.size(), a.content) == 0) {
