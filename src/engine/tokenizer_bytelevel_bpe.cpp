@@ -218,6 +218,16 @@ Result<std::string> splitPattern(const json& pre)
 
 Result<std::unique_ptr<ByteLevelBpe>> ByteLevelBpe::fromTokenizerJson(std::string_view text)
 {
+    // A value of the wrong type somewhere (value() on "lstrip": "yes") is a bad file, not a crash.
+    try {
+        return load(text);
+    } catch (const json::exception& e) {
+        return makeError(std::string("tokenizer.json: a field has the wrong type (") + e.what() + ")");
+    }
+}
+
+Result<std::unique_ptr<ByteLevelBpe>> ByteLevelBpe::load(std::string_view text)
+{
     const json root = json::parse(text, nullptr, false);
     if (root.is_discarded() || !root.is_object()) return makeError("tokenizer.json is not a JSON object");
     std::unique_ptr<ByteLevelBpe> tokenizer(new ByteLevelBpe());
@@ -259,9 +269,11 @@ Result<std::unique_ptr<ByteLevelBpe>> ByteLevelBpe::fromTokenizerJson(std::strin
     pcre2_jit_compile(impl.regex, PCRE2_JIT_COMPLETE);  // optional: without JIT it interprets
 
     if (!model.contains("vocab") || !model["vocab"].is_object()) return makeError("tokenizer.json: model.vocab must be an object");
+    // Ids are dense (0 .. entries - 1): a stray huge id must not make the id table huge.
+    const auto entries = int64_t(model["vocab"].size());
     for (const auto& [token, id] : model["vocab"].items()) {
-        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= (1 << 24))
-            return makeError("tokenizer.json: model.vocab['" + token + "'] must be an id from 0 to 2^24");
+        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= entries)
+            return makeError("tokenizer.json: model.vocab['" + token + "'] must be an id below the vocabulary's size");
         const auto value = id.get<int32_t>();
         impl.vocab[token] = value;
         if (size_t(value) >= impl.idToToken.size()) impl.idToToken.resize(size_t(value) + 1);
@@ -406,12 +418,16 @@ void ByteLevelBpe::Impl::encodeSegment(std::string_view raw, std::vector<int32_t
     std::string text = sanitizedUtf8(raw, mayCompose);
     if (nfc && mayCompose) text = brook::nfc(text);
     pcre2_match_data* match = pcre2_match_data_create_from_pattern(regex, nullptr);
+    pcre2_match_context* context = pcre2_match_context_create(nullptr);
+    // A pattern from a hostile file may backtrack without end: past the limit the rest of the text
+    // is one piece, and encoding ends.
+    pcre2_set_match_limit(context, 10'000'000);
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
     size_t last = 0, offset = 0;
     while (offset < text.size()) {
         // The text is valid UTF-8 (sanitized above): without NO_UTF_CHECK every call would check
         // the whole subject again, quadratic in the text.
-        const int rc = pcre2_match(regex, subject, text.size(), offset, PCRE2_NO_UTF_CHECK, match, nullptr);
+        const int rc = pcre2_match(regex, subject, text.size(), offset, PCRE2_NO_UTF_CHECK, match, context);
         if (rc < 0) break;  // no match (or a resource limit): the rest is one gap
         const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(match);
         const size_t start = ov[0], end = ov[1];
@@ -427,6 +443,7 @@ void ByteLevelBpe::Impl::encodeSegment(std::string_view raw, std::vector<int32_t
         }
     }
     if (last < text.size()) bpe(std::string_view(text).substr(last), out);
+    pcre2_match_context_free(context);
     pcre2_match_data_free(match);
 }
 

@@ -44,6 +44,7 @@ public:
 
 private:
     ByteLevelBpe();
+    static Result<std::unique_ptr<ByteLevelBpe>> load(std::string_view json);
     struct Impl;
     std::unique_ptr<Impl> m_impl;
 };

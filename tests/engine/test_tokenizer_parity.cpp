@@ -121,6 +121,12 @@ private slots:
         j["normalizer"] = {{"type", "NFKC"}};
         QVERIFY(ByteLevelBpe::fromTokenizerJson(j.dump()).error().find("normalizer") != std::string::npos);
         j = json::parse(base);
+        j["model"]["byte_fallback"] = "yes";  // a wrong type is an error, not an exception
+        QVERIFY(ByteLevelBpe::fromTokenizerJson(j.dump()).error().find("wrong type") != std::string::npos);
+        j = json::parse(base);
+        j["model"]["vocab"] = {{"a", 16000000}};  // no 16M-entry table for one stray id
+        QVERIFY(ByteLevelBpe::fromTokenizerJson(j.dump()).error().find("below the vocabulary's size") != std::string::npos);
+        j = json::parse(base);
         j["pre_tokenizer"] = {{"type", "Metaspace"}};
         QVERIFY(ByteLevelBpe::fromTokenizerJson(j.dump()).error().find("pre_tokenizer") != std::string::npos);
     }
