@@ -1,5 +1,7 @@
 #include "engine/tokenizer_bytelevel_bpe.h"
 
+#include "engine/structured/char_ranges.h"  // appendUtf8
+
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <nlohmann/json.hpp>
 #include <pcre2.h>
@@ -31,25 +33,6 @@ std::array<uint32_t, 256> byteCodepoints()
     uint32_t next = 256;
     for (int b = 0; b < 256; ++b) cps[size_t(b)] = printable[size_t(b)] ? uint32_t(b) : next++;
     return cps;
-}
-
-void appendUtf8(std::string& out, uint32_t cp)
-{
-    if (cp < 0x80) {
-        out += char(cp);
-    } else if (cp < 0x800) {
-        out += char(0xC0 | (cp >> 6));
-        out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += char(0xE0 | (cp >> 12));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    } else {
-        out += char(0xF0 | (cp >> 18));
-        out += char(0x80 | ((cp >> 12) & 0x3F));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    }
 }
 
 // The next code point of valid UTF-8 at text[pos], or -1 with `len` the bytes of the maximal
@@ -282,7 +265,7 @@ Result<std::unique_ptr<ByteLevelBpe>> ByteLevelBpe::load(std::string_view text)
     }
     const auto cps = byteCodepoints();
     for (int b = 0; b < 256; ++b) {
-        appendUtf8(impl.byteChars[size_t(b)], cps[size_t(b)]);
+        structured::appendUtf8(impl.byteChars[size_t(b)], cps[size_t(b)]);
         impl.charToByte[cps[size_t(b)]] = uint8_t(b);
         auto it = impl.vocab.find(impl.byteChars[size_t(b)]);
         if (it == impl.vocab.end())
