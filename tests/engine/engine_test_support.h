@@ -9,6 +9,9 @@
 #include "testing/test_model_writer.h"
 
 #include <QTemporaryDir>
+
+#include <map>
+#include <memory>
 #include <QtTest>
 
 #include <algorithm>
@@ -52,16 +55,23 @@ inline std::unique_ptr<OpenedTestModel> openTestModel(const testing::TestModelOp
     return model;
 }
 
-inline const std::filesystem::path& tinyModelDir()
+// The tiny random-weight model, written once per dtype for the whole test binary.
+inline const std::filesystem::path& tinyModelDir(DType dtype = DType::F32)
 {
-    static QTemporaryDir dir;
-    static const std::filesystem::path path = [] {
+    struct Written {
+        QTemporaryDir dir;
+        std::filesystem::path path;
+    };
+    static std::map<DType, std::unique_ptr<Written>> models;
+    auto& m = models[dtype];
+    if (!m) {
+        m = std::make_unique<Written>();
         testing::TestModelOptions options;
         options.shape = testing::TestModelShape::tiny();
-        options.dtype = DType::F32;
-        return writeModelInto(dir, options);
-    }();
-    return path;
+        options.dtype = dtype;
+        m->path = writeModelInto(m->dir, options);
+    }
+    return m->path;
 }
 
 inline LaunchOptions cpuOptions()

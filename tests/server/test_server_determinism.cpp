@@ -14,18 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-const std::filesystem::path& bf16ModelDir()
-{
-    static QTemporaryDir dir;
-    static const std::filesystem::path path = [] {
-        testing::TestModelOptions options;
-        options.shape = testing::TestModelShape::tiny();
-        options.dtype = DType::BF16;
-        return writeModelInto(dir, options);
-    }();
-    return path;
-}
-
 // The answer as the client sees it: the text and every token's logprob and top-3 alternatives,
 // as serialized (so "identical" means the same bits reached the client).
 std::string answerOf(const HttpResult& r)
@@ -43,7 +31,7 @@ private slots:
     void sixteenCopiesOfFourPromptsMatchThemAlone()
     {
         LaunchOptions launch = serverLaunchOptions();
-        launch.modelDir = bf16ModelDir();
+        launch.modelDir = tinyModelDir(DType::BF16);
         launch.maxNumBatchedTokens = 64;  // long prompts are split across steps beside decodes
         InProcessServer server(testServeConfig(), launch);
 
