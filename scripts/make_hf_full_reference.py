@@ -6,7 +6,9 @@ with a fixed torch seed (scaled as scripts/make_hf_fixture.py explains but witho
 which over 18 layers makes a random network chaotic), rounds them to bf16 (so every backend starts from identical values), saves the
 model folder (config.json + model.safetensors in bf16) and expected.safetensors:
   prompt_ids [P] I32, greedy_ids [N] I32 (greedy from the prompt), greedy_logits [N, V] F32
-computed in float32 on the GPU with TF32 off. tests/cuda/test_cuda_backend.cpp compares Brook's
+computed in float32 on the GPU with TF32 off, greedy_logits_f64 [N, V] F32 (the same steps computed
+in float64, rounded: the fp32 reference's own error) and rope_inv_freq [D/2] F32 (transformers'
+RoPE frequencies, for engine/rope_frequencies.h). tests/cuda/test_cuda_backend.cpp compares Brook's
 CPU and CUDA backends with it when BROOK_HF_FULL_REFERENCE names the folder.
 
 Usage: python3 scripts/make_hf_full_reference.py --out /tmp/hf-ernie-0.3b [--seed 1] [--steps 64]
@@ -75,11 +77,32 @@ def main():
     stacked = torch.stack(logits)
     top2 = stacked.topk(2, dim=-1).values
     margins = (top2[:, 0] - top2[:, 1])
+    inv_freq = model.model.rotary_emb.inv_freq.detach().float().cpu().clone()
+
+    # The fp32 reference's own rounding, to judge an fp32 engine against it: the same teacher-forced
+    # steps in float64 (RoPE's angles stay as transformers makes them, from the fp32 inv_freq).
+    model.double()
+    logits64 = []
+    with torch.no_grad():
+        for step in range(args.steps):
+            seq = torch.cat([prompt.to(device), torch.tensor(greedy[:step], dtype=torch.long, device=device)])
+            logits64.append(model(input_ids=seq[None], use_cache=False).logits[0, -1].cpu())
+    stacked64 = torch.stack(logits64)
+    floor = top_logprob_error(stacked, stacked64, 3)
     save_file({"prompt_ids": prompt.to(torch.int32), "greedy_ids": torch.tensor(greedy, dtype=torch.int32),
-               "greedy_logits": stacked.contiguous()}, os.path.join(args.out, "expected.safetensors"),
+               "greedy_logits": stacked.contiguous(), "greedy_logits_f64": stacked64.float().contiguous(),
+               "rope_inv_freq": inv_freq}, os.path.join(args.out, "expected.safetensors"),
               metadata={"transformers": transformers.__version__, "torch": torch.__version__, "seed": str(args.seed)})
     print(f"saved {args.out}: logit std {stacked.std():.2f}, distinct greedy ids {len(set(greedy))}/{len(greedy)}, "
-          f"top-2 margin min {margins.min():.3f} median {margins.median():.3f}")
+          f"top-2 margin min {margins.min():.3f} median {margins.median():.3f}; "
+          f"transformers fp32 vs fp64: top-3 logprob error {floor:.3g}")
+
+
+def top_logprob_error(a, b, k):
+    """Largest |logprob_a - logprob_b| over b's top k tokens of each step (as the C++ tests do)."""
+    la, lb = torch.log_softmax(a.double(), -1), torch.log_softmax(b.double(), -1)
+    top = b.topk(k, dim=-1).indices
+    return float((la.gather(-1, top) - lb.gather(-1, top)).abs().max())
 
 
 if __name__ == "__main__":

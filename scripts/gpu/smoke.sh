@@ -13,6 +13,8 @@
 #   reference  transformers' fp32 logits for tests/data/hf_tiny_bf16 (OUT_DIR/hf_tiny_bf16_expected.safetensors,
 #          to commit as that folder's expected.safetensors) and for the full ERNIE-0.3B shape at
 #          prefixes 960-1,023, which test_cuda_backend's matchesTransformersFullShape then checks
+#          (against its fp64 run too); and transformers' RoPE frequencies
+#          (OUT_DIR/rope_inv_freq_transformers.json, to commit to tests/data/)
 # Writes OUT_DIR/smoke.txt (a PASS or FAIL line per check) and OUT_DIR/logs.tgz (one log per
 # check: the device returns at most 8 files); exits 1 when any check failed.
 set -uo pipefail
@@ -126,6 +128,7 @@ if want reference; then
   check hf_tiny_bf16 python3 scripts/make_hf_fixture.py --shape tiny --weights tests/data/hf_tiny_bf16 \
     --out /tmp/brook-hf-tiny-bf16
   cp /tmp/brook-hf-tiny-bf16/expected.safetensors "$out/hf_tiny_bf16_expected.safetensors" 2>/dev/null
+  check rope_reference sh -c "python3 scripts/rope_reference.py > '$out/rope_inv_freq_transformers.json'"
   check hf_full_reference python3 scripts/make_hf_full_reference.py --out /tmp/hf-ernie-0.3b --prompt-len 960 \
     --steps 64
   check full_shape env BROOK_HF_FULL_REFERENCE=/tmp/hf-ernie-0.3b build/bin/test_cuda_backend \

@@ -5,6 +5,7 @@
 #include "cuda/load_plan.h"
 #include "cuda/stream_timer.h"
 #include "engine/capacity_planner.h"
+#include "engine/rope_frequencies.h"
 
 #include <spdlog/spdlog.h>
 
@@ -170,9 +171,7 @@ CudaBackend::CudaBackend(ModelConfig config, ElementType type, CudaWeights weigh
     const int maxBlocksPerSeq = (m_maxModelLen + m_blockSize - 1) / m_blockSize;
     m_inputs = std::make_unique<StepInputs>(stepCapacity(m_limits), maxBlocksPerSeq, m_blockSize);
     m_sampler = std::make_unique<GpuSampler>(m_maxSeqs, m_config.vocabSize);
-    std::vector<float> invFreq(size_t(m_config.headDim / 2));
-    for (size_t i = 0; i < invFreq.size(); ++i)
-        invFreq[i] = float(1.0 / std::pow(m_config.ropeTheta, double(2 * i) / m_config.headDim));
+    const std::vector<float> invFreq = ropeInverseFrequencies(m_config.ropeTheta, m_config.headDim);
     m_invFreq = DeviceBuffer(invFreq.size() * sizeof(float));
     BROOK_CUDA_CHECK(
         cudaMemcpy(m_invFreq.get(), invFreq.data(), invFreq.size() * sizeof(float), cudaMemcpyHostToDevice));

@@ -11,6 +11,7 @@
 #include "cuda/load_plan.h"
 #include "engine/checkpoint.h"
 #include "engine/quantized_layer_loader.h"
+#include "engine/rope_frequencies.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/cpu/cpu_features.h"
 #include "engine/safetensors_file.h"
@@ -210,6 +211,16 @@ private slots:
         std::vector<float> wantLogits(size_t(greedyLogits->numElements()));
         convertToFloat32(*greedyLogits, wantLogits.data());
         const int V = config->vocabSize;
+        // The same steps in float64 (newer references): how far transformers' fp32 itself is off.
+        const TensorView* logits64 = (*expected)->find("greedy_logits_f64");
+        std::vector<float> wantLogits64(logits64 ? size_t(logits64->numElements()) : 0);
+        if (logits64) convertToFloat32(*logits64, wantLogits64.data());
+        // transformers' RoPE frequencies, bit for bit (engine/rope_frequencies.h).
+        if (const TensorView* invFreq = (*expected)->find("rope_inv_freq")) {
+            std::vector<float> theirs(size_t(invFreq->numElements()));
+            convertToFloat32(*invFreq, theirs.data());
+            QCOMPARE(ropeInverseFrequencies(config->ropeTheta, config->headDim), theirs);
+        }
 
         // The CPU backend in its exact mode (--dtype float32: bf16 weights widened, fp32 everywhere;
         // transformers' arithmetic in another summation order): 1e-4 in relative logit error and
@@ -240,7 +251,7 @@ private slots:
             std::vector<int32_t> tokens = prompt;
             std::vector<int32_t> blocks(80);  // 1,280 slots
             for (int i = 0; i < 80; ++i) blocks[size_t(i)] = i;
-            double worst = 0, worstLogprob = 0;
+            double worst = 0, worstLogprob = 0, worstLogprob64 = 0;
             int clear = 0, agree = 0;
             int cached = 0;
             for (int step = 0; step < steps; ++step) {
@@ -250,6 +261,10 @@ private slots:
                 const std::vector<float> ref(&wantLogits[size_t(step) * V], &wantLogits[size_t(step + 1) * V]);
                 worst = std::max(worst, relativeError(got, ref));
                 worstLogprob = std::max(worstLogprob, testsupport::topLogprobError(got, ref, 3));
+                if (logits64) {
+                    const std::span<const float> ref64(&wantLogits64[size_t(step) * V], size_t(V));
+                    worstLogprob64 = std::max(worstLogprob64, testsupport::topLogprobError(got, ref64, 3));
+                }
                 if (margin(ref).gap > 0.5f) {
                     ++clear;
                     agree += margin(got).top == want[step] ? 1 : 0;
@@ -260,6 +275,7 @@ private slots:
             qInfo("%s vs transformers, ERNIE-0.3B shape, prefixes %zu-%zu: max relative logit error %.3g, top-3 "
                   "logprob error %.3g; argmax agrees on %d of %d clear-margin steps",
                   run.name.c_str(), prompt.size(), prompt.size() + size_t(steps) - 1, worst, worstLogprob, agree, clear);
+            if (logits64) qInfo("%s vs transformers in float64: top-3 logprob error %.3g", run.name.c_str(), worstLogprob64);
             QVERIFY2(worst < run.bound, run.name.c_str());
             if (run.logprobBound > 0) QVERIFY2(worstLogprob <= run.logprobBound, run.name.c_str());
             QCOMPARE(agree, clear);

@@ -4,6 +4,7 @@
 #include "engine/cpu/cpu_gemm.h"
 #include "engine/cpu/cpu_ops.h"
 #include "engine/cpu/weight_prefetch.h"
+#include "engine/rope_frequencies.h"
 
 #include <spdlog/spdlog.h>
 
@@ -91,9 +92,7 @@ CpuBackend::CpuBackend(ModelConfig config, CpuModelWeights weights, CpuIsa isa, 
     : m_config(std::move(config)), m_weights(std::move(weights)), m_isa(isa), m_blockSize(blockSize),
       m_numBlocks(numBlocks), m_ops(&CpuVectorOps::forIsa(isa)), m_pool(std::make_unique<CpuThreadPool>(threads))
 {
-    // Same arithmetic as ropeInterleavedHeads (and transformers): inv_freq in fp32.
-    for (int i = 0; i < m_config.headDim / 2; ++i)
-        m_invFreq.push_back(float(1.0 / std::pow(m_config.ropeTheta, double(2 * i) / m_config.headDim)));
+    m_invFreq = ropeInverseFrequencies(m_config.ropeTheta, m_config.headDim);  // as transformers
     constexpr size_t kHugePageFloats = kHugePageBytes / sizeof(float);
     const size_t perLayer = size_t(numBlocks) * blockSize * m_config.kvDim();
     // A cache of less than a huge page a layer stays packed (it is not on huge pages anyway).

@@ -1,5 +1,7 @@
 #include "engine/cpu/cpu_ops.h"
 
+#include "engine/rope_frequencies.h"
+
 #if BROOK_HAVE_OPENBLAS
 #include <cblas.h>
 #endif
@@ -51,10 +53,10 @@ void rmsnorm(const float* x, const float* weight, float* out, int T, int H, floa
 
 void ropeInterleavedHeads(float* heads, int numHeads, int HD, int position, double theta)
 {
+    const std::vector<float> invFreq = ropeInverseFrequencies(theta, HD);
     for (int i = 0; i < HD / 2; ++i) {
-        // Same arithmetic as transformers: inv_freq in fp32, angle = pos * inv_freq in fp32.
-        const float invFreq = float(1.0 / std::pow(theta, double(2 * i) / HD));
-        const float angle = float(position) * invFreq;
+        // Same arithmetic as transformers: angle = pos * inv_freq in fp32.
+        const float angle = float(position) * invFreq[size_t(i)];
         const float c = std::cos(angle), s = std::sin(angle);
         for (int h = 0; h < numHeads; ++h) {
             float* pair = heads + int64_t(h) * HD + 2 * i;
