@@ -2,8 +2,8 @@
 //
 // Why this exact arithmetic: transformers builds inv_freq in float32 (the exponent 2i/d in fp32,
 // then an fp32 pow, then an fp32 reciprocal), so two of its roundings land on the result. Taking
-// the pow in double and rounding once gives a different float for 18 of ERNIE-0.3B's 64
-// frequencies (one ulp), and at position 1,023 one ulp of the fastest of them moves the angle by
+// the whole expression in double and rounding once gives a different float for 18 of ERNIE-0.3B's
+// 64 frequencies (one ulp), and at position 1,023 one ulp of the fastest of them moves the angle by
 // 6e-5 radians: enough to put the exact mode (--dtype float32) twice over its 1e-4 logprob bound
 // at long prefixes (docs/benchmarks.md). Every backend takes its frequencies from here.
 #pragma once

@@ -215,6 +215,19 @@ private slots:
         const TensorView* logits64 = (*expected)->find("greedy_logits_f64");
         std::vector<float> wantLogits64(logits64 ? size_t(logits64->numElements()) : 0);
         if (logits64) convertToFloat32(*logits64, wantLogits64.data());
+        // transformers' own fp32 rounding at this shape, measured against its float64 run: 1.4e-4
+        // in top-3 logprobs on the H100 (docs/server.md, "Determinism"), so the 1e-4
+        // against the fp32 logits is below the reference's own error. Two independent fp32
+        // computations, each that far from the exact answer, differ by up to about twice it; the
+        // exact mode may differ from transformers' fp32 by three times it (it measured 1.7x), or
+        // 1e-4 when the reference has no float64 run.
+        double referenceError = 0;
+        for (int step = 0; logits64 && step < steps; ++step)
+            referenceError = std::max(referenceError, testsupport::topLogprobError(
+                                                          std::span(&wantLogits[size_t(step) * V], size_t(V)),
+                                                          std::span(&wantLogits64[size_t(step) * V], size_t(V)), 3));
+        if (logits64) qInfo("transformers fp32 vs its float64 run: top-3 logprob error %.3g", referenceError);
+        const double exactLogprobBound = logits64 ? std::max(1e-4, 3 * referenceError) : 1e-4;
         // transformers' RoPE frequencies, bit for bit (engine/rope_frequencies.h).
         if (const TensorView* invFreq = (*expected)->find("rope_inv_freq")) {
             std::vector<float> theirs(size_t(invFreq->numElements()));
@@ -224,7 +237,7 @@ private slots:
 
         // The CPU backend in its exact mode (--dtype float32: bf16 weights widened, fp32 everywhere;
         // transformers' arithmetic in another summation order): 1e-4 in relative logit error and
-        // in top-3 logprobs, at every prefix (the reference's prompt is 960 tokens, so its steps
+        // the bound above in top-3 logprobs, at every prefix (the reference's prompt is 960 tokens, so its steps
         // reach 1,024). And its default path, which rounds every Linear input to bf16 for
         // vdpbf16ps on AVX-512 BF16: test_cpu_backend_paths justifies 2e-2 for that (measured
         // 6.6e-3 over 18 layers on the H200 host). The CUDA backend: bf16 noise, 6e-2.
@@ -243,7 +256,7 @@ private slots:
             QVERIFY(created.ok());
             runs.push_back({std::move(created).value(), name, bound, logprobBound});
         };
-        addCpu(cpu::Bf16Arithmetic::Fp32, "cpu (--dtype float32)", 1e-4, 1e-4);
+        addCpu(cpu::Bf16Arithmetic::Fp32, "cpu (--dtype float32)", 1e-4, exactLogprobBound);
         addCpu(cpu::Bf16Arithmetic::RoundedActivations, "cpu (default)", 2e-2, 0);
         runs.push_back({makeCuda(*config, **checkpoint, "bfloat16", false), "cuda", 6e-2, 0});
         for (const Run& run : runs) {
