@@ -18,12 +18,12 @@ Exit status 0 when every check passes. Stdlib only.
 import argparse, os, re, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from soak import RssSampler, http, rss_by_kind, rss_kb  # noqa: E402
+from soak import RssSampler, bench_seconds, http, rss_by_kind, rss_kb  # noqa: E402
 
 
 def bench(a, port, seconds):
     return subprocess.run([os.path.join(a.bin, "brook-bench"), "serve", "--base-url", f"http://127.0.0.1:{port}",
-                           "--endpoint", "/v1/chat/completions", "--num-prompts", "100000",
+                           "--endpoint", "/v1/chat/completions", "--num-prompts", "1000000",
                            "--max-concurrency", str(a.concurrency), "--duration", str(seconds),
                            "--random-input-len", "128", "--random-output-len", str(a.output_len)],
                           capture_output=True, text=True)
@@ -92,6 +92,8 @@ def main():
         late, late_span = sampler.growth_since(tail)
         checks = {
             "brook-bench serve ran": run.returncode == 0,
+            f"the load ran the whole {a.duration} s ({bench_seconds(run.stdout):.0f} s)":
+                bench_seconds(run.stdout) >= 0.98 * a.duration,
             "the app is alive": app.poll() is None,
             f"RSS growth {growth:+.2f}% < 5%": growth < 5,
             f"RSS growth over the last {late_span:.0f} s {late:+.2f}% < 1%": late < 1,

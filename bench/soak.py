@@ -112,6 +112,12 @@ def metric(port, name):
     return sum(values)
 
 
+def bench_seconds(stdout):
+    """brook-bench's 'Benchmark duration (s)': a run that ran out of prompts stops early."""
+    m = re.search(r"Benchmark duration \(s\):\s+([0-9.]+)", stdout)
+    return float(m.group(1)) if m else 0.0
+
+
 def greedy(port):
     status, body = http(port, "POST", "/v1/chat/completions", {
         "model": "soak", "messages": [{"role": "user", "content": "Tell me about rivers."}],
@@ -313,6 +319,8 @@ def main():
         late, late_span = sampler.growth_since(tail)
         checks = {
             "brook-bench serve ran": bench.returncode == 0,
+            f"the load ran the whole {a.duration} s ({bench_seconds(bench.stdout):.0f} s)":
+                bench_seconds(bench.stdout) >= 0.98 * a.duration,
             "brook-bench did not abort": bench.returncode >= 0 and "terminate called" not in bench.stderr,
             "0 requests running": running == 0,
             "0 requests waiting": waiting == 0,
