@@ -74,6 +74,20 @@ inline const std::filesystem::path& tinyModelDir(DType dtype = DType::F32)
     return m->path;
 }
 
+// The tiny model with room for 65,536 positions: for answers long enough that no machine finishes
+// them within a test's few hundred milliseconds (the tiny model decodes 20,000 tokens a second).
+inline const std::filesystem::path& longContextTinyModelDir()
+{
+    static QTemporaryDir dir;
+    static const std::filesystem::path path = [] {
+        testing::TestModelOptions options;
+        options.shape = testing::TestModelShape::tiny();
+        options.shape.maxPositionEmbeddings = 65536;
+        return writeModelInto(dir, options);
+    }();
+    return path;
+}
+
 inline LaunchOptions cpuOptions()
 {
     LaunchOptions o;

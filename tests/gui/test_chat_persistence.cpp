@@ -31,12 +31,17 @@ int runStreamingChild(const QString& databasePath)
 {
     HistoryStore store;
     if (!store.open(databasePath).ok()) return 3;
-    auto engine = testsupport::launch(chatOptions());
+    // A reply no machine finishes before READY: in a fresh Debian root the tiny model streamed
+    // 4,000 tokens before the save had reached the disk, three times over (exit 6).
+    LaunchOptions options = chatOptions();
+    options.modelDir = testsupport::longContextTinyModelDir();
+    options.maxModelLen = 65536;
+    auto engine = testsupport::launch(options);
     ChatGenerator generator;
     generator.setEngine(engine.get());
     generator.setRequestHook([](GenerationRequest& r) {
         r.params.ignoreEos = true;
-        r.params.maxTokens = 4000;  // nearly the whole 4096-token context
+        r.params.maxTokens = 60000;  // nearly the whole context
     });
     ChatSettings settings;
     settings.temperature = 0.0;

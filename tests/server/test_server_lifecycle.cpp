@@ -190,12 +190,20 @@ private slots:
 
     void disconnectWhileWaitingForAWholeAnswer()
     {
-        InProcessServer server;
+        // An answer no machine finishes in the client's 200 ms: the tiny model once generated 4,000
+        // tokens in under 200 ms in a fresh Debian root, so the request completed and nothing
+        // was aborted. 60,000 tokens take seconds even there.
+        LaunchOptions launch = serverLaunchOptions();
+        launch.modelDir = testsupport::longContextTinyModelDir();
+        launch.maxModelLen = 65536;
+        ServeConfig config = testServeConfig();
+        config.launch = launch;
+        InProcessServer server(config, launch);
         const PromText before = scrape(server);
         // A client that gives up after 200 ms (and closes its connection) on a long whole answer.
         httplib::Client impatient("127.0.0.1", server.port());
         impatient.set_read_timeout(0, 200000);
-        json body = longStream(4000);
+        json body = longStream(60000);
         body["stream"] = false;
         auto r = impatient.Post("/v1/completions", body.dump(), "application/json");
         QVERIFY(!r);
@@ -208,10 +216,8 @@ private slots:
         });
         QCOMPARE(after.value("vllm:request_success_total", {{"finished_reason", "abort"}}) - abortsBefore, 1.0);
         QVERIFY(idle(after));
-        // Cut short, not run to its 4,000 tokens. How short depends on the machine's speed over the
-        // 200 ms the client waits plus up to one 50 ms poll: in a fresh Debian root the tiny model
-        // once generated over 2,000 tokens in that time, so no tighter bound holds everywhere.
-        QVERIFY(after.value("vllm:generation_tokens_total") - before.value("vllm:generation_tokens_total") < 4000);
+        // The abort counted above is the proof that it was cut short; a bound on the tokens
+        // generated would only restate it.
         QCOMPARE(after.value("vllm:kv_cache_usage_perc"), 0.0);
     }
 
