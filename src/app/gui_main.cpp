@@ -13,7 +13,7 @@
 #include "gui/shell/theme_manager.h"
 #include "gui/shell/translation_manager.h"
 #include "platform/heap_trimmer.h"
-#include "platform/malloc_arenas.h"
+#include "platform/server_malloc.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -30,9 +30,9 @@
 
 int main(int argc, char** argv)
 {
-    // Before any thread starts: the engine's and the endpoint's threads share two heaps
-    // (malloc_arenas.h).
-    brook::capMallocArenas(brook::kServerMallocArenas);
+    // Before any thread starts: malloc set up for the engine's and the endpoint's threads
+    // (server_malloc.h).
+    brook::useServerMalloc(argv);
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("Brook"));
     QApplication::setApplicationName(QStringLiteral("Brook"));

@@ -8,7 +8,7 @@
 #include "platform/console_utf8.h"
 #include "platform/executable_path.h"
 #include "platform/heap_trimmer.h"
-#include "platform/malloc_arenas.h"
+#include "platform/server_malloc.h"
 #include "platform/stop_signals.h"
 #include "app/cli_logging.h"
 #include "app/launch_flags.h"
@@ -65,8 +65,8 @@ Result<GenerationDefaults> generationDefaultsFor(const ServeConfig& config, cons
 
 int main(int argc, char** argv)
 {
-    // Before any thread starts: hundreds of HTTP workers share two heaps (malloc_arenas.h).
-    brook::capMallocArenas(brook::kServerMallocArenas);
+    // Before any thread starts: malloc set up for hundreds of HTTP workers (server_malloc.h).
+    brook::useServerMalloc(argv);
     brook::rememberArgv0(argc > 0 ? argv[0] : nullptr);
     brook::useUtf8Console();
     ServeConfig config;
