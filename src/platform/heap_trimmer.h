@@ -4,9 +4,9 @@
 // freed pages of its heaps (the main heap and one arena per busy thread) resident until they sit
 // at a heap's very top. Requests of very different sizes interleave long- and short-lived blocks,
 // so freed pages are often in the middle. malloc_trim(0) returns every whole free page in every
-// arena (madvise). It bounds what fragmentation costs; it does not stop a structure that keeps
-// growing: the soak in docs/benchmarks.md ("Reliability") still grows with it on, and heaptrack
-// shows the live heap itself climbing (issue 54 is open on that).
+// arena (madvise). It bounds what fragmentation costs; what made the soak's memory creep up was
+// glibc's per-thread caches and arenas, which server_malloc.h sets up (docs/benchmarks.md,
+// "Reliability").
 // Elsewhere (Windows, musl) there is nothing to do here: no such call.
 #pragma once
 
