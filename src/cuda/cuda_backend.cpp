@@ -73,7 +73,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
                 if (report) report(0.75 * f);
             },
             options.quantization);
-        if (!weights) return makeError(weights.error());
+        if (!weights) return weights.failure();
         backend.reset(new CudaBackend(config, *type, std::move(weights).value(), options));
         backend->m_deviceTotal = int64_t(total);
 
@@ -88,7 +88,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
                                  backend->m_blockSize;
         const int64_t blockBytes = config.kvBytesPerToken(2) * backend->m_blockSize;
         if (auto kv = backend->allocateKvCache(blockBytes * blocksPerSeq * profileSeqs); !kv)
-            return makeError(kv.error());
+            return kv.failure();
         std::vector<std::vector<int32_t>> tokens(static_cast<size_t>(profileSeqs)),
             tables(static_cast<size_t>(profileSeqs));
         std::vector<BatchSequence> batch;
@@ -127,7 +127,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
             return makeError(ErrorCode::OutOfMemory, "gpu_memory_utilization", text);
         }
         if (report) report(0.85);
-        if (auto kv = backend->allocateKvCache(kvBytes); !kv) return makeError(kv.error());
+        if (auto kv = backend->allocateKvCache(kvBytes); !kv) return kv.failure();
         backend->m_numBlocks = int(kvBytes / blockBytes);
         const int64_t cacheTokens = int64_t(backend->m_numBlocks) * backend->m_blockSize;
         spdlog::info("CUDA backend: weights {}, activations {}, KV cache {} ({} blocks, {} tokens); maximum "

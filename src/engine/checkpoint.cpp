@@ -82,9 +82,9 @@ Result<void> checkTensor(const TensorView& t, const std::vector<int64_t>& shape,
 Result<std::map<std::string, std::string>> readWeightMap(const std::filesystem::path& indexPath)
 {
     auto text = readRegularFile(indexPath);
-    if (!text) return makeError(text.error());
+    if (!text) return text.failure();
     auto parsed = parseBoundedJson(*text, indexPath.string());
-    if (!parsed) return makeError(parsed.error());
+    if (!parsed) return parsed.failure();
     const nlohmann::json& root = parsed.value();
     if (!root.is_object()) return makeError(indexPath.string() + ": not valid JSON (expected an object)");
     auto it = root.find("weight_map");
@@ -121,11 +121,11 @@ Result<std::unique_ptr<Checkpoint>> Checkpoint::open(const std::filesystem::path
     std::map<std::string, std::string> weightMap;  // empty for a single file
     if (std::filesystem::exists(singlePath, ec)) {
         auto file = SafetensorsFile::open(singlePath);
-        if (!file) return makeError(file.error());
+        if (!file) return file.failure();
         checkpoint->m_files.push_back(std::move(file.value()));
     } else if (std::filesystem::exists(indexPath, ec)) {
         auto map = readWeightMap(indexPath);
-        if (!map) return makeError(map.error());
+        if (!map) return map.failure();
         weightMap = std::move(map.value());
         std::set<std::string> shards;
         for (const auto& [tensor, shard] : weightMap) shards.insert(shard);
@@ -134,7 +134,7 @@ Result<std::unique_ptr<Checkpoint>> Checkpoint::open(const std::filesystem::path
             if (!std::filesystem::exists(shardPath, ec))
                 return makeError(indexPath.string() + ": shard '" + shard + "' is missing from " + modelDir.string());
             auto file = SafetensorsFile::open(shardPath);
-            if (!file) return makeError(file.error());
+            if (!file) return file.failure();
             checkpoint->m_files.push_back(std::move(file.value()));
         }
     } else {
@@ -214,7 +214,7 @@ Result<void> Checkpoint::validateErnie(const ModelConfig& config) const
                                      "checkpoint holds the dense '" +
                                      dense + "'");
             }
-            return makeError(view.error());
+            return view.failure();
         }
         if (auto ok = checkTensor(**view, expected.shape, expected.dtype); !ok) return ok;
         used.insert(expected.name);

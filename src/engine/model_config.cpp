@@ -121,11 +121,11 @@ Result<double> readRopeTheta(const ConfigReader& reader)
     };
     if (const json* scaling = reader.find("rope_scaling"); scaling && !scaling->is_null()) {
         if (!scaling->is_object()) return reader.wrongType("rope_scaling", *scaling, "an object or null");
-        if (auto ok = checkRopeType(*scaling, "rope_scaling"); !ok) return makeError(ok.error());
+        if (auto ok = checkRopeType(*scaling, "rope_scaling"); !ok) return ok.failure();
     }
     if (const json* params = reader.find("rope_parameters"); params && !params->is_null()) {
         if (!params->is_object()) return reader.wrongType("rope_parameters", *params, "an object");
-        if (auto ok = checkRopeType(*params, "rope_parameters"); !ok) return makeError(ok.error());
+        if (auto ok = checkRopeType(*params, "rope_parameters"); !ok) return ok.failure();
         auto it = params->find("rope_theta");
         if (it != params->end()) {
             if (!it->is_number()) return reader.wrongType("rope_parameters.rope_theta", *it, "a number");
@@ -141,7 +141,7 @@ Result<double> readRopeTheta(const ConfigReader& reader)
 Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& sourceName)
 {
     auto parsed = parseBoundedJson(text, sourceName);
-    if (!parsed) return makeError(parsed.error());
+    if (!parsed) return parsed.failure();
     const json root = std::move(parsed.value());
     if (!root.is_object()) return makeError(sourceName + ": expected a JSON object at the top level");
     const ConfigReader reader(root, sourceName);
@@ -159,7 +159,7 @@ Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& s
 #define BROOK_READ(target, expr)                                                                                       \
     do {                                                                                                               \
         auto r_ = (expr);                                                                                              \
-        if (!r_) return makeError(r_.error());                                                                         \
+        if (!r_) return r_.failure();                                                                         \
         target = std::move(r_.value());                                                                                \
     } while (0)
 
@@ -280,7 +280,7 @@ Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& s
 Result<ModelConfig> loadModelConfig(const std::filesystem::path& configJson)
 {
     auto text = readRegularFile(configJson);
-    if (!text) return makeError(text.error());
+    if (!text) return text.failure();
     return parseModelConfig(*text, configJson.string());
 }
 

@@ -130,7 +130,7 @@ Result<std::array<AwqScaleResult, kLinearInputCount>> searchLayer(const ModelCon
         const LinearInputStats& in = stats[g.input];
         const std::vector<float> meanAbs = in.meanAbs();
         auto r = search.search(*g.weight, g.rows, g.cols, in.sample, meanAbs, g.name);
-        if (!r) return makeError(r.error());
+        if (!r) return r.failure();
         results[size_t(g.input)] = std::move(r).value();
     }
     return results;
@@ -148,10 +148,10 @@ Result<ModelQuantizerResult> quantizeModel(const std::filesystem::path& modelDir
         return makeError("--bits must be 4 or 8, not " + std::to_string(options.bits));
     if (options.groupSize <= 0 || options.groupSize % 2 != 0)
         return makeError("--group-size must be a positive even number, not " + std::to_string(options.groupSize));
-    if (auto ok = checkFolders(modelDir, outDir, options.force); !ok) return makeError(ok.error());
+    if (auto ok = checkFolders(modelDir, outDir, options.force); !ok) return ok.failure();
 
     auto folder = ModelFolder::load(modelDir);
-    if (!folder) return makeError(folder.error());
+    if (!folder) return folder.failure();
     const ModelConfig& c = folder->config;
     if (c.quantization)
         return makeError(modelDir.string() + ": config.json has a quantization_config: the model is already quantized");
@@ -160,7 +160,7 @@ Result<ModelQuantizerResult> quantizeModel(const std::filesystem::path& modelDir
 
     spdlog::info("loading {} as fp32", modelDir.string());
     auto loaded = cpu::CpuWeights::load(*folder->checkpoint, c);
-    if (!loaded) return makeError(loaded.error());
+    if (!loaded) return loaded.failure();
     cpu::CpuWeights& weights = loaded.value();
 
     ModelQuantizerResult result;
@@ -203,7 +203,7 @@ Result<ModelQuantizerResult> quantizeModel(const std::filesystem::path& modelDir
         cpu::CpuLayerWeights original;
         if (awq) {
             auto searched = searchLayer(c, w, calibration[size_t(layer)], search, layer);
-            if (!searched) return makeError(searched.error());
+            if (!searched) return searched.failure();
             found = std::move(searched).value();
             scales.qkv = found[size_t(LinearInput::Qkv)].scales;
             if (canFoldIntoV(c)) scales.o = found[size_t(LinearInput::O)].scales;
@@ -261,7 +261,7 @@ Result<ModelQuantizerResult> quantizeModel(const std::filesystem::path& modelDir
                      std::chrono::duration<double>(Clock::now() - layerStart).count());
     }
     spdlog::info("writing {}", outDir.string());
-    if (auto written = writer.write(outDir); !written) return makeError(written.error());
+    if (auto written = writer.write(outDir); !written) return written.failure();
     result.linears = writer.reports();
     result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return result;

@@ -56,7 +56,7 @@ void addRows(float* x, const float* y, int H, int r0, int r1)
 Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelConfig& config, const Checkpoint& checkpoint,
                                                        const CpuBackendOptions& options)
 {
-    if (auto valid = checkpoint.validateErnie(config); !valid) return makeError(valid.error());
+    if (auto valid = checkpoint.validateErnie(config); !valid) return valid.failure();
     const auto& report = options.onLoadProgress;
     auto weights = CpuModelWeights::load(
         checkpoint, config,
@@ -64,7 +64,7 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelConfig& config
             if (report) report(0.9 * f);
         },
         options.quantization);
-    if (!weights) return makeError(weights.error());
+    if (!weights) return weights.failure();
 
     const int64_t blockBytes = config.kvBytesPerToken(sizeof(float)) * options.blockSize;
     int numBlocks = options.numKvBlocks;
