@@ -99,11 +99,19 @@ class RssSampler:
             if self.stop.wait(self.every):
                 return
 
-    def growth_since(self, seconds_before_end):
-        """Percent growth from the sample nearest `seconds_before_end` before the last one."""
-        end_t, end_rss = self.samples[-1]
-        start_t, start_rss = min(self.samples, key=lambda s: abs(s[0] - (end_t - seconds_before_end)))
-        return (end_rss - start_rss) / start_rss * 100, end_t - start_t
+    def growth_since(self, seconds_before_end, window=60):
+        """Percent growth over the last `seconds_before_end` seconds: the median RSS of the final
+        `window` seconds against the median of the `window` seconds where that span starts. Medians,
+        not single samples: the server trims its heap every 10 s, and one sample taken just before a
+        trim and one just after would differ by what the trim returned."""
+        end_t = self.samples[-1][0]
+        start_t = end_t - seconds_before_end
+        def median_near(t0, t1):
+            values = sorted(r for t, r in self.samples if t0 <= t <= t1)
+            return values[len(values) // 2] if values else None
+        start_rss = median_near(start_t, start_t + window) or min(self.samples, key=lambda s: abs(s[0] - start_t))[1]
+        end_rss = median_near(end_t - window, end_t) or self.samples[-1][1]
+        return (end_rss - start_rss) / start_rss * 100, seconds_before_end
 
 
 def metric(port, name):

@@ -51,7 +51,7 @@ Result<ModelLogits> runModel(const std::filesystem::path& dir, const std::string
     launch.numKvBlocks = (o.maxTokens + launch.blockSize - 1) / launch.blockSize + 1;
     const auto start = std::chrono::steady_clock::now();
     auto launched = launchEngine(launch);
-    if (!launched) return makeError(launched.error());
+    if (!launched) return launched.failure();
     Engine& engine = *launched->engine;
     ModelLogits out;
     out.tokens = engine.tokenizer().encode(text, false);

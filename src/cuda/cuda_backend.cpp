@@ -5,6 +5,7 @@
 #include "cuda/load_plan.h"
 #include "cuda/stream_timer.h"
 #include "engine/capacity_planner.h"
+#include "engine/models/model_family.h"
 #include "engine/rope_frequencies.h"
 
 #include <spdlog/spdlog.h>
@@ -52,7 +53,11 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
 {
     if (cudaDeviceCount() == 0) return makeError(ErrorCode::InvalidArgument, "device", "no CUDA GPU was found");
     setCudaFeatures(options.features);
-    if (auto valid = checkpoint.validateErnie(config); !valid) return makeError(valid.failure());
+    if (auto valid = checkpoint.validate(config); !valid) return makeError(valid.failure());
+    if (!config.family->cudaKernels)
+        return makeError(ErrorCode::InvalidArgument, "device",
+                         "the CUDA backend does not run " + std::string(config.family->name) +
+                             " models yet; the CPU runs them (--device cpu)");
     if (config.headDim != 32 && config.headDim != 64 && config.headDim != 128)
         return makeError(ErrorCode::InvalidArgument, "device",
                          "head_dim " + std::to_string(config.headDim) +
@@ -73,7 +78,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
                 if (report) report(0.75 * f);
             },
             options.quantization);
-        if (!weights) return makeError(weights.error());
+        if (!weights) return weights.failure();
         backend.reset(new CudaBackend(config, *type, std::move(weights).value(), options));
         backend->m_deviceTotal = int64_t(total);
 
@@ -88,7 +93,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
                                  backend->m_blockSize;
         const int64_t blockBytes = config.kvBytesPerToken(2) * backend->m_blockSize;
         if (auto kv = backend->allocateKvCache(blockBytes * blocksPerSeq * profileSeqs); !kv)
-            return makeError(kv.error());
+            return kv.failure();
         std::vector<std::vector<int32_t>> tokens(static_cast<size_t>(profileSeqs)),
             tables(static_cast<size_t>(profileSeqs));
         std::vector<BatchSequence> batch;
@@ -127,7 +132,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
             return makeError(ErrorCode::OutOfMemory, "gpu_memory_utilization", text);
         }
         if (report) report(0.85);
-        if (auto kv = backend->allocateKvCache(kvBytes); !kv) return makeError(kv.error());
+        if (auto kv = backend->allocateKvCache(kvBytes); !kv) return kv.failure();
         backend->m_numBlocks = int(kvBytes / blockBytes);
         const int64_t cacheTokens = int64_t(backend->m_numBlocks) * backend->m_blockSize;
         spdlog::info("CUDA backend: weights {}, activations {}, KV cache {} ({} blocks, {} tokens); maximum "
@@ -171,7 +176,7 @@ CudaBackend::CudaBackend(ModelConfig config, ElementType type, CudaWeights weigh
     const int maxBlocksPerSeq = (m_maxModelLen + m_blockSize - 1) / m_blockSize;
     m_inputs = std::make_unique<StepInputs>(stepCapacity(m_limits), maxBlocksPerSeq, m_blockSize);
     m_sampler = std::make_unique<GpuSampler>(m_maxSeqs, m_config.vocabSize);
-    const std::vector<float> invFreq = ropeInverseFrequencies(m_config.ropeTheta, m_config.headDim);
+    const std::vector<float> invFreq = m_config.ropeInverseFrequencies();
     m_invFreq = DeviceBuffer(invFreq.size() * sizeof(float));
     BROOK_CUDA_CHECK(
         cudaMemcpy(m_invFreq.get(), invFreq.data(), invFreq.size() * sizeof(float), cudaMemcpyHostToDevice));

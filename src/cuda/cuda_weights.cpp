@@ -59,7 +59,7 @@ Result<CudaWeights> CudaWeights::upload(const Checkpoint& checkpoint, const Mode
         s.offset = total;
         for (const std::string& name : s.tensors) {
             auto t = checkpoint.require(name);
-            if (!t) return makeError(t.error());
+            if (!t) return t.failure();
             s.elements += size_t((*t)->numElements());
         }
         // 256-byte alignment keeps every matrix aligned for vector loads and cuBLASLt.
@@ -72,7 +72,7 @@ Result<CudaWeights> CudaWeights::upload(const Checkpoint& checkpoint, const Mode
     if (quantized) {
         for (int i = 0; i < config.numLayers; ++i) {
             auto layer = loadQuantizedLayer(checkpoint, config, i, quantization);
-            if (!layer) return makeError(layer.error());
+            if (!layer) return layer.failure();
             layerOffsets.push_back(total);
             for (const QuantizedWeight* q : {&layer->qkv, &layer->o, &layer->gateUp, &layer->down})
                 total += (quantized_weight_device_bytes(*q) + 255) / 256 * 256;

@@ -31,7 +31,7 @@ struct CudaLayerWeights {
 
 class CudaWeights {
 public:
-    // The checkpoint must have passed validateErnie(config). Throws CudaError on device errors.
+    // The checkpoint must have passed validate(config). Throws CudaError on device errors.
     // progress (optional) gets the fraction of tensors uploaded.
     static Result<CudaWeights> upload(const Checkpoint& checkpoint, const ModelConfig& config, ElementType type,
                                       const std::function<void(double)>& progress = {},

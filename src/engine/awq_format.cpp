@@ -63,9 +63,9 @@ Result<QuantizedWeight> fromAwqGemm(const TensorView& qweight, const TensorView&
         return makeError(name + ": AWQ group size " + std::to_string(groupSize) +
                          " does not divide K = " + std::to_string(K));
     const int words = N / perWord, groups = K / groupSize;
-    if (auto ok = checkTensor(qweight, DType::I32, {K, words}, name + ".qweight"); !ok) return makeError(ok.error());
-    if (auto ok = checkTensor(qzeros, DType::I32, {groups, words}, name + ".qzeros"); !ok) return makeError(ok.error());
-    if (auto ok = checkTensor(scales, DType::F16, {groups, N}, name + ".scales"); !ok) return makeError(ok.error());
+    if (auto ok = checkTensor(qweight, DType::I32, {K, words}, name + ".qweight"); !ok) return ok.failure();
+    if (auto ok = checkTensor(qzeros, DType::I32, {groups, words}, name + ".qzeros"); !ok) return ok.failure();
+    if (auto ok = checkTensor(scales, DType::F16, {groups, N}, name + ".scales"); !ok) return ok.failure();
 
     QuantizedWeight w = QuantizedWeight::zeroed(bits, groupSize, N, K);
 

@@ -1,9 +1,10 @@
 // Checkpoint: opens the safetensors file(s) of a model folder and checks them against the
-// ERNIE-4.5 layout (docs/model-ernie-4.5.md section 2; AWQ Linears: section 5). Weights are
+// layout of its model family (docs/model-ernie-4.5.md section 2; AWQ Linears: section 5). Weights are
 // [out, in] as torch stores them. Tensors the model does not use (e.g. rotary inv_freq buffers) are accepted and ignored.
 #include "engine/checkpoint.h"
 
 #include "engine/bounded_json.h"
+#include "engine/models/model_family.h"
 #include "engine/regular_file.h"
 
 #include <nlohmann/json.hpp>
@@ -41,7 +42,8 @@ void addLinear(std::vector<ExpectedTensor>& layout, const std::string& prefix, i
     layout.push_back({prefix + ".scales", {groups, N}, DType::F16});
 }
 
-std::vector<ExpectedTensor> ernieLayout(const ModelConfig& c)
+// The tensors of the config's family, in transformers' names.
+std::vector<ExpectedTensor> modelLayout(const ModelConfig& c)
 {
     const int64_t V = c.vocabSize, H = c.hiddenSize, I = c.intermediateSize;
     const int64_t Q = c.qDim(), KV = c.kvDim();
@@ -55,6 +57,10 @@ std::vector<ExpectedTensor> ernieLayout(const ModelConfig& c)
         addLinear(layout, p + "self_attn.k_proj", KV, H, quant);
         addLinear(layout, p + "self_attn.v_proj", KV, H, quant);
         addLinear(layout, p + "self_attn.o_proj", H, Q, quant);
+        if (c.family->qkNorm) {
+            layout.push_back({p + "self_attn.q_norm.weight", {c.headDim}});
+            layout.push_back({p + "self_attn.k_norm.weight", {c.headDim}});
+        }
         layout.push_back({p + "post_attention_layernorm.weight", {H}});
         addLinear(layout, p + "mlp.gate_proj", I, H, quant);
         addLinear(layout, p + "mlp.up_proj", I, H, quant);
@@ -82,9 +88,9 @@ Result<void> checkTensor(const TensorView& t, const std::vector<int64_t>& shape,
 Result<std::map<std::string, std::string>> readWeightMap(const std::filesystem::path& indexPath)
 {
     auto text = readRegularFile(indexPath);
-    if (!text) return makeError(text.error());
+    if (!text) return text.failure();
     auto parsed = parseBoundedJson(*text, indexPath.string());
-    if (!parsed) return makeError(parsed.error());
+    if (!parsed) return parsed.failure();
     const nlohmann::json& root = parsed.value();
     if (!root.is_object()) return makeError(indexPath.string() + ": not valid JSON (expected an object)");
     auto it = root.find("weight_map");
@@ -121,11 +127,11 @@ Result<std::unique_ptr<Checkpoint>> Checkpoint::open(const std::filesystem::path
     std::map<std::string, std::string> weightMap;  // empty for a single file
     if (std::filesystem::exists(singlePath, ec)) {
         auto file = SafetensorsFile::open(singlePath);
-        if (!file) return makeError(file.error());
+        if (!file) return file.failure();
         checkpoint->m_files.push_back(std::move(file.value()));
     } else if (std::filesystem::exists(indexPath, ec)) {
         auto map = readWeightMap(indexPath);
-        if (!map) return makeError(map.error());
+        if (!map) return map.failure();
         weightMap = std::move(map.value());
         std::set<std::string> shards;
         for (const auto& [tensor, shard] : weightMap) shards.insert(shard);
@@ -134,7 +140,7 @@ Result<std::unique_ptr<Checkpoint>> Checkpoint::open(const std::filesystem::path
             if (!std::filesystem::exists(shardPath, ec))
                 return makeError(indexPath.string() + ": shard '" + shard + "' is missing from " + modelDir.string());
             auto file = SafetensorsFile::open(shardPath);
-            if (!file) return makeError(file.error());
+            if (!file) return file.failure();
             checkpoint->m_files.push_back(std::move(file.value()));
         }
     } else {
@@ -195,7 +201,7 @@ int64_t layerCount(const std::map<std::string, const TensorView*>& tensors)
 
 }  // namespace
 
-Result<void> Checkpoint::validateErnie(const ModelConfig& config) const
+Result<void> Checkpoint::validate(const ModelConfig& config) const
 {
     // Counted before the expected layout is built from config.json, so a config claiming more
     // layers than the weights hold is one error naming the field, not a tensor missing deep in.
@@ -203,7 +209,7 @@ Result<void> Checkpoint::validateErnie(const ModelConfig& config) const
         return makeError((m_dir / "config.json").string() + ": num_hidden_layers " + std::to_string(config.numLayers) +
                          ", but the checkpoint holds " + std::to_string(layers) + " layer(s) (model.layers.N tensors)");
     std::set<std::string> used;
-    for (const ExpectedTensor& expected : ernieLayout(config)) {
+    for (const ExpectedTensor& expected : modelLayout(config)) {
         auto view = require(expected.name);
         if (!view) {
             if (config.quantization && !find(expected.name) && expected.dtype != DType::Unknown) {
@@ -214,7 +220,7 @@ Result<void> Checkpoint::validateErnie(const ModelConfig& config) const
                                      "checkpoint holds the dense '" +
                                      dense + "'");
             }
-            return makeError(view.error());
+            return view.failure();
         }
         if (auto ok = checkTensor(**view, expected.shape, expected.dtype); !ok) return ok;
         used.insert(expected.name);
@@ -228,7 +234,8 @@ Result<void> Checkpoint::validateErnie(const ModelConfig& config) const
                          ": tensor 'lm_head.weight' is missing, and config.json sets tie_word_embeddings false");
     }
     for (const auto& [name, view] : m_byName) {
-        if (!used.count(name)) spdlog::debug("{}: ignoring tensor '{}' (not part of ERNIE-4.5)", view->file, name);
+        if (!used.count(name))
+            spdlog::debug("{}: ignoring tensor '{}' (not part of {})", view->file, name, config.family->name);
     }
     return {};
 }

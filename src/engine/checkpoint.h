@@ -26,10 +26,10 @@ public:
     // The tensor, or an error naming the tensor and the folder.
     Result<const TensorView*> require(const std::string& name) const;
 
-    // Checks every tensor an ERNIE-4.5 dense model needs: present, float dtype, expected shape.
+    // Checks every tensor the config's model family needs: present, float dtype, expected shape.
     // With config.quantization set, the 7 Linears of each layer are AWQ gemm tensors instead
     // (.qweight I32, .qzeros I32, .scales F16); embeddings, norms and lm_head stay float.
-    Result<void> validateErnie(const ModelConfig& config) const;
+    Result<void> validate(const ModelConfig& config) const;
     // lm_head.weight if present, else model.embed_tokens.weight (tied head rule).
     const TensorView* lmHead() const;
 

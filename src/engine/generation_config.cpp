@@ -67,7 +67,7 @@ Result<void> readInt(const json& root, const std::string& source, const char* ke
 Result<GenerationDefaults> parseGenerationDefaults(std::string_view text, const std::string& source)
 {
     auto parsed = parseBoundedJson(text, source);
-    if (!parsed) return makeError(parsed.error());
+    if (!parsed) return parsed.failure();
     const json& root = parsed.value();
     if (!root.is_object()) return makeError(source + ": expected a JSON object at the top level");
 
@@ -81,11 +81,11 @@ Result<GenerationDefaults> parseGenerationDefaults(std::string_view text, const 
           std::pair{"min_p", &defaults.minP}, std::pair{"repetition_penalty", &defaults.repetitionPenalty},
           std::pair{"presence_penalty", &defaults.presencePenalty},
           std::pair{"frequency_penalty", &defaults.frequencyPenalty}}) {
-        if (auto ok = readFloat(root, source, key, *target); !ok) return makeError(ok.error());
+        if (auto ok = readFloat(root, source, key, *target); !ok) return ok.failure();
     }
     for (auto [key, target] :
          {std::pair{"top_k", &defaults.topK}, std::pair{"max_new_tokens", &defaults.maxNewTokens}}) {
-        if (auto ok = readInt(root, source, key, *target); !ok) return makeError(ok.error());
+        if (auto ok = readInt(root, source, key, *target); !ok) return ok.failure();
     }
     if (auto it = root.find("eos_token_id"); it != root.end() && !it->is_null()) {
         // An int or a list of ints; iterated in place (copying a value would recurse over it).
@@ -98,9 +98,9 @@ Result<GenerationDefaults> parseGenerationDefaults(std::string_view text, const 
         };
         if (it->is_array()) {
             for (const json& id : *it)
-                if (auto ok = readId(id); !ok) return makeError(ok.error());
+                if (auto ok = readId(id); !ok) return ok.failure();
         } else if (auto ok = readId(*it); !ok) {
-            return makeError(ok.error());
+            return ok.failure();
         }
     }
     return defaults;
@@ -111,7 +111,7 @@ Result<GenerationDefaults> loadGenerationDefaults(const std::filesystem::path& p
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) return GenerationDefaults{};
     auto text = readRegularFile(path);
-    if (!text) return makeError(text.error());
+    if (!text) return text.failure();
     return parseGenerationDefaults(*text, path.string());
 }
 

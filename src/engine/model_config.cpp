@@ -1,10 +1,12 @@
-// Parses ERNIE-4.5's config.json, both as Baidu shipped it (remote code, "Ernie4_5_ForCausalLM")
-// and as transformers writes it (4.x "rope_theta"/"torch_dtype"; 5.x "rope_parameters"/"dtype").
+// Parses a dense decoder's config.json (the families of models/model_family.h): ERNIE-4.5 both as
+// Baidu shipped it (remote code, "Ernie4_5_ForCausalLM") and as transformers writes it, and
+// transformers' Qwen3 and Llama (4.x "rope_theta"/"torch_dtype"; 5.x "rope_parameters"/"dtype").
 // Dimensions are never guessed: a missing required key is an error naming the file and key;
 // only the keys Hugging Face's own config class defaults (head_dim, tie, bias, token ids) may be absent.
 #include "engine/model_config.h"
 
 #include "engine/bounded_json.h"
+#include "engine/models/model_family.h"
 #include "engine/regular_file.h"
 
 #include <nlohmann/json.hpp>
@@ -105,35 +107,95 @@ private:
     const std::string& m_source;
 };
 
-// rope_theta (transformers 4.x, Baidu) or rope_parameters.rope_theta (transformers 5.x).
-Result<double> readRopeTheta(const ConfigReader& reader)
+// rope_scaling (transformers 4.x) or rope_parameters (5.x) of type "llama3": its four numbers.
+Result<Llama3RopeScaling> readLlama3Scaling(const ConfigReader& reader, const json& params, const std::string& key)
 {
-    auto checkRopeType = [&](const json& params, const char* key) -> Result<void> {
+    Llama3RopeScaling s;
+    auto number = [&](const char* field, double& target) -> Result<void> {
+        auto it = params.find(field);
+        if (it == params.end()) return reader.invalid(key + ": rope_type 'llama3' needs '" + field + "'");
+        if (!it->is_number())
+            return reader.invalid(key + "." + field + " should be a number, got " + typeName(*it));
+        target = it->get<double>();
+        if (!(target > 0) || target > 1e6)
+            return reader.invalid(key + "." + field + " must be positive and at most 1e6");
+        return {};
+    };
+    double original = 0;
+    for (auto [field, target] : {std::pair{"factor", &s.factor}, std::pair{"low_freq_factor", &s.lowFreqFactor},
+                                 std::pair{"high_freq_factor", &s.highFreqFactor},
+                                 std::pair{"original_max_position_embeddings", &original}}) {
+        if (auto ok = number(field, *target); !ok) return ok.failure();
+    }
+    if (!(s.highFreqFactor > s.lowFreqFactor))
+        return reader.invalid(key + ": high_freq_factor must be larger than low_freq_factor");
+    if (original != double(int(original)))
+        return reader.invalid(key + ".original_max_position_embeddings must be an integer");
+    s.originalMaxPositions = int(original);
+    return s;
+}
+
+// rope_theta (transformers 4.x, Baidu) or rope_parameters.rope_theta (transformers 5.x), and a
+// rope_scaling of type "llama3" from either place. Other RoPE types are refused.
+Result<void> readRope(const ConfigReader& reader, ModelConfig& c)
+{
+    auto readScaling = [&](const json& params, const char* key) -> Result<void> {
         for (const char* typeKey : {"rope_type", "type"}) {
             auto it = params.find(typeKey);
             if (it == params.end() || it->is_null()) continue;
             if (!it->is_string()) return reader.wrongType(key, *it, "an object with a string rope_type");
-            if (it->get<std::string>() != "default")
-                return reader.invalid(std::string(key) + ": unsupported rope_type '" + it->get<std::string>() +
-                                      "' (only 'default' RoPE is supported)");
+            const std::string type = it->get<std::string>();
+            if (type == "llama3") {
+                auto scaling = readLlama3Scaling(reader, params, key);
+                if (!scaling) return scaling.failure();
+                c.llama3RopeScaling = *scaling;
+            } else if (type != "default") {
+                return reader.invalid(std::string(key) + ": unsupported rope_type '" + type +
+                                      "' (supported: 'default', 'llama3')");
+            }
         }
         return {};
     };
     if (const json* scaling = reader.find("rope_scaling"); scaling && !scaling->is_null()) {
         if (!scaling->is_object()) return reader.wrongType("rope_scaling", *scaling, "an object or null");
-        if (auto ok = checkRopeType(*scaling, "rope_scaling"); !ok) return makeError(ok.error());
+        if (auto ok = readScaling(*scaling, "rope_scaling"); !ok) return ok;
     }
     if (const json* params = reader.find("rope_parameters"); params && !params->is_null()) {
         if (!params->is_object()) return reader.wrongType("rope_parameters", *params, "an object");
-        if (auto ok = checkRopeType(*params, "rope_parameters"); !ok) return makeError(ok.error());
+        if (auto ok = readScaling(*params, "rope_parameters"); !ok) return ok;
         auto it = params->find("rope_theta");
         if (it != params->end()) {
             if (!it->is_number()) return reader.wrongType("rope_parameters.rope_theta", *it, "a number");
-            return it->get<double>();
+            c.ropeTheta = it->get<double>();
+            return {};
         }
     }
-    if (reader.find("rope_theta")) return reader.requireNumber("rope_theta");
-    return reader.missing("rope_theta");
+    if (!reader.find("rope_theta")) return reader.missing("rope_theta");
+    auto theta = reader.requireNumber("rope_theta");
+    if (!theta) return theta.failure();
+    c.ropeTheta = *theta;
+    return {};
+}
+
+// eos_token_id: one id, or a list of them (Llama 3 lists three); each within the vocabulary.
+Result<std::vector<int>> readEosTokenIds(const ConfigReader& reader)
+{
+    std::vector<int> ids;
+    const json* v = reader.find("eos_token_id");
+    if (!v || v->is_null()) return ids;
+    if (!v->is_array()) {
+        auto id = reader.optionalTokenId("eos_token_id");
+        if (!id) return id.failure();
+        if (*id >= 0) ids.push_back(*id);
+        return ids;
+    }
+    if (v->size() > 64) return reader.invalid("key 'eos_token_id' lists more than 64 ids");
+    for (const json& item : *v) {
+        if (!item.is_number_integer() || item.get<int64_t>() < 0 || item.get<int64_t>() > INT32_MAX)
+            return reader.invalid("key 'eos_token_id' should list non-negative integers");
+        ids.push_back(int(item.get<int64_t>()));
+    }
+    return ids;
 }
 
 }  // namespace
@@ -141,7 +203,7 @@ Result<double> readRopeTheta(const ConfigReader& reader)
 Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& sourceName)
 {
     auto parsed = parseBoundedJson(text, sourceName);
-    if (!parsed) return makeError(parsed.error());
+    if (!parsed) return parsed.failure();
     const json root = std::move(parsed.value());
     if (!root.is_object()) return makeError(sourceName + ": expected a JSON object at the top level");
     const ConfigReader reader(root, sourceName);
@@ -152,14 +214,15 @@ Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& s
     if (!architectures->is_array() || architectures->empty() || !architectures->front().is_string())
         return reader.wrongType("architectures", *architectures, "a list of strings");
     c.architecture = architectures->front().get<std::string>();
-    if (c.architecture != "Ernie4_5ForCausalLM" && c.architecture != "Ernie4_5_ForCausalLM")
-        return reader.invalid("unsupported architecture '" + c.architecture +
-                              "' (supported: Ernie4_5ForCausalLM, Ernie4_5_ForCausalLM)");
+    c.family = findModelFamily(c.architecture);
+    if (!c.family)
+        return reader.invalid("unsupported architecture '" + c.architecture + "' (supported: " +
+                              supportedArchitectures() + ")");
 
 #define BROOK_READ(target, expr)                                                                                       \
     do {                                                                                                               \
         auto r_ = (expr);                                                                                              \
-        if (!r_) return makeError(r_.error());                                                                         \
+        if (!r_) return r_.failure();                                                                         \
         target = std::move(r_.value());                                                                                \
     } while (0)
 
@@ -172,11 +235,18 @@ Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& s
     BROOK_READ(c.numKvHeads, reader.requireInt("num_key_value_heads"));
     BROOK_READ(c.maxPositionEmbeddings, reader.requireInt("max_position_embeddings"));
     BROOK_READ(c.rmsNormEps, reader.requireNumber("rms_norm_eps"));
-    BROOK_READ(c.ropeTheta, readRopeTheta(reader));
+    if (auto rope = readRope(reader, c); !rope) return rope.failure();
     BROOK_READ(c.tieWordEmbeddings, reader.optionalBool("tie_word_embeddings", true));
-    BROOK_READ(c.useBias, reader.optionalBool("use_bias", false));
+    for (std::string_view key : c.family->biasKeys) {
+        bool bias = false;
+        BROOK_READ(bias, reader.optionalBool(std::string(key).c_str(), false));
+        if (bias)
+            return reader.invalid(std::string(key) + " true is not supported (" + std::string(c.family->name) +
+                                  " models Brook runs have no biases)");
+    }
     BROOK_READ(c.bosTokenId, reader.optionalTokenId("bos_token_id"));
-    BROOK_READ(c.eosTokenId, reader.optionalTokenId("eos_token_id"));
+    BROOK_READ(c.eosTokenIds, readEosTokenIds(reader));
+    c.eosTokenId = c.eosTokenIds.empty() ? -1 : c.eosTokenIds.front();
     BROOK_READ(c.padTokenId, reader.optionalTokenId("pad_token_id"));
     // transformers 5 renamed torch_dtype to dtype; prefer the newer key when both are present.
     BROOK_READ(c.torchDtype, reader.optionalString("dtype"));
@@ -242,11 +312,11 @@ Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& s
         return reader.invalid("head_dim " + std::to_string(c.headDim) + " must be even for rotary embeddings");
     if (!(c.rmsNormEps > 0)) return reader.invalid("key 'rms_norm_eps' must be positive");
     if (!(c.ropeTheta > 0)) return reader.invalid("rope_theta must be positive");
-    if (c.useBias) return reader.invalid("use_bias true is not supported (ERNIE-4.5 dense models have no biases)");
     if (!hiddenAct.empty() && hiddenAct != "silu")
         return reader.invalid("unsupported hidden_act '" + hiddenAct + "' (only silu)");
-    for (auto [key, id] : {std::pair{"bos_token_id", c.bosTokenId}, std::pair{"eos_token_id", c.eosTokenId},
-                           std::pair{"pad_token_id", c.padTokenId}}) {
+    std::vector<std::pair<const char*, int>> ids = {{"bos_token_id", c.bosTokenId}, {"pad_token_id", c.padTokenId}};
+    for (int id : c.eosTokenIds) ids.emplace_back("eos_token_id", id);
+    for (auto [key, id] : ids) {
         if (id >= c.vocabSize)
             return reader.invalid(std::string("key '") + key + "' " + std::to_string(id) + " is outside vocab_size " +
                                   std::to_string(c.vocabSize));
@@ -272,15 +342,19 @@ Result<ModelConfig> parseModelConfig(std::string_view text, const std::string& s
                                       std::to_string(c.quantization->bits) + " bits)");
         }
     }
-    if (!c.modelType.empty() && c.modelType != "ernie4_5")
-        spdlog::warn("{}: model_type is '{}', expected 'ernie4_5'", sourceName, c.modelType);
     return c;
+}
+
+std::vector<float> ModelConfig::ropeInverseFrequencies() const
+{
+    if (llama3RopeScaling) return brook::ropeInverseFrequencies(ropeTheta, headDim, *llama3RopeScaling);
+    return brook::ropeInverseFrequencies(ropeTheta, headDim);
 }
 
 Result<ModelConfig> loadModelConfig(const std::filesystem::path& configJson)
 {
     auto text = readRegularFile(configJson);
-    if (!text) return makeError(text.error());
+    if (!text) return text.failure();
     return parseModelConfig(*text, configJson.string());
 }
 

@@ -17,11 +17,11 @@ Result<ModelFolder> ModelFolder::load(const std::filesystem::path& dir)
     if (!std::filesystem::exists(dir / "config.json", ec))
         return makeError(dir.string() + ": config.json is missing (not a Hugging Face model folder?)");
     auto config = loadModelConfig(dir / "config.json");
-    if (!config) return makeError(config.error());
+    if (!config) return config.failure();
     folder.config = std::move(config.value());
 
     auto defaults = loadGenerationDefaults(dir / "generation_config.json");
-    if (!defaults) return makeError(defaults.error());
+    if (!defaults) return defaults.failure();
     folder.generationDefaults = std::move(defaults.value());
     // As transformers' GenerationConfig.from_model_config: without a list, config.json's eos stops.
     if (folder.generationDefaults.eosTokenIds.empty() && folder.config.eosTokenId >= 0)
@@ -33,16 +33,16 @@ Result<ModelFolder> ModelFolder::load(const std::filesystem::path& dir)
     if (!std::filesystem::is_regular_file(dir / "tokenizer.model", ec))
         return makeError((dir / "tokenizer.model").string() + ": not a regular file");
     auto tokenizer = Tokenizer::load(dir);
-    if (!tokenizer) return makeError(tokenizer.error());
+    if (!tokenizer) return tokenizer.failure();
     folder.tokenizer = std::shared_ptr<const Tokenizer>(std::move(tokenizer.value()));
     if (folder.tokenizer->vocabSize() > folder.config.vocabSize)
         return makeError(dir.string() + ": the tokenizer has " + std::to_string(folder.tokenizer->vocabSize()) +
                          " tokens, more than config.json's vocab_size " + std::to_string(folder.config.vocabSize));
 
     auto checkpoint = Checkpoint::open(dir);
-    if (!checkpoint) return makeError(checkpoint.error());
+    if (!checkpoint) return checkpoint.failure();
     folder.checkpoint = std::move(checkpoint.value());
-    if (auto ok = folder.checkpoint->validateErnie(folder.config); !ok) return makeError(ok.error());
+    if (auto ok = folder.checkpoint->validate(folder.config); !ok) return ok.failure();
 
     const ModelConfig& c = folder.config;
     spdlog::info(

@@ -25,16 +25,16 @@ Result<QuantizedWeight> loadLinear(const Checkpoint& checkpoint, const LinearSpe
 {
     if (spec.fromCheckpoint) {
         auto qweight = checkpoint.require(linear.prefix + ".qweight");
-        if (!qweight) return makeError(qweight.error());
+        if (!qweight) return qweight.failure();
         auto qzeros = checkpoint.require(linear.prefix + ".qzeros");
-        if (!qzeros) return makeError(qzeros.error());
+        if (!qzeros) return qzeros.failure();
         auto scales = checkpoint.require(linear.prefix + ".scales");
-        if (!scales) return makeError(scales.error());
+        if (!scales) return scales.failure();
         return fromAwqGemm(**qweight, **qzeros, **scales, linear.rows, linear.cols, spec.bits, spec.groupSize,
                            linear.prefix);
     }
     auto dense = checkpoint.require(linear.prefix + ".weight");
-    if (!dense) return makeError(dense.error());
+    if (!dense) return dense.failure();
     const TensorView& t = **dense;
     if (!isFloatDType(t.dtype) || t.shape != std::vector<int64_t>{linear.rows, linear.cols})
         return makeError(t.file + ": tensor '" + t.name + "' is " + dtypeName(t.dtype) + " " + shapeToString(t.shape) +
@@ -108,7 +108,7 @@ Result<QuantizedLayer> loadQuantizedLayer(const Checkpoint& checkpoint, const Mo
     std::array<QuantizedWeight, 7> w;
     for (size_t i = 0; i < linears.size(); ++i) {
         auto q = loadLinear(checkpoint, linears[i], spec);
-        if (!q) return makeError(q.error());
+        if (!q) return q.failure();
         w[i] = std::move(q).value();
     }
     QuantizedLayer out;

@@ -7,7 +7,7 @@ Result<std::shared_ptr<RequestStream>> RequestStream::submit(Engine& engine, Gen
     std::shared_ptr<RequestStream> stream(new RequestStream(engine));
     // The callback keeps the stream alive until the final output, even if the caller drops it.
     auto id = engine.submit(std::move(request), [stream](const RequestOutput& out) { stream->push(out); });
-    if (!id) return makeError(id.error());
+    if (!id) return id.failure();
     stream->m_id = *id;
     return stream;
 }

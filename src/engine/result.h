@@ -19,6 +19,7 @@ enum class ErrorCode {
     ContextTooLong,   // prompt + max_tokens exceed max_model_len (or the whole KV cache)
     ShuttingDown,     // the engine is stopping and takes no more work
     OutOfMemory,      // the settings need more memory than the device offers
+    Unreachable,      // a server (a model hub) could not be reached: no network, DNS, TLS, timeouts
 };
 
 struct Error {
@@ -97,6 +98,12 @@ private:
 
 inline Error makeError(std::string message) { return Error{std::move(message), ErrorCode::Failed, {}}; }
 inline Error makeError(Error error) { return error; }  // passes a callee's error on, code and field kept
+// A callee's error with words in front, code and field kept: makeError("x: " + r.error()) loses them.
+inline Error withContext(std::string prefix, Error error)
+{
+    error.message.insert(0, prefix);
+    return error;
+}
 inline Error makeError(ErrorCode code, std::string field, std::string message)
 {
     return Error{std::move(message), code, std::move(field)};

@@ -12,7 +12,18 @@
 
 namespace brook {
 
+// config.json's rope_scaling of type "llama3" (Llama 3.1 and 3.2): long wavelengths slowed by
+// `factor`, short ones kept, the band between blended.
+struct Llama3RopeScaling {
+    double factor = 8.0;
+    double lowFreqFactor = 1.0;
+    double highFreqFactor = 4.0;
+    int originalMaxPositions = 8192;
+};
+
 // inv_freq[i] = 1 / theta^(2i / headDim) for i in [0, headDim / 2), in transformers' float32 steps.
 std::vector<float> ropeInverseFrequencies(double theta, int headDim);
+// The same, then rescaled as transformers' _compute_llama3_parameters does (in float32).
+std::vector<float> ropeInverseFrequencies(double theta, int headDim, const Llama3RopeScaling& scaling);
 
 }  // namespace brook

@@ -270,14 +270,14 @@ Result<SafetensorsContents> parseSafetensors(std::span<const std::byte> bytes, c
 Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::open(const std::filesystem::path& path)
 {
     auto mapped = mapReadOnly(path);
-    if (!mapped) return makeError(mapped.error());
+    if (!mapped) return mapped.failure();
     std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());
     file->m_path = path;
     file->m_mapping = mapped->address;
     file->m_mappingSize = mapped->size;  // from here on the destructor unmaps
 
     auto contents = parseSafetensors({static_cast<const std::byte*>(mapped->address), mapped->size}, path);
-    if (!contents) return makeError(contents.error());
+    if (!contents) return contents.failure();
     file->m_contents = std::move(contents.value());
     spdlog::debug("opened {}: {} tensors, {} bytes", path.string(), file->m_contents.tensors.size(), mapped->size);
     return file;

@@ -153,7 +153,7 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::filesystem::path& 
     impl.fastBpe = SpmBpeEncoder::build(*info);
 
     auto files = TokenizerFiles::read(modelDir);
-    if (!files) return makeError(files.error());
+    if (!files) return files.failure();
 
     int32_t maxId = impl.spmSize - 1;
     for (const auto& [content, id] : files->addedTokens) {

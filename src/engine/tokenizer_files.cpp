@@ -72,12 +72,12 @@ Result<void> readSpecialTokens(const json& root, const std::filesystem::path& fi
             if (!value.is_array()) return makeError(fileError(file, "\"additional_special_tokens\" must be a list"));
             for (size_t i = 0; i < value.size(); ++i) {
                 auto token = tokenString(value[i], file, key + "[" + std::to_string(i) + "]");
-                if (!token) return makeError(token.error());
+                if (!token) return token.failure();
                 if (*token) out.additionalSpecialTokens.push_back(std::move(**token));
             }
         } else if (endsWith(key, "_token") && !value.is_boolean()) {  // not add_bos_token: true
             auto token = tokenString(value, file, key);
-            if (!token) return makeError(token.error());
+            if (!token) return token.failure();
             if (*token && (overwrite || !out.namedTokens.count(key))) out.namedTokens[key] = std::move(**token);
         }
     }
@@ -107,7 +107,7 @@ Result<void> readAddedTokensDecoder(const json& table, const std::filesystem::pa
         if (id < 0 || id >= kMaxTokenId)
             return makeError(fileError(file, "added_tokens_decoder key \"" + idText + "\" is not an id"));
         auto token = tokenString(value, file, "added_tokens_decoder." + idText);
-        if (!token) return makeError(token.error());
+        if (!token) return token.failure();
         if (*token) out.addedTokens.emplace_back(std::move(**token), static_cast<int32_t>(id));
     }
     return {};
@@ -122,7 +122,7 @@ Result<TokenizerFiles> TokenizerFiles::read(const std::filesystem::path& modelDi
                                 std::pair{"special_tokens_map.json", &texts.specialTokensMap},
                                 std::pair{"tokenizer_config.json", &texts.tokenizerConfig}}) {
         auto text = readOptionalFile(modelDir / name);
-        if (!text) return makeError(text.error());
+        if (!text) return text.failure();
         *target = std::move(text.value());
     }
     return parse(texts, modelDir);
@@ -134,27 +134,27 @@ Result<TokenizerFiles> TokenizerFiles::parse(const Texts& texts, const std::file
 
     const auto addedPath = modelDir / "added_tokens.json";
     auto added = parseJsonFile(texts.addedTokens, addedPath);
-    if (!added) return makeError(added.error());
+    if (!added) return added.failure();
     if (*added) {
-        if (auto r = readAddedTokens(**added, addedPath, files); !r) return makeError(r.error());
+        if (auto r = readAddedTokens(**added, addedPath, files); !r) return r.failure();
     }
 
     const auto mapPath = modelDir / "special_tokens_map.json";
     auto specialMap = parseJsonFile(texts.specialTokensMap, mapPath);
-    if (!specialMap) return makeError(specialMap.error());
+    if (!specialMap) return specialMap.failure();
     if (*specialMap) {
         if (auto r = readSpecialTokens(**specialMap, mapPath, /*overwrite=*/true, files); !r)
-            return makeError(r.error());
+            return r.failure();
     }
 
     const auto configPath = modelDir / "tokenizer_config.json";
     auto config = parseJsonFile(texts.tokenizerConfig, configPath);
-    if (!config) return makeError(config.error());
+    if (!config) return config.failure();
     if (*config) {
         if (auto r = readSpecialTokens(**config, configPath, /*overwrite=*/false, files); !r)
-            return makeError(r.error());
+            return r.failure();
         if (auto decoder = (*config)->find("added_tokens_decoder"); decoder != (*config)->end()) {
-            if (auto r = readAddedTokensDecoder(*decoder, configPath, files); !r) return makeError(r.error());
+            if (auto r = readAddedTokensDecoder(*decoder, configPath, files); !r) return r.failure();
         }
     }
     return files;

@@ -170,7 +170,7 @@ Result<HubRepoInfo> HubClient::repoInfo(const std::string& repoId) const
     get.readTimeoutSeconds = m_options.readTimeoutSeconds;
     get.cancel = m_options.cancel;
     auto response = HubHttp::getText(url, get);
-    if (!response) return makeError(response.error());
+    if (!response) return response.failure();
     if (response->status == 401 || response->status == 403)
         return makeError("HTTP " + std::to_string(response->status) + ": access to " + repoId +
                          " denied; it may be gated or private: accept its terms on the hub and set HF_TOKEN");
@@ -186,7 +186,7 @@ Result<void> HubClient::fetchFile(const std::string& repoId, const std::string& 
                                   const std::function<bool(int64_t, int64_t)>& progress) const
 {
     auto blob = pathInside(repoCacheDir(repoId) / "blobs", file.blobName());
-    if (!blob) return makeError(blob.error());
+    if (!blob) return blob.failure();
     BlobRequest request;
     request.url = m_options.endpoint + "/" + repoId + "/resolve/" + commit + "/" + encodePath(file.path);
     request.token = m_options.token;
@@ -212,15 +212,15 @@ Result<fs::path> HubClient::download(const std::string& repoId, const DownloadPr
     }
     auto info = repoInfo(repoId);
     if (!info) {
-        if (info.error().rfind("unreachable: ", 0) == 0) {
+        if (info.failure().code == ErrorCode::Unreachable) {
             if (auto cached = cachedSnapshot(repoId)) {
                 spdlog::warn("{} is unreachable ({}); using the cached snapshot {}", m_options.endpoint, info.error(),
                              cached->string());
                 return *cached;
             }
-            return makeError(notReachableMessage(repoId, info.error().substr(13)));
+            return makeError(ErrorCode::Unreachable, "", notReachableMessage(repoId, info.error()));
         }
-        return makeError(info.error());
+        return info.failure();
     }
 
     const fs::path repo = repoCacheDir(repoId);
@@ -231,11 +231,11 @@ Result<fs::path> HubClient::download(const std::string& repoId, const DownloadPr
     for (const HubFile& file : info->files) {
         const auto target = pathInside(snapshot, file.path);
         const auto blob = pathInside(repo / "blobs", file.blobName());
-        if (!target) return makeError(target.error());
-        if (!blob) return makeError(blob.error());
+        if (!target) return target.failure();
+        if (!blob) return blob.failure();
         if (holdsFile(*target, file)) continue;
         if (holdsFile(*blob, file)) {
-            if (auto linked = linkIntoSnapshot(*blob, *target, file.path); !linked) return makeError(linked.error());
+            if (auto linked = linkIntoSnapshot(*blob, *target, file.path); !linked) return linked.failure();
             continue;
         }
         missing.push_back(&file);
@@ -255,7 +255,7 @@ Result<fs::path> HubClient::download(const std::string& repoId, const DownloadPr
         if (auto linked = linkIntoSnapshot(*pathInside(repo / "blobs", file.blobName()),
                                            *pathInside(snapshot, file.path), file.path);
             !linked)
-            return makeError(linked.error());
+            return linked.failure();
         bytesBefore = saturatingAdd(bytesBefore, std::max<int64_t>(file.size, 0));
     }
 

@@ -25,7 +25,7 @@ bool HubHttp::sameOrigin(const BlobDownloader::UrlParts& a, const BlobDownloader
 Result<std::string> HubHttp::resolveLocation(const std::string& from, const std::string& location)
 {
     auto base = BlobDownloader::splitUrl(from);
-    if (!base) return makeError(base.error());
+    if (!base) return base.failure();
     if (location.empty()) return makeError("an empty Location");
     std::string target;
     if (const size_t colon = location.find(':'); colon != std::string::npos && location.find('/') > colon) {
@@ -47,13 +47,13 @@ Result<std::string> HubHttp::resolveLocation(const std::string& from, const std:
 Result<HttpTextReply> HubHttp::getText(const std::string& url, const HttpGetOptions& options)
 {
     auto first = BlobDownloader::splitUrl(url);
-    if (!first) return makeError(first.error());
+    if (!first) return first.failure();
     HttpTextReply reply;
     reply.url = url;
     bool tokenAllowed = !options.token.empty();
     for (int hop = 0; hop <= kMaxRedirects; ++hop) {
         auto parts = BlobDownloader::splitUrl(reply.url);
-        if (!parts) return makeError(parts.error());
+        if (!parts) return parts.failure();
         tokenAllowed = tokenAllowed && sameOrigin(*first, *parts);
         httplib::Client client(parts->schemeHostPort);
         client.set_connection_timeout(options.connectTimeoutSeconds, 0);
@@ -91,16 +91,16 @@ Result<HttpTextReply> HubHttp::getText(const std::string& url, const HttpGetOpti
                              std::to_string(kMaxListingBytes >> 20) + " MiB");
         if (!location.empty()) {
             auto next = resolveLocation(reply.url, location);
-            if (!next) return makeError("unreachable: " + next.error() + " (from " + reply.url + ")");
+            if (!next) return makeError(ErrorCode::Unreachable, "", next.error() + " (from " + reply.url + ")");
             reply.url = *next;
             continue;
         }
-        if (!result) return makeError("unreachable: " + httplib::to_string(result.error()));
+        if (!result) return makeError(ErrorCode::Unreachable, "", httplib::to_string(result.error()));
         reply.status = status;
         reply.body = std::move(body);
         return reply;
     }
-    return makeError("unreachable: more than " + std::to_string(kMaxRedirects) + " redirects from " + url);
+    return makeError(ErrorCode::Unreachable, "", "more than " + std::to_string(kMaxRedirects) + " redirects from " + url);
 }
 
 }  // namespace brook

@@ -38,8 +38,9 @@ public:
     // The absolute URL a Location header points to, seen from `from`: absolute, "//host/path",
     // "/path", "?query" or a path relative to from's folder. Errors for other schemes.
     static Result<std::string> resolveLocation(const std::string& from, const std::string& location);
-    // GETs `url` into memory, following redirects as above. Transport failures (and a body over
-    // kMaxListingBytes) are errors starting "unreachable: " / "too large"; HTTP errors are replies.
+    // GETs `url` into memory, following redirects as above. Transport failures are errors with
+    // ErrorCode::Unreachable, a body over kMaxListingBytes one starting "too large"; HTTP errors
+    // are replies.
     static Result<HttpTextReply> getText(const std::string& url, const HttpGetOptions& options);
 };
 

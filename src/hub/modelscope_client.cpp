@@ -129,7 +129,7 @@ Result<std::vector<ModelScopeFile>> ModelScopeClient::listFiles(const std::strin
     get.readTimeoutSeconds = m_options.readTimeoutSeconds;
     get.cancel = m_options.cancel;
     auto response = HubHttp::getText(url, get);
-    if (!response) return makeError(response.error());
+    if (!response) return response.failure();
 
     // Errors come as {"Code": <not 200>, "Message": ...}, with or without an HTTP error status.
     const std::string message = modelScopeMessage(response->body);
@@ -156,13 +156,13 @@ Result<fs::path> ModelScopeClient::download(const std::string& modelId, const Do
     }
     auto files = listFiles(modelId);
     if (!files) {
-        if (files.error().rfind("unreachable: ", 0) != 0) return makeError(files.error());
+        if (files.failure().code != ErrorCode::Unreachable) return files.failure();
         if (auto cached = cachedModel(modelId)) {
             spdlog::warn("ModelScope at {} is unreachable ({}); using the cached {}", m_options.endpoint, files.error(),
                          cached->string());
             return *cached;
         }
-        return makeError(notReachableMessage(modelId, files.error().substr(13)));
+        return makeError(ErrorCode::Unreachable, "", notReachableMessage(modelId, files.error()));
     }
 
     const fs::path dir = modelDir(modelId);
@@ -180,7 +180,7 @@ Result<fs::path> ModelScopeClient::download(const std::string& modelId, const Do
         bytesTotal = std::min(bytesTotal + std::max<int64_t>(file.size, 0), int64_t(1) << 62);  // sizes are < 2^50 each
     }
     if (indexChanged)
-        if (auto saved = saveIndex(dir, index); !saved) return makeError(saved.error());
+        if (auto saved = saveIndex(dir, index); !saved) return saved.failure();
 
     int64_t bytesBefore = 0;
     for (size_t i = 0; i < missing.size(); ++i) {
@@ -189,8 +189,8 @@ Result<fs::path> ModelScopeClient::download(const std::string& modelId, const Do
                      missing.size(), double(std::max<int64_t>(file.size, 0)) / (1 << 20));
         const auto partial = pathInside(temp, file.path);
         const auto target = pathInside(dir, file.path);
-        if (!partial) return makeError(partial.error());
-        if (!target) return makeError(target.error());
+        if (!partial) return partial.failure();
+        if (!target) return target.failure();
         BlobRequest request;
         request.url = fileUrl(modelId, file.path);
         request.destination = *partial;
@@ -209,7 +209,7 @@ Result<fs::path> ModelScopeClient::download(const std::string& modelId, const Do
                              ec.message());
         if (file.sha256.empty()) index.erase(file.path);
         else index[file.path] = file.sha256;
-        if (auto saved = saveIndex(dir, index); !saved) return makeError(saved.error());
+        if (auto saved = saveIndex(dir, index); !saved) return saved.failure();
         bytesBefore = std::min(bytesBefore + std::max<int64_t>(file.size, 0), int64_t(1) << 62);
     }
     return dir;

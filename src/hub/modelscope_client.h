@@ -51,7 +51,7 @@ public:
     static std::optional<std::string> stripPrefix(const std::string& model);
 
     // Lists the revision's model files (Type "blob" only, filtered by HubClient::isModelFile).
-    // Transport failures come back as "unreachable: <why>".
+    // Transport failures come back with ErrorCode::Unreachable.
     Result<std::vector<ModelScopeFile>> listFiles(const std::string& modelId) const;
     // Fetches what is missing or stale and returns the model folder. Offline, or when ModelScope
     // cannot be reached, a cached folder with a config.json is used instead.

@@ -8,6 +8,7 @@
 #include "engine/capacity_planner.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/model_folder.h"
+#include "engine/models/model_family.h"
 #include "engine/quantized_layer_loader.h"
 
 #ifdef BROOK_HAVE_CUDA
@@ -65,6 +66,11 @@ Result<LaunchedEngine> launchEngine(const LaunchOptions& options, ModelFolder fo
 {
     auto device = resolveDevice(options.device);
     if (!device) return makeError(device.failure());
+    if (*device == Device::Cuda && !folder.config.family->cudaKernels && options.device == "auto") {
+        spdlog::info("{} models run on the CPU backend (the CUDA backend has no kernels for them yet)",
+                     folder.config.family->name);
+        device = Device::Cpu;
+    }
     auto ignored = checkSettingsForBackend(options, *device);
     if (!ignored) return makeError(ignored.failure());
     for (const std::string& warning : *ignored) spdlog::warn("{}", warning);

@@ -56,7 +56,7 @@ Result<MultiTurnResult> MultiTurnChatBenchmark::run()
     std::unique_ptr<Tokenizer> tokenizer;
     if (!o.tokenizer.empty()) {
         auto loaded = Tokenizer::load(o.tokenizer);
-        if (!loaded) return makeError(loaded.error());
+        if (!loaded) return loaded.failure();
         tokenizer = std::move(loaded).value();
     }
     // Every message is drawn before the clock starts, from the seed alone: the same run twice

@@ -176,7 +176,7 @@ Result<ServeBenchResult> ServeBenchmark::run(const ProgressCallback& onProgress)
     std::unique_ptr<Tokenizer> tokenizer;
     if (!o.tokenizer.empty()) {
         auto loaded = Tokenizer::load(o.tokenizer);
-        if (!loaded) return makeError(loaded.error());
+        if (!loaded) return loaded.failure();
         tokenizer = std::move(loaded).value();
     }
     const std::vector<Prompt> prompts = randomPrompts(o, tokenizer.get());

@@ -23,8 +23,9 @@ std::string serverMallocTunables(std::string_view current);
 
 // Call first in main(), before any thread starts. Under glibc, when GLIBC_TUNABLES lacks the
 // settings, sets them and re-executes this program (/proc/self/exe) with the same arguments, so
-// it returns only in the re-executed process. If that cannot be done it caps the arenas with
-// mallopt (no tcache setting then), logs why, and returns.
+// it returns only in the re-executed process, with GLIBC_TUNABLES put back as the user had it (glibc
+// has read it by then; the programs this one starts get the user's environment). If that cannot be
+// done it caps the arenas with mallopt (no tcache setting then), logs why, and returns.
 void useServerMalloc(char** argv);
 
 }  // namespace brook

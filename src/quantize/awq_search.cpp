@@ -84,7 +84,7 @@ Result<double> AwqSearch::outputError(std::span<const float> w, int rows, int co
     std::vector<float> reference(size_t(n) * rows);  // [n, rows]
     cpu::linear(x.data(), w.data(), reference.data(), n, cols, rows);
     auto effective = effectiveWeight(w, rows, cols, scales, m_options);
-    if (!effective) return makeError(effective.error());
+    if (!effective) return effective.failure();
     std::vector<float> out(reference.size());
     cpu::linear(x.data(), effective->data(), out.data(), n, cols, rows);
     const double norm = squaredNorm(reference);

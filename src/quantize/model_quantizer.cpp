@@ -6,6 +6,7 @@
 
 #include "quantize/awq_search.h"
 #include "engine/cpu/cpu_weights.h"
+#include "engine/models/model_family.h"
 #include "engine/model_folder.h"
 #include "engine/quantized_weight.h"
 
@@ -130,7 +131,7 @@ Result<std::array<AwqScaleResult, kLinearInputCount>> searchLayer(const ModelCon
         const LinearInputStats& in = stats[g.input];
         const std::vector<float> meanAbs = in.meanAbs();
         auto r = search.search(*g.weight, g.rows, g.cols, in.sample, meanAbs, g.name);
-        if (!r) return makeError(r.error());
+        if (!r) return r.failure();
         results[size_t(g.input)] = std::move(r).value();
     }
     return results;
@@ -148,19 +149,24 @@ Result<ModelQuantizerResult> quantizeModel(const std::filesystem::path& modelDir
         return makeError("--bits must be 4 or 8, not " + std::to_string(options.bits));
     if (options.groupSize <= 0 || options.groupSize % 2 != 0)
         return makeError("--group-size must be a positive even number, not " + std::to_string(options.groupSize));
-    if (auto ok = checkFolders(modelDir, outDir, options.force); !ok) return makeError(ok.error());
+    if (auto ok = checkFolders(modelDir, outDir, options.force); !ok) return ok.failure();
 
     auto folder = ModelFolder::load(modelDir);
-    if (!folder) return makeError(folder.error());
+    if (!folder) return folder.failure();
     const ModelConfig& c = folder->config;
     if (c.quantization)
         return makeError(modelDir.string() + ": config.json has a quantization_config: the model is already quantized");
+    // The calibration forward (awq_calibrator.cpp) is ERNIE-4.5's layer: neighbour-pair RoPE, no
+    // q/k norms. RTN needs no forward and works for every family.
+    if (awq && (c.family->ropePairing != RopePairing::Neighbours || c.family->qkNorm))
+        return makeError(modelDir.string() + ": --method awq calibrates ERNIE-4.5 models only; " +
+                         std::string(c.family->name) + " can be quantized with --method rtn");
     if (auto ok = checkShapes(c, options.bits, options.groupSize); !ok)
         return makeError(modelDir.string() + ": " + ok.error());
 
     spdlog::info("loading {} as fp32", modelDir.string());
     auto loaded = cpu::CpuWeights::load(*folder->checkpoint, c);
-    if (!loaded) return makeError(loaded.error());
+    if (!loaded) return loaded.failure();
     cpu::CpuWeights& weights = loaded.value();
 
     ModelQuantizerResult result;
@@ -203,7 +209,7 @@ Result<ModelQuantizerResult> quantizeModel(const std::filesystem::path& modelDir
         cpu::CpuLayerWeights original;
         if (awq) {
             auto searched = searchLayer(c, w, calibration[size_t(layer)], search, layer);
-            if (!searched) return makeError(searched.error());
+            if (!searched) return searched.failure();
             found = std::move(searched).value();
             scales.qkv = found[size_t(LinearInput::Qkv)].scales;
             if (canFoldIntoV(c)) scales.o = found[size_t(LinearInput::O)].scales;
@@ -261,7 +267,7 @@ Result<ModelQuantizerResult> quantizeModel(const std::filesystem::path& modelDir
                      std::chrono::duration<double>(Clock::now() - layerStart).count());
     }
     spdlog::info("writing {}", outDir.string());
-    if (auto written = writer.write(outDir); !written) return makeError(written.error());
+    if (auto written = writer.write(outDir); !written) return written.failure();
     result.linears = writer.reports();
     result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return result;

@@ -48,7 +48,7 @@ Result<std::vector<std::filesystem::path>> sourceTensorFiles(const std::filesyst
     auto text = readRegularFile(index);
     if (!text) return makeError(dir.string() + ": neither model.safetensors nor model.safetensors.index.json");
     auto parsed = parseBoundedJson(*text, index.string());
-    if (!parsed) return makeError(parsed.error());
+    if (!parsed) return parsed.failure();
     try {
         const auto& json = *parsed;
         std::set<std::string> shards;
@@ -117,12 +117,12 @@ Result<void> QuantizedCheckpointWriter::write(const std::filesystem::path& outDi
 Result<void> QuantizedCheckpointWriter::writeTensors(const std::filesystem::path& outDir) const
 {
     auto files = sourceTensorFiles(m_sourceDir);
-    if (!files) return makeError(files.error());
+    if (!files) return files.failure();
     SafetensorsWriter out;
     std::set<std::string> replacedSeen;
     for (const auto& path : *files) {
         auto file = SafetensorsFile::open(path);
-        if (!file) return makeError(file.error());
+        if (!file) return file.failure();
         for (const auto& [name, tensor] : (*file)->tensors()) {
             const std::string suffix = ".weight";
             const bool isWeight = name.size() > suffix.size() && name.ends_with(suffix);
@@ -155,7 +155,7 @@ Result<void> QuantizedCheckpointWriter::writeConfig(const std::filesystem::path&
 {
     const std::filesystem::path source = m_sourceDir / "config.json";
     auto text = readRegularFile(source);  // read and depth-checked once already, when the model loaded
-    if (!text) return makeError(text.error());
+    if (!text) return text.failure();
     OrderedJson config;
     try {
         config = OrderedJson::parse(*text);

@@ -51,7 +51,7 @@ Setter setField(T ServeConfig::*field, const char* expected)
 {
     return [=](const YAML::Node& n, ServeConfig& c, const std::string& where) -> Result<void> {
         auto v = convert<T>(n, where, expected);
-        if (!v) return makeError(v.error());
+        if (!v) return v.failure();
         c.*field = *v;
         return {};
     };
@@ -63,7 +63,7 @@ Setter setLaunch(T Owner::*field, const char* expected)
 {
     return [=](const YAML::Node& n, ServeConfig& c, const std::string& where) -> Result<void> {
         auto v = convert<T>(n, where, expected);
-        if (!v) return makeError(v.error());
+        if (!v) return v.failure();
         c.launch.*field = *v;
         return {};
     };
@@ -96,7 +96,7 @@ Setter mustBeOne()
 {
     return [](const YAML::Node& n, ServeConfig&, const std::string& where) -> Result<void> {
         auto v = convert<int>(n, where, "an integer");
-        if (!v) return makeError(v.error());
+        if (!v) return v.failure();
         if (*v != 1)
             return makeError(q(where) + ": Brook runs on one device; only 1 is supported, got " + std::to_string(*v));
         return {};
@@ -127,7 +127,7 @@ const std::map<std::string, Setter>& topSetters()
         {"served_model_name",
          [](const YAML::Node& n, ServeConfig& c, const std::string& where) -> Result<void> {
              auto names = stringList(n, where);
-             if (!names) return makeError(names.error());
+             if (!names) return names.failure();
              c.servedModelNames = *names;
              return {};
          }},
@@ -137,7 +137,7 @@ const std::map<std::string, Setter>& topSetters()
         {"allowed_origins",
          [](const YAML::Node& n, ServeConfig& c, const std::string& where) -> Result<void> {
              auto origins = stringList(n, where);
-             if (!origins) return makeError(origins.error());
+             if (!origins) return origins.failure();
              c.allowedOrigins = *origins;
              return {};
          }},

@@ -215,7 +215,7 @@ Result<void> writeTestModel(const std::filesystem::path& dir, const TestModelOpt
 
     if (auto ok = writeTestTokenizer(dir, options.tokenizerVocabSize); !ok) return ok;
     auto tokenizer = Tokenizer::load(dir);
-    if (!tokenizer) return makeError(tokenizer.error());
+    if (!tokenizer) return tokenizer.failure();
     const int tokens = tokenizer.value()->vocabSize();
     const int vocab = options.shape.vocabSize > 0 ? options.shape.vocabSize : (tokens + 63) / 64 * 64;
     if (vocab < tokens)

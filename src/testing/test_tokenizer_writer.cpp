@@ -105,7 +105,7 @@ Result<std::string> trainModel(const TestTokenizerOptions& options)
         return makeError("test tokenizer: share/brook/test-corpus is not beside this program (" +
                          executablePath().string() + ")");
     auto lines = readCorpus(corpusFile);
-    if (!lines) return makeError(lines.error());
+    if (!lines) return lines.failure();
     const std::unordered_map<std::string, std::string> flags = {
         {"model_type", "bpe"},
         {"vocab_size", std::to_string(options.vocabSize)},
@@ -142,7 +142,7 @@ Result<std::string> cachedModel(const TestTokenizerOptions& options)
     const auto key = std::make_pair(options.vocabSize, options.addDummyPrefix);
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
     auto model = trainModel(options);
-    if (!model) return makeError(model.error());
+    if (!model) return model.failure();
     cache.emplace(key, *model);
     return model;
 }
@@ -177,7 +177,7 @@ OrderedJson namedTokens()
 Result<void> writeTestTokenizer(const std::filesystem::path& dir, const TestTokenizerOptions& options)
 {
     auto model = cachedModel(options);
-    if (!model) return makeError(model.error());
+    if (!model) return model.failure();
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return makeError("test tokenizer: cannot create " + dir.string() + ": " + ec.message());

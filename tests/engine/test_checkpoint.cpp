@@ -1,5 +1,5 @@
 // Tests for Checkpoint: single-file and sharded checkpoints (values read back through the
-// mapping), missing shards, index entries that lie, no weights at all, and validateErnie's
+// mapping), missing shards, index entries that lie, no weights at all, and validate's
 // errors for wrong shapes, missing tensors, non-float dtypes and the tied / untied lm_head rule.
 // The expected ERNIE layout is written out here from docs/model-ernie-4.5.md, independently of the
 // loader's own table.
@@ -138,7 +138,7 @@ void TestCheckpoint::opensSingleFileAndReadsValues()
     const auto expected = writeCheckpoint(dir.path(), c, {}, rng);
     auto ckpt = Checkpoint::open(dir.path().toStdString());
     QVERIFY2(ckpt.ok(), ckpt.ok() ? "" : ckpt.error().c_str());
-    auto valid = (*ckpt)->validateErnie(c);
+    auto valid = (*ckpt)->validate(c);
     QVERIFY2(valid.ok(), valid.ok() ? "" : valid.error().c_str());
     size_t bytes = 0;
     for (const auto& [name, values] : expected) {
@@ -168,7 +168,7 @@ void TestCheckpoint::opensShardsFromIndex()
     const auto expected = writeCheckpoint(dir.path(), c, o, rng, &shardOf);
     auto ckpt = Checkpoint::open(dir.path().toStdString());
     QVERIFY2(ckpt.ok(), ckpt.ok() ? "" : ckpt.error().c_str());
-    QVERIFY((*ckpt)->validateErnie(c).ok());
+    QVERIFY((*ckpt)->validate(c).ok());
     std::set<int> used;
     for (const auto& [name, values] : expected) {
         const TensorView* t = (*ckpt)->find(name);
@@ -257,7 +257,7 @@ void TestCheckpoint::wrongShapeNamesTensorAndShapes()
     writeCheckpoint(dir.path(), smallConfig(), o, rng);
     auto ckpt = Checkpoint::open(dir.path().toStdString());
     QVERIFY(ckpt.ok());
-    auto valid = (*ckpt)->validateErnie(smallConfig());
+    auto valid = (*ckpt)->validate(smallConfig());
     QVERIFY(!valid.ok());
     QCOMPARE(valid.error(),
              std::string("model.safetensors: tensor 'model.layers.1.self_attn.k_proj.weight' has shape [8, 32], "
@@ -265,7 +265,7 @@ void TestCheckpoint::wrongShapeNamesTensorAndShapes()
     // The same checkpoint against a config with twice the KV heads: every k_proj is wrong, layer 0 first.
     ModelConfig moreHeads = smallConfig();
     moreHeads.numKvHeads = 4;
-    auto again = (*ckpt)->validateErnie(moreHeads);
+    auto again = (*ckpt)->validate(moreHeads);
     QVERIFY(!again.ok());
     QVERIFY2(contains(again.error(), "'model.layers.0.self_attn.k_proj.weight' has shape [32, 32], expected [64, 32]"),
              again.error().c_str());
@@ -276,7 +276,7 @@ void TestCheckpoint::wrongShapeNamesTensorAndShapes()
     writeCheckpoint(transposed.path(), smallConfig(), t, rng);
     auto tc = Checkpoint::open(transposed.path().toStdString());
     QVERIFY(tc.ok());
-    auto tv = (*tc)->validateErnie(smallConfig());
+    auto tv = (*tc)->validate(smallConfig());
     QVERIFY(!tv.ok());
     QVERIFY2(contains(tv.error(), "'model.layers.2.self_attn.o_proj.weight' has shape [64, 32], expected [32, 64]"),
              tv.error().c_str());
@@ -294,7 +294,7 @@ void TestCheckpoint::missingTensorNamesIt()
         writeCheckpoint(dir.path(), smallConfig(), o, rng);
         auto ckpt = Checkpoint::open(dir.path().toStdString());
         QVERIFY(ckpt.ok());
-        auto valid = (*ckpt)->validateErnie(smallConfig());
+        auto valid = (*ckpt)->validate(smallConfig());
         QVERIFY2(!valid.ok(), victim.c_str());
         QVERIFY2(contains(valid.error(), "'" + victim + "' is missing"), valid.error().c_str());
     }
@@ -311,7 +311,7 @@ void TestCheckpoint::nonFloatDtypeNamesTensor()
     writeCheckpoint(dir.path(), smallConfig(), o, rng);
     auto ckpt = Checkpoint::open(dir.path().toStdString());
     QVERIFY(ckpt.ok());
-    auto valid = (*ckpt)->validateErnie(smallConfig());
+    auto valid = (*ckpt)->validate(smallConfig());
     QVERIFY(!valid.ok());
     QVERIFY2(contains(valid.error(), "'model.layers.2.post_attention_layernorm.weight' has dtype I32"),
              valid.error().c_str());
@@ -325,7 +325,7 @@ void TestCheckpoint::tiedHeadIsOptional()
     o.lmHead = true;
     writeCheckpoint(withHead.path(), smallConfig(), o, rng);
     auto ckpt = Checkpoint::open(withHead.path().toStdString());
-    QVERIFY(ckpt.ok() && (*ckpt)->validateErnie(smallConfig()).ok());
+    QVERIFY(ckpt.ok() && (*ckpt)->validate(smallConfig()).ok());
     QCOMPARE((*ckpt)->lmHead(), (*ckpt)->find("lm_head.weight"));
     QVERIFY((*ckpt)->lmHead() != (*ckpt)->find("model.embed_tokens.weight"));
 
@@ -334,7 +334,7 @@ void TestCheckpoint::tiedHeadIsOptional()
     writeCheckpoint(badHead.path(), smallConfig(), o, rng);
     auto bad = Checkpoint::open(badHead.path().toStdString());
     QVERIFY(bad.ok());
-    auto valid = (*bad)->validateErnie(smallConfig());
+    auto valid = (*bad)->validate(smallConfig());
     QVERIFY(!valid.ok());
     QVERIFY2(contains(valid.error(), "'lm_head.weight' has shape [95, 32], expected [96, 32]"), valid.error().c_str());
 }
@@ -348,8 +348,8 @@ void TestCheckpoint::untiedRequiresHead()
     writeCheckpoint(without.path(), untied, {}, rng);
     auto ckpt = Checkpoint::open(without.path().toStdString());
     QVERIFY(ckpt.ok());
-    QVERIFY((*ckpt)->validateErnie(smallConfig()).ok());  // tied: fine without it
-    auto valid = (*ckpt)->validateErnie(untied);
+    QVERIFY((*ckpt)->validate(smallConfig()).ok());  // tied: fine without it
+    auto valid = (*ckpt)->validate(untied);
     QVERIFY(!valid.ok());
     QVERIFY2(contains(valid.error(), "'lm_head.weight'") && contains(valid.error(), "tie_word_embeddings"),
              valid.error().c_str());
@@ -359,7 +359,7 @@ void TestCheckpoint::untiedRequiresHead()
     o.lmHead = true;
     writeCheckpoint(with.path(), untied, o, rng);
     auto withHead = Checkpoint::open(with.path().toStdString());
-    QVERIFY(withHead.ok() && (*withHead)->validateErnie(untied).ok());
+    QVERIFY(withHead.ok() && (*withHead)->validate(untied).ok());
     QCOMPARE((*withHead)->lmHead()->name, std::string("lm_head.weight"));
 }
 
@@ -372,7 +372,7 @@ void TestCheckpoint::extraTensorsAreIgnored()
     writeCheckpoint(dir.path(), smallConfig(), o, rng);
     auto ckpt = Checkpoint::open(dir.path().toStdString());
     QVERIFY(ckpt.ok());
-    auto valid = (*ckpt)->validateErnie(smallConfig());
+    auto valid = (*ckpt)->validate(smallConfig());
     QVERIFY2(valid.ok(), valid.ok() ? "" : valid.error().c_str());
     QVERIFY((*ckpt)->find("model.some_buffer"));
 }

@@ -80,7 +80,6 @@ void TestModelConfig::parsesBaiduConfig()
     QCOMPARE(c->rmsNormEps, 1e-5);
     QCOMPARE(c->ropeTheta, 500000.0);
     QCOMPARE(c->tieWordEmbeddings, true);
-    QCOMPARE(c->useBias, false);
     QCOMPARE(c->bosTokenId, 1);
     QCOMPARE(c->eosTokenId, 2);
     QCOMPARE(c->padTokenId, 0);
@@ -220,7 +219,6 @@ void TestModelConfig::optionalKeysHaveErnieDefaults()
     auto c = parse(j);
     QVERIFY2(c.ok(), c.ok() ? "" : c.error().c_str());
     QCOMPARE(c->tieWordEmbeddings, true);
-    QCOMPARE(c->useBias, false);
     QCOMPARE(c->eosTokenId, -1);
     QCOMPARE(c->torchDtype, std::string());
     j["tie_word_embeddings"] = false;

@@ -4,6 +4,7 @@
 #include "engine/cpu/cpu_gemm.h"
 #include "engine/cpu/cpu_ops.h"
 #include "engine/cpu/weight_prefetch.h"
+#include "engine/models/model_family.h"
 #include "engine/rope_frequencies.h"
 
 #include <spdlog/spdlog.h>
@@ -21,15 +22,20 @@ namespace {
 // CpuBackend::warmUp's sequence length.
 constexpr int kWarmupSequenceTokens = 64;
 
-// ropeInterleavedHeads with the angles' cos / sin given ([HD/2] each): the same products.
-void applyRope(float* heads, int numHeads, int HD, const float* cosRow, const float* sinRow)
+// RoPE on `numHeads` heads with the angles' cos / sin given ([HD/2] each). Neighbours: the
+// products of ropeInterleavedHeads. Halves: transformers' q * cos + rotate_half(q) * sin.
+void applyRope(float* heads, int numHeads, int HD, const float* cosRow, const float* sinRow, RopePairing pairing)
 {
+    const int half = HD / 2;
+    const int step = pairing == RopePairing::Neighbours ? 2 : 1;    // from one pair's first to the next
+    const int other = pairing == RopePairing::Neighbours ? 1 : half;  // from a pair's first to its second
     for (int h = 0; h < numHeads; ++h) {
         float* head = heads + int64_t(h) * HD;
-        for (int i = 0; i < HD / 2; ++i) {
-            const float x0 = head[2 * i], x1 = head[2 * i + 1];
-            head[2 * i] = x0 * cosRow[i] - x1 * sinRow[i];
-            head[2 * i + 1] = x1 * cosRow[i] + x0 * sinRow[i];
+        for (int i = 0; i < half; ++i) {
+            float* a = head + i * step;
+            const float x0 = a[0], x1 = a[other];
+            a[0] = x0 * cosRow[i] - x1 * sinRow[i];
+            a[other] = x1 * cosRow[i] + x0 * sinRow[i];
         }
     }
 }
@@ -56,7 +62,7 @@ void addRows(float* x, const float* y, int H, int r0, int r1)
 Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelConfig& config, const Checkpoint& checkpoint,
                                                        const CpuBackendOptions& options)
 {
-    if (auto valid = checkpoint.validateErnie(config); !valid) return makeError(valid.error());
+    if (auto valid = checkpoint.validate(config); !valid) return valid.failure();
     const auto& report = options.onLoadProgress;
     auto weights = CpuModelWeights::load(
         checkpoint, config,
@@ -64,7 +70,7 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelConfig& config
             if (report) report(0.9 * f);
         },
         options.quantization);
-    if (!weights) return makeError(weights.error());
+    if (!weights) return weights.failure();
 
     const int64_t blockBytes = config.kvBytesPerToken(sizeof(float)) * options.blockSize;
     int numBlocks = options.numKvBlocks;
@@ -92,7 +98,7 @@ CpuBackend::CpuBackend(ModelConfig config, CpuModelWeights weights, CpuIsa isa, 
     : m_config(std::move(config)), m_weights(std::move(weights)), m_isa(isa), m_blockSize(blockSize),
       m_numBlocks(numBlocks), m_ops(&CpuVectorOps::forIsa(isa)), m_pool(std::make_unique<CpuThreadPool>(threads))
 {
-    m_invFreq = ropeInverseFrequencies(m_config.ropeTheta, m_config.headDim);  // as transformers
+    m_invFreq = m_config.ropeInverseFrequencies();  // as transformers
     constexpr size_t kHugePageFloats = kHugePageBytes / sizeof(float);
     const size_t perLayer = size_t(numBlocks) * blockSize * m_config.kvDim();
     // A cache of less than a huge page a layer stays packed (it is not on huge pages anyway).
@@ -145,6 +151,8 @@ void CpuBackend::forward(std::span<const BatchSequence> batch)
     const int H = c.hiddenSize, HD = c.headDim, NH = c.numHeads, KVH = c.numKvHeads, I = c.intermediateSize;
     const int qDim = c.qDim(), kvDim = c.kvDim(), rowWidth = qDim + 2 * kvDim;
     const float eps = float(c.rmsNormEps);
+    const RopePairing pairing = c.family->ropePairing;
+    const bool qkNorm = c.family->qkNorm;
     int T = 0;
     for (const auto& s : batch) T += int(s.tokens.size());
 
@@ -183,15 +191,21 @@ void CpuBackend::forward(std::span<const BatchSequence> batch)
         });
         matmul(w.qkv, m_h.data(), m_qkv.data(), T, m_isa, pool, &m_matmulScratch, m_arithmetic);
 
-        // RoPE on q (copied out) and on k in place, at each token's own position.
+        // RoPE on q (copied out) and on k in place, at each token's own position; before it,
+        // Qwen3's RMSNorm over each head.
         forRows(pool, T, [&](int r0, int r1) {
             for (int row = r0; row < r1; ++row) {
                 float* qkvRow = &m_qkv[size_t(row) * rowWidth];
-                std::memcpy(&m_q[size_t(row) * qDim], qkvRow, sizeof(float) * qDim);
+                float* q = &m_q[size_t(row) * qDim];
+                std::memcpy(q, qkvRow, sizeof(float) * qDim);
+                if (qkNorm) {
+                    m_ops->rmsnorm(q, w.qNorm.data(), q, NH, HD, eps);
+                    m_ops->rmsnorm(qkvRow + qDim, w.kNorm.data(), qkvRow + qDim, KVH, HD, eps);
+                }
                 const float* cosRow = &m_ropeCos[size_t(row) * HD / 2];
                 const float* sinRow = &m_ropeSin[size_t(row) * HD / 2];
-                applyRope(&m_q[size_t(row) * qDim], NH, HD, cosRow, sinRow);
-                applyRope(qkvRow + qDim, KVH, HD, cosRow, sinRow);
+                applyRope(q, NH, HD, cosRow, sinRow, pairing);
+                applyRope(qkvRow + qDim, KVH, HD, cosRow, sinRow, pairing);
             }
         });
         writeKv(layer, m_qkv.data(), batch);

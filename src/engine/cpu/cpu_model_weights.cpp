@@ -1,5 +1,7 @@
 #include "engine/cpu/cpu_model_weights.h"
 
+#include "engine/models/model_family.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -22,7 +24,7 @@ Result<CpuMatrix> loadMatrix(const Checkpoint& checkpoint, const std::vector<std
     bool allBf16 = true;
     for (const auto& name : names) {
         auto t = checkpoint.require(name);
-        if (!t) return makeError(t.error());
+        if (!t) return t.failure();
         parts.push_back(*t);
         rows += int((*t)->shape.at(0));
         allBf16 = allBf16 && (*t)->dtype == DType::BF16;
@@ -53,7 +55,7 @@ Result<CpuMatrix> loadMatrix(const Checkpoint& checkpoint, const std::vector<std
 Result<std::vector<float>> loadVector(const Checkpoint& checkpoint, const std::string& name)
 {
     auto t = checkpoint.require(name);
-    if (!t) return makeError(t.error());
+    if (!t) return t.failure();
     std::vector<float> v(size_t((*t)->numElements()));
     convertToFloat32(**t, v.data());
     return v;
@@ -92,11 +94,11 @@ Result<CpuMatrix> quantizeMatrix(const CpuMatrix& m, int groupSize)
         rows.resize(size_t(n) * size_t(m.cols()));
         for (int r = 0; r < n; ++r) m.rowToFloat(r0 + r, &rows[size_t(r) * size_t(m.cols())]);
         auto q = quantizeRtn(rows, n, m.cols(), 8, groupSize);
-        if (!q) return makeError(q.error());
+        if (!q) return q.failure();
         parts.push_back(std::move(q).value());
     }
     auto all = concatRows(parts);
-    if (!all) return makeError(all.error());
+    if (!all) return all.failure();
     if (!CpuMatrix::q8Supported(*all)) return makeError("int8 embedding: group size must be a multiple of 32");
     return CpuMatrix::fromQ8(*all);
 }
@@ -106,14 +108,22 @@ Result<void> loadLayer(const Checkpoint& checkpoint, const ModelConfig& config, 
 {
     const std::string p = "model.layers." + std::to_string(layer) + ".";
     auto inputNorm = loadVector(checkpoint, p + "input_layernorm.weight");
-    if (!inputNorm) return makeError(inputNorm.error());
+    if (!inputNorm) return inputNorm.failure();
     auto postNorm = loadVector(checkpoint, p + "post_attention_layernorm.weight");
-    if (!postNorm) return makeError(postNorm.error());
+    if (!postNorm) return postNorm.failure();
     l.inputNorm = std::move(inputNorm).value();
     l.postNorm = std::move(postNorm).value();
+    if (config.family->qkNorm) {
+        auto qNorm = loadVector(checkpoint, p + "self_attn.q_norm.weight");
+        if (!qNorm) return qNorm.failure();
+        auto kNorm = loadVector(checkpoint, p + "self_attn.k_norm.weight");
+        if (!kNorm) return kNorm.failure();
+        l.qNorm = std::move(qNorm).value();
+        l.kNorm = std::move(kNorm).value();
+    }
     if (quantization.enabled()) {
         auto q = loadQuantizedLayer(checkpoint, config, layer, quantization);
-        if (!q) return makeError(q.error());
+        if (!q) return q.failure();
         l.qkv = fromQuantized(q->qkv);
         l.o = fromQuantized(q->o);
         l.gateUp = fromQuantized(q->gateUp);
@@ -128,7 +138,7 @@ Result<void> loadLayer(const Checkpoint& checkpoint, const ModelConfig& config, 
     };
     for (const auto& [dst, names] : plan) {
         auto m = loadMatrix(checkpoint, names);
-        if (!m) return makeError(m.error());
+        if (!m) return m.failure();
         *dst = std::move(m).value();
     }
     return {};
@@ -141,7 +151,7 @@ int64_t CpuModelWeights::bytes() const
     int64_t n = embedding.bytes() + lmHeadStorage.bytes() + int64_t(finalNorm.size() * sizeof(float));
     for (const auto& l : layers)
         n += l.qkv.bytes() + l.o.bytes() + l.gateUp.bytes() + l.down.bytes() +
-             int64_t((l.inputNorm.size() + l.postNorm.size()) * sizeof(float));
+             int64_t((l.inputNorm.size() + l.postNorm.size() + l.qNorm.size() + l.kNorm.size()) * sizeof(float));
     return n;
 }
 
@@ -177,17 +187,17 @@ Result<CpuModelWeights> CpuModelWeights::load(const Checkpoint& checkpoint, cons
             auto m = loadMatrix(checkpoint, {"model.embed_tokens.weight"});
             if (m && quantizeHead) m = quantizeMatrix(*m, quantization.groupSize);
             if (m) w.embedding = std::move(m).value();
-            else r = makeError(m.error());
+            else r = m.failure();
         } else if (item == config.numLayers + 1) {
             auto v = loadVector(checkpoint, "model.norm.weight");
             if (v) w.finalNorm = std::move(v).value();
-            else r = makeError(v.error());
+            else r = v.failure();
         } else if (checkpoint.find("lm_head.weight")) {
             // The tied-head rule (shared docs): lm_head.weight when the checkpoint has it, else the embedding.
             auto m = loadMatrix(checkpoint, {"lm_head.weight"});
             if (m && quantizeHead) m = quantizeMatrix(*m, quantization.groupSize);
             if (m) w.lmHeadStorage = std::move(m).value();
-            else r = makeError(m.error());
+            else r = m.failure();
         }
         if (!r) errors[size_t(item)] = r.error();
         const int finished = ++done;

@@ -22,6 +22,7 @@ namespace brook::cpu {
 struct CpuModelLayer {
     std::vector<float> inputNorm;  // [H]
     CpuMatrix qkv;                 // [NH*HD + 2*KVH*HD, H]: q rows, then k, then v
+    std::vector<float> qNorm, kNorm;  // [HD] each: Qwen3's per-head norms, empty elsewhere
     CpuMatrix o;                   // [H, NH*HD]
     std::vector<float> postNorm;   // [H]
     CpuMatrix gateUp;              // [2*I, H]: gate rows, then up
@@ -41,7 +42,7 @@ public:
     // "bf16", "fp32", "int8 + bf16", ...: the Linears' format, then the embedding's when it differs.
     std::string describe() const;
 
-    // The checkpoint must have passed Checkpoint::validateErnie(config). progress (optional) gets
+    // The checkpoint must have passed Checkpoint::validate(config). progress (optional) gets
     // the fraction loaded, from one thread at a time.
     static Result<CpuModelWeights> load(const Checkpoint& checkpoint, const ModelConfig& config,
                                         const std::function<void(double)>& progress = {},

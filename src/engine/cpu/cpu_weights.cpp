@@ -14,7 +14,7 @@ namespace {
 Result<void> appendTensor(const Checkpoint& checkpoint, const std::string& name, std::vector<float>& dst)
 {
     auto tensor = checkpoint.require(name);
-    if (!tensor) return makeError(tensor.error());
+    if (!tensor) return tensor.failure();
     const size_t offset = dst.size();
     dst.resize(offset + size_t((*tensor)->numElements()));
     convertToFloat32(**tensor, dst.data() + offset);
@@ -37,7 +37,7 @@ Result<void> loadDequantizedLayer(const Checkpoint& checkpoint, const ModelConfi
                                   const QuantizationSpec& spec, CpuLayerWeights& l)
 {
     auto q = loadQuantizedLayer(checkpoint, config, layer, spec);
-    if (!q) return makeError(q.error());
+    if (!q) return q.failure();
     const std::pair<const QuantizedWeight*, std::vector<float>*> parts[] = {
         {&q->qkv, &l.qkv}, {&q->o, &l.o}, {&q->gateUp, &l.gateUp}, {&q->down, &l.down}};
     for (const auto& [weight, dst] : parts) {

@@ -31,7 +31,7 @@ struct CpuWeights {
     std::vector<CpuLayerWeights> layers;
 
     int64_t bytes() const;
-    // The checkpoint must have passed Checkpoint::validateErnie(config).
+    // The checkpoint must have passed Checkpoint::validate(config).
     // progress (optional) gets the fraction of tensors converted, from one thread at a time.
     // quantization: the resolved spec (resolveQuantization); not enabled() means dense weights.
     static Result<CpuWeights> load(const Checkpoint& checkpoint, const ModelConfig& config,

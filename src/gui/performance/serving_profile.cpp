@@ -118,9 +118,9 @@ Result<ServingProfile> ServingProfile::fromServeYaml(const QString& yaml, const 
     ServeConfig config;
     config.launch = desktopDefaults();
     config.launch.maxModelLen = 0;  // absent from the file: the model's own, as brook-serve does
-    if (auto r = applyServeConfigYaml(yaml.toStdString(), name.toStdString(), config); !r) return makeError(r.error());
+    if (auto r = applyServeConfigYaml(yaml.toStdString(), name.toStdString(), config); !r) return r.failure();
     normalizeServeConfig(config);
-    if (auto r = validateServeConfig(config); !r) return makeError(r.error());
+    if (auto r = validateServeConfig(config); !r) return r.failure();
     ServingProfile p;
     p.name = name;
     p.options = desktopDefaults();
