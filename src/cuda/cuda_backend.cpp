@@ -54,9 +54,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelConfig& conf
     if (cudaDeviceCount() == 0) return makeError(ErrorCode::InvalidArgument, "device", "no CUDA GPU was found");
     setCudaFeatures(options.features);
     if (auto valid = checkpoint.validate(config); !valid) return makeError(valid.failure());
-    if (!config.family->cudaKernels)
+    if (!familyOf(config).cudaKernels)
         return makeError(ErrorCode::InvalidArgument, "device",
-                         "the CUDA backend does not run " + std::string(config.family->name) +
+                         "the CUDA backend does not run " + std::string(familyOf(config).name) +
                              " models yet; the CPU runs them (--device cpu)");
     if (config.headDim != 32 && config.headDim != 64 && config.headDim != 128)
         return makeError(ErrorCode::InvalidArgument, "device",

@@ -57,7 +57,7 @@ std::vector<ExpectedTensor> modelLayout(const ModelConfig& c)
         addLinear(layout, p + "self_attn.k_proj", KV, H, quant);
         addLinear(layout, p + "self_attn.v_proj", KV, H, quant);
         addLinear(layout, p + "self_attn.o_proj", H, Q, quant);
-        if (c.family->qkNorm) {
+        if (familyOf(c).qkNorm) {
             layout.push_back({p + "self_attn.q_norm.weight", {c.headDim}});
             layout.push_back({p + "self_attn.k_norm.weight", {c.headDim}});
         }
@@ -235,7 +235,7 @@ Result<void> Checkpoint::validate(const ModelConfig& config) const
     }
     for (const auto& [name, view] : m_byName) {
         if (!used.count(name))
-            spdlog::debug("{}: ignoring tensor '{}' (not part of {})", view->file, name, config.family->name);
+            spdlog::debug("{}: ignoring tensor '{}' (not part of {})", view->file, name, familyOf(config).name);
     }
     return {};
 }

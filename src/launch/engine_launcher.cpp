@@ -66,9 +66,9 @@ Result<LaunchedEngine> launchEngine(const LaunchOptions& options, ModelFolder fo
 {
     auto device = resolveDevice(options.device);
     if (!device) return makeError(device.failure());
-    if (*device == Device::Cuda && !folder.config.family->cudaKernels && options.device == "auto") {
+    if (*device == Device::Cuda && !familyOf(folder.config).cudaKernels && options.device == "auto") {
         spdlog::info("{} models run on the CPU backend (the CUDA backend has no kernels for them yet)",
-                     folder.config.family->name);
+                     familyOf(folder.config).name);
         device = Device::Cpu;
     }
     auto ignored = checkSettingsForBackend(options, *device);

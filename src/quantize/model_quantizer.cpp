@@ -158,9 +158,9 @@ Result<ModelQuantizerResult> quantizeModel(const std::filesystem::path& modelDir
         return makeError(modelDir.string() + ": config.json has a quantization_config: the model is already quantized");
     // The calibration forward (awq_calibrator.cpp) is ERNIE-4.5's layer: neighbour-pair RoPE, no
     // q/k norms. RTN needs no forward and works for every family.
-    if (awq && (c.family->ropePairing != RopePairing::Neighbours || c.family->qkNorm))
+    if (awq && (familyOf(c).ropePairing != RopePairing::Neighbours || familyOf(c).qkNorm))
         return makeError(modelDir.string() + ": --method awq calibrates ERNIE-4.5 models only; " +
-                         std::string(c.family->name) + " can be quantized with --method rtn");
+                         std::string(familyOf(c).name) + " can be quantized with --method rtn");
     if (auto ok = checkShapes(c, options.bits, options.groupSize); !ok)
         return makeError(modelDir.string() + ": " + ok.error());
 

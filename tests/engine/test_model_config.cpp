@@ -104,7 +104,7 @@ void TestModelConfig::acceptsBothArchitectureNames()
 
 void TestModelConfig::rejectsOtherArchitectures()
 {
-    for (const char* name : {"LlamaForCausalLM", "Ernie4_5_MoeForCausalLM", "ernie4_5forcausallm"}) {
+    for (const char* name : {"MistralForCausalLM", "Ernie4_5_MoeForCausalLM", "ernie4_5forcausallm"}) {
         json j = baiduConfig();
         j["architectures"] = {name};
         auto c = parse(j);

@@ -151,8 +151,8 @@ void CpuBackend::forward(std::span<const BatchSequence> batch)
     const int H = c.hiddenSize, HD = c.headDim, NH = c.numHeads, KVH = c.numKvHeads, I = c.intermediateSize;
     const int qDim = c.qDim(), kvDim = c.kvDim(), rowWidth = qDim + 2 * kvDim;
     const float eps = float(c.rmsNormEps);
-    const RopePairing pairing = c.family->ropePairing;
-    const bool qkNorm = c.family->qkNorm;
+    const RopePairing pairing = familyOf(c).ropePairing;
+    const bool qkNorm = familyOf(c).qkNorm;
     int T = 0;
     for (const auto& s : batch) T += int(s.tokens.size());
 

@@ -113,7 +113,7 @@ Result<void> loadLayer(const Checkpoint& checkpoint, const ModelConfig& config, 
     if (!postNorm) return postNorm.failure();
     l.inputNorm = std::move(inputNorm).value();
     l.postNorm = std::move(postNorm).value();
-    if (config.family->qkNorm) {
+    if (familyOf(config).qkNorm) {
         auto qNorm = loadVector(checkpoint, p + "self_attn.q_norm.weight");
         if (!qNorm) return qNorm.failure();
         auto kNorm = loadVector(checkpoint, p + "self_attn.k_norm.weight");

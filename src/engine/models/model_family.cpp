@@ -1,5 +1,7 @@
 #include "engine/models/model_family.h"
 
+#include "engine/model_config.h"
+
 #include <array>
 
 namespace brook {
@@ -22,6 +24,8 @@ const std::array<ModelFamily, 3> kFamilies = {{
 }};
 
 }  // namespace
+
+const ModelFamily& familyOf(const ModelConfig& config) { return config.family ? *config.family : kFamilies[0]; }
 
 const ModelFamily* findModelFamily(std::string_view architecture)
 {

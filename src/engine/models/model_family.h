@@ -17,6 +17,8 @@
 
 namespace brook {
 
+struct ModelConfig;
+
 enum class RopePairing {
     Neighbours,  // dimensions (2i, 2i+1): ERNIE-4.5
     Halves,      // dimensions (i, i + HD/2): Llama, Qwen3
@@ -34,6 +36,10 @@ struct ModelFamily {
     // and --device cuda is refused with the reason.
     bool cudaKernels = false;
 };
+
+// config.family, or ERNIE-4.5's row for a config built in code rather than parsed (the test
+// models and tools that fill a ModelConfig by hand describe ERNIE-4.5 shapes).
+const ModelFamily& familyOf(const ModelConfig& config);
 
 // The family whose architectures include `architecture`, or nullptr.
 const ModelFamily* findModelFamily(std::string_view architecture);
